@@ -1,0 +1,127 @@
+"""The one seam between livekg and a graph database.
+
+Code reaches the graph only through ``GraphStore``. Backends translate their own
+exceptions into ``kg.errors`` and implement the private ``_run``; the public methods
+own retries and the read-only guard. Cypher passed here must run on Neo4j 5 and
+FalkorDB alike (see docs/architecture.md: MERGE on our own ``id`` property, UNWIND
+batches, epoch-millisecond integers for time).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any
+
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from kg.errors import ReadOnlyViolation, TransientGraphError
+
+Row = dict[str, Any]
+
+_WRITE_CLAUSE = re.compile(
+    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|LOAD\s+CSV|FOREACH|CALL\s+\{|CALL\s+db\.|"
+    r"CALL\s+apoc\.|CALL\s+dbms\.)",
+    re.IGNORECASE,
+)
+_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
+
+
+def assert_read_only(cypher: str) -> None:
+    """Reject Cypher that could write. String literals are ignored when checking."""
+    stripped = _STRING_LITERAL.sub("''", cypher)
+    match = _WRITE_CLAUSE.search(stripped)
+    if match:
+        raise ReadOnlyViolation(f"read-only query contains {match.group(1).upper()!r}")
+
+
+class GraphProvider(StrEnum):
+    FALKORDB = "falkordb"
+    NEO4J = "neo4j"
+
+
+class IndexSpec:
+    """A property index (unique or not) on one label, rendered per backend."""
+
+    def __init__(self, label: str, prop: str = "id", *, unique: bool = True) -> None:
+        self.label, self.prop, self.unique = label, prop, unique
+
+    def __repr__(self) -> str:  # pragma: no cover - debug aid
+        return f"IndexSpec({self.label}.{self.prop}, unique={self.unique})"
+
+
+class GraphStore(ABC):
+    provider: GraphProvider
+    max_attempts: int = 4
+
+    async def execute(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run a (possibly writing) query with retries on transient errors."""
+        return await self._retrying(cypher, dict(params or {}), read_only=False)
+
+    async def query(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run a read-only query; writes are refused before reaching the database."""
+        assert_read_only(cypher)
+        return await self._retrying(cypher, dict(params or {}), read_only=True)
+
+    async def execute_batches(
+        self, cypher: str, rows: Sequence[Mapping[str, Any]], *, batch: int = 2000
+    ) -> int:
+        """UNWIND ``$rows`` in chunks of ``batch``; returns the number of rows sent."""
+        for start in range(0, len(rows), batch):
+            await self.execute(cypher, {"rows": list(rows[start : start + batch])})
+        return len(rows)
+
+    async def _retrying(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(TransientGraphError),
+            stop=stop_after_attempt(self.max_attempts),
+            wait=wait_exponential_jitter(initial=0.05, max=2.0),
+            reraise=True,
+        ):
+            with attempt:
+                return await self._run(cypher, params, read_only=read_only)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @abstractmethod
+    async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
+        """Execute once and return rows as dicts keyed by the RETURN aliases."""
+
+    @abstractmethod
+    def index_ddl(self, index: IndexSpec) -> list[str]:
+        """DDL statements creating ``index`` on this backend (idempotent)."""
+
+    async def ensure_indexes(self, indexes: Sequence[IndexSpec]) -> None:
+        for index in indexes:
+            for ddl in self.index_ddl(index):
+                await self._ddl(ddl)
+
+    async def _ddl(self, ddl: str) -> None:
+        await self.execute(ddl)
+
+    async def label_counts(self) -> dict[str, int]:
+        rows = await self.query("MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n")
+        return {r["label"]: int(r["n"]) for r in rows}
+
+    async def relationship_counts(self) -> dict[str, int]:
+        rows = await self.query("MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n")
+        return {r["type"]: int(r["n"]) for r in rows}
+
+    @abstractmethod
+    async def ping(self) -> None:
+        """Raise ServiceUnavailable when the database cannot be reached."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> GraphStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,73 @@
+"""FalkorDB backend (embedded default) over the Redis protocol with the async client."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+import redis.exceptions as redis_errors
+from falkordb import Edge, Node, Path
+from falkordb.asyncio import FalkorDB
+
+from kg.errors import GraphError, ServiceUnavailable, TransientGraphError
+from kg.store.base import GraphProvider, GraphStore, IndexSpec, Row
+
+
+def _plain(value: Any) -> Any:
+    """FalkorDB result objects -> plain Python (nodes/edges become property dicts)."""
+    if isinstance(value, Node):
+        return {**value.properties, "_labels": list(value.labels or [])}
+    if isinstance(value, Edge):
+        return {**value.properties, "_type": value.relation}
+    if isinstance(value, Path):
+        return {"nodes": [_plain(n) for n in value.nodes()], "edges": [_plain(e) for e in value.edges()]}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class FalkorStore(GraphStore):
+    provider = GraphProvider.FALKORDB
+
+    def __init__(self, url: str, graph_name: str = "livekg") -> None:
+        parsed = urlparse(url if "://" in url else f"redis://{url}")
+        self.url = url
+        self._db = FalkorDB(host=parsed.hostname or "127.0.0.1", port=parsed.port or 6379)
+        self._graph = self._db.select_graph(graph_name)
+        self.graph_name = graph_name
+
+    async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
+        try:
+            if read_only:
+                result = await self._graph.ro_query(cypher, params or None)
+            else:
+                result = await self._graph.query(cypher, params or None)
+        except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
+            raise TransientGraphError(f"falkordb at {self.url}: {exc}") from exc
+        except redis_errors.ResponseError as exc:
+            raise GraphError(f"falkordb: {exc}") from exc
+        header = [h[1] for h in (result.header or [])]
+        return [dict(zip(header, map(_plain, row), strict=False)) for row in result.result_set]
+
+    def index_ddl(self, index: IndexSpec) -> list[str]:
+        # FalkorDB has no uniqueness constraints without a prior index; MERGE on the
+        # indexed id keeps ids unique because all our writes go through MERGE.
+        return [f"CREATE INDEX FOR (n:{index.label}) ON (n.{index.prop})"]
+
+    async def _ddl(self, ddl: str) -> None:
+        try:
+            await self.execute(ddl)
+        except GraphError as exc:
+            if "already indexed" not in str(exc):
+                raise
+
+    async def ping(self) -> None:
+        try:
+            await self._db.connection.ping()
+        except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
+            raise ServiceUnavailable(f"falkordb at {self.url} is unreachable: {exc}") from exc
+
+    async def close(self) -> None:
+        await self._db.connection.aclose()

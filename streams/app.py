@@ -1,0 +1,67 @@
+"""Build the faust App: topics from the catalog, processors registered on it.
+
+Only construction lives here; each processor module registers its agents with
+``register(app, ctx)``. ``streams.worker`` runs the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import faust
+from aiohttp import web
+
+from ops import metrics
+from ops.runtime_state import Endpoints
+from ops.settings import Settings
+from streams.context import WorkerContext
+from streams.processors import PROCESSORS
+from streams.topics import CATALOG
+
+
+def build_app(settings: Settings, endpoints: Endpoints, *, worker_id: str = "0") -> tuple[faust.App, WorkerContext]:
+    brokers = [f"kafka://{hp.strip()}" for hp in endpoints.kafka_bootstrap.split(",")]
+    datadir = Path(settings.data_dir).resolve() / "faust" / f"worker-{worker_id}"
+    datadir.mkdir(parents=True, exist_ok=True)
+    app = faust.App(
+        settings.kafka.consumer_group + settings.kafka.topic_prefix.rstrip("."),
+        broker=brokers,
+        store=settings.streams.store,
+        datadir=str(datadir),
+        topic_partitions=settings.kafka.topic_partitions,
+        topic_replication_factor=settings.kafka.replication_factor,
+        broker_session_timeout=settings.streams.broker_session_timeout_s,
+        processing_guarantee="at_least_once",
+        consumer_auto_offset_reset="earliest",
+        broker_commit_every=10_000,
+        broker_commit_interval=1.0,
+        web_host="127.0.0.1",
+        web_port=settings.streams.web_port,
+        web_in_thread=False,
+        producer_linger_ms=5,
+        producer_max_batch_size=1_000_000,
+        stream_buffer_maxsize=20_000,
+        logging_config=None,
+    )
+    ctx = WorkerContext(settings=settings, endpoints=endpoints)
+    for name, spec in CATALOG.items():
+        ctx.topics[name] = app.topic(
+            ctx.physical(name),
+            key_serializer="raw",
+            value_serializer="raw",
+            partitions=spec.partitions or settings.kafka.topic_partitions,
+        )
+    for register in PROCESSORS:
+        register(app, ctx)
+
+    @app.page("/metrics")
+    async def _metrics(self: object, request: web.Request) -> web.Response:
+        body, ctype = metrics.render()
+        return web.Response(body=body, headers={"Content-Type": ctype})
+
+    @app.page("/healthz")
+    async def _health(self: object, request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "worker": worker_id})
+
+    metrics.UP.labels("worker").set(1)
+    return app, ctx

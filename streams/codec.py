@@ -1,0 +1,100 @@
+"""Bytes <-> records, and dead letters for what cannot be decoded.
+
+Agents consume raw bytes and decode here, so every failure (oversize, invalid UTF-8,
+malformed JSON, schema violation) becomes a ``DeadLetter`` with a clear reason rather
+than an exception inside the consumer.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import TypeVar
+
+import orjson
+from pydantic import ValidationError
+
+from streams.records import DeadLetter, Record, stable_id, utcnow
+
+R = TypeVar("R", bound=Record)
+
+
+class DecodeFailure(Exception):
+    """Why a payload was rejected; ``error_type`` is a short machine-readable tag."""
+
+    def __init__(self, error_type: str, error: str) -> None:
+        super().__init__(f"{error_type}: {error}")
+        self.error_type = error_type
+        self.error = error
+
+
+def encode(record: Record) -> bytes:
+    return record.__pydantic_serializer__.to_json(record)
+
+
+def decode(raw: bytes | None, model: type[R], *, max_bytes: int) -> R:
+    """Validate one payload; raise ``DecodeFailure`` with the reason on any problem."""
+    if raw is None:
+        raise DecodeFailure("empty", "record has no value (tombstone)")
+    if len(raw) > max_bytes:
+        raise DecodeFailure("oversize", f"{len(raw)} bytes > limit {max_bytes}")
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        kinds = {e["type"] for e in errors}
+        if kinds & {"json_invalid", "json_type"}:
+            kind = "invalid_utf8" if _bad_utf8(raw) else "malformed_json"
+            return _raise(kind, errors[0]["msg"])
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in errors[:10]
+        )
+        raise DecodeFailure("schema", f"{model.__name__}: {detail}") from None
+
+
+def _bad_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _raise(kind: str, msg: str) -> R:  # type: ignore[type-var]
+    raise DecodeFailure(kind, msg)
+
+
+def dead_letter(
+    *,
+    topic: str,
+    raw_value: bytes | None,
+    raw_key: bytes | None,
+    failure: DecodeFailure | Exception,
+    partition: int = -1,
+    offset: int = -1,
+    source: str = "livekg",
+) -> DeadLetter:
+    """Wrap a failed payload. The id is stable per (topic, partition, offset)."""
+    value = raw_value or b""
+    if isinstance(failure, DecodeFailure):
+        error_type, error = failure.error_type, failure.error
+    else:
+        error_type, error = type(failure).__name__, str(failure)[:2000]
+    now = utcnow()
+    return DeadLetter(
+        id=stable_id("dlq", topic, partition, offset, value[:256]),
+        source=source,
+        event_time=now,
+        ingest_time=now,
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        error_type=error_type,
+        error=error,
+        raw_key_b64=base64.b64encode(raw_key).decode() if raw_key else None,
+        raw_value_b64=base64.b64encode(value).decode(),
+        raw_size=len(value),
+    )
+
+
+def loads(raw: bytes) -> object:
+    return orjson.loads(raw)

@@ -1,0 +1,61 @@
+"""Clients shared by the agents of one worker, built once and passed in (no globals)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kg import sink
+from kg.store import GraphStore, open_store
+from ops.runtime_state import Endpoints
+from ops.settings import Settings
+from streams.records import Record
+from streams.topics import CATALOG
+
+if TYPE_CHECKING:
+    import faust
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    endpoints: Endpoints
+    topics: dict[str, faust.TopicT] = field(default_factory=dict)
+    _store: GraphStore | None = None
+    _store_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def physical(self, logical: str) -> str:
+        return f"{self.settings.kafka.topic_prefix}{logical}"
+
+    def logical(self, physical: str) -> str:
+        prefix = self.settings.kafka.topic_prefix
+        return physical[len(prefix) :] if prefix and physical.startswith(prefix) else physical
+
+    def model_for(self, logical: str) -> type[Record]:
+        return CATALOG[logical].record
+
+    async def graph(self) -> GraphStore:
+        """The graph store, opened on first use inside the worker's event loop."""
+        async with self._store_lock:
+            if self._store is None:
+                store = open_store(self.settings, self.endpoints.falkordb_url)
+                await sink.ensure_schema(store)
+                self._store = store
+            return self._store
+
+    async def send(self, logical: str, records: list[Any]) -> None:
+        """Produce records (keyed by entity) and wait until the broker has them all."""
+        if not records:
+            return
+        topic = self.topics[logical]
+        futures = [
+            await topic.send(key=r.key().encode(), value=r.__pydantic_serializer__.to_json(r))
+            for r in records
+        ]
+        await asyncio.gather(*futures)
+
+    async def close(self) -> None:
+        if self._store is not None:
+            await self._store.close()
+            self._store = None

@@ -1,0 +1,7 @@
+"""Every processor module exposes ``register(app, ctx)``; the worker registers them all."""
+
+from __future__ import annotations
+
+from streams.processors import graph_sink, normalize
+
+PROCESSORS = [normalize.register, graph_sink.register]

@@ -1,0 +1,103 @@
+"""The shared shell of every batch agent: take a batch, handle it, never crash.
+
+A handler gets ``Inbound`` items and does its work (decode, transform, write, send).
+Failures of one record are the handler's to dead-letter. Here, what escapes a handler
+is treated by kind: a dependency that is down (broker, graph) is retried without limit
+so nothing is lost or skipped; any other error is retried a few times and then the
+whole batch goes to the DLQ with the reason, and the agent moves on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import faust
+
+from kg.errors import ServiceUnavailable, TransientGraphError
+from ops import metrics
+from streams.batch import Inbound, dead_for
+from streams.context import WorkerContext
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Sequence[Inbound]], Awaitable[None]]
+UNEXPECTED_RETRIES = 3
+
+
+def to_inbound(ctx: WorkerContext, events: Sequence[faust.EventT]) -> list[Inbound]:
+    items = []
+    for ev in events:
+        msg = ev.message
+        items.append(
+            Inbound(
+                topic=ctx.logical(msg.topic),
+                value=msg.value,
+                key=msg.key,
+                partition=msg.partition,
+                offset=msg.offset,
+            )
+        )
+    return items
+
+
+async def handle_safely(ctx: WorkerContext, agent: str, items: Sequence[Inbound], handler: Handler) -> None:
+    attempt = 0
+    backoff = 0.2
+    while True:
+        try:
+            await handler(items)
+            return
+        except (ServiceUnavailable, TransientGraphError, ConnectionError) as exc:
+            metrics.ERRORS.labels(agent, "dependency").inc()
+            log.warning("%s: dependency unavailable, retrying in %.1fs: %s", agent, backoff, exc)
+        except Exception as exc:
+            attempt += 1
+            metrics.ERRORS.labels(agent, "unexpected").inc()
+            if attempt > UNEXPECTED_RETRIES:
+                log.exception("%s: batch failed %d times; dead-lettering it", agent, attempt)
+                dead = [dead_for(i, exc, agent) for i in items]
+                await ctx.send("dlq", dead)
+                for d in dead:
+                    metrics.DLQ.labels(agent, d.error_type).inc()
+                return
+            log.warning("%s: batch failed (attempt %d): %r", agent, attempt, exc)
+        await asyncio.sleep(backoff)
+        backoff = min(backoff * 2, 10.0)
+
+
+def batch_agent(
+    app: faust.App,
+    ctx: WorkerContext,
+    *,
+    name: str,
+    sources: Sequence[str],
+    handler: Handler,
+) -> None:
+    """Register an agent ``name`` consuming ``sources`` in batches through ``handler``."""
+    channel = app.topic(
+        *(ctx.physical(s) for s in sources), key_serializer="raw", value_serializer="raw"
+    )
+    size, within = ctx.settings.streams.batch_size, ctx.settings.streams.batch_within_s
+
+    async def agent(stream: faust.StreamT) -> None:
+        async for events in stream.take_events(size, within=within):
+            started = time.perf_counter()
+            items = to_inbound(ctx, events)
+            for item in items:
+                metrics.EVENTS_IN.labels(name, item.topic).inc()
+            await handle_safely(ctx, name, items, handler)
+            metrics.BATCH_SECONDS.labels(name).observe(time.perf_counter() - started)
+            metrics.BATCH_SIZE.labels(name).observe(len(items))
+
+    agent.__name__ = name
+    app.agent(channel, name=name)(agent)
+
+
+async def send_dead(ctx: WorkerContext, agent: str, dead: list) -> None:
+    if dead:
+        await ctx.send("dlq", dead)
+        for d in dead:
+            metrics.DLQ.labels(agent, d.error_type).inc()

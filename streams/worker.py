@@ -1,0 +1,29 @@
+"""Run one faust worker: ``python -m streams.worker`` or ``livekg worker``.
+
+Addresses come from settings (external services) or the runtime state written by
+``livekg up`` (embedded services).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import faust
+
+from ops.runtime_state import endpoints
+from ops.settings import Settings
+from streams.app import build_app
+
+
+def run_worker(settings: Settings | None = None, worker_id: str | None = None) -> None:
+    settings = settings or Settings()
+    worker_id = worker_id or os.environ.get("LIVEKG_WORKER_ID", "0")
+    app, ctx = build_app(settings, endpoints(settings), worker_id=worker_id)
+    logging.basicConfig(level=settings.log_level.upper())
+    worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
+    worker.execute_from_commandline()
+
+
+if __name__ == "__main__":
+    run_worker()
