@@ -26,6 +26,7 @@ class ServiceState(BaseModel):
 class RuntimeState(BaseModel):
     data_dir: str
     supervisor_pid: int | None = None
+    ready: bool = False  # set once every service the supervisor started is serving
     services: dict[str, ServiceState] = Field(default_factory=dict)
     kafka_bootstrap: str | None = None
     falkordb_url: str | None = None

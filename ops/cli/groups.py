@@ -1,0 +1,31 @@
+"""The CLI's command groups. Feature modules attach commands to these groups, and
+``ops.cli.main`` imports each feature module once (see ``COMMAND_MODULES`` there)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="livekg",
+    help="Live market knowledge: streams, knowledge graph, sentiment, reports.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+bench_app = typer.Typer(help="Benchmarks. Each prints one JSON line as its last output line.")
+eval_app = typer.Typer(help="Evaluations on labelled data. Each prints one JSON line last.")
+train_app = typer.Typer(help="Train and export models.")
+kg_app = typer.Typer(help="Knowledge graph: stats, queries, static data.")
+llm_app = typer.Typer(help="Language models.")
+connect_app = typer.Typer(help="Source connectors.")
+topics_app = typer.Typer(help="Kafka topics of the catalog.")
+
+for sub, name in (
+    (bench_app, "bench"),
+    (eval_app, "eval"),
+    (train_app, "train"),
+    (kg_app, "kg"),
+    (llm_app, "llm"),
+    (connect_app, "connect"),
+    (topics_app, "topics"),
+):
+    app.add_typer(sub, name=name)

@@ -1,0 +1,28 @@
+"""``livekg`` entry point. Feature modules register their commands on import."""
+
+from __future__ import annotations
+
+import importlib
+
+from ops.cli.groups import app
+
+# One line per feature module; each attaches its commands to the groups in groups.py.
+COMMAND_MODULES = [
+    "ops.cli.runtime_cmds",
+    "ops.cli.bench_pipeline",
+    "ops.cli.connect_cmds",
+]
+
+
+def _load() -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(name)
+
+
+def main() -> None:
+    _load()
+    app()
+
+
+if __name__ == "__main__":
+    main()

