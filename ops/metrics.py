@@ -34,3 +34,29 @@ UP = Gauge("livekg_up", "1 while the process is serving", ["component"])
 
 def render() -> tuple[bytes, str]:
     return generate_latest(), CONTENT_TYPE_LATEST
+
+# -- connectors (label: source = connector name; stream stays out of labels) ------------
+CONNECTOR_ROWS = Counter(
+    "livekg_connector_rows_fetched_total", "Source rows fetched", ["source"]
+)
+CONNECTOR_PRODUCED = Counter(
+    "livekg_connector_records_produced_total",
+    "Records delivered and acknowledged by the broker",
+    ["source", "topic"],
+)
+CONNECTOR_SKIPPED = Counter(
+    "livekg_connector_records_skipped_total",
+    "Rows not produced: at or below the checkpoint, duplicate content, or invalid",
+    ["source", "reason"],
+)
+CONNECTOR_ERRORS = Counter(
+    "livekg_connector_errors_total", "Source errors (each attempt)", ["source", "kind"]
+)
+CONNECTOR_LAG = Gauge(
+    "livekg_connector_lag_seconds",
+    "Now minus the event time of the newest record delivered",
+    ["source"],
+)
+CONNECTOR_LAST_SUCCESS = Gauge(
+    "livekg_connector_last_success_timestamp_seconds", "Last fully delivered poll", ["source"]
+)

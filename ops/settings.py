@@ -81,6 +81,9 @@ class StreamSettings(BaseModel):
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store: str = "rocksdb://"  # faust table store
     broker_session_timeout_s: float = 10.0
+    # Pause after an empty fetch (ms): the embedded broker does not long-poll, see
+    # streams/kafka_compat.py. 0 disables (fine for a real Kafka cluster).
+    empty_fetch_backoff_ms: float = 5.0
     web_port: int = 6066  # the worker's web server (/metrics); the runtime picks free ones
 
 
@@ -88,6 +91,55 @@ class ApiSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 0  # 0: pick a free port
     api_keys: list[str] = Field(default_factory=list)  # empty: no key required
+
+
+class ConnectorSettings(BaseModel):
+    """Source connectors: watch lists, politeness and checkpointing (see docs/connectors.md)."""
+
+    # SEC asks every client to declare who it is (name and contact) in the User-Agent.
+    user_agent: str = "livekg/0.1 (livekg-ops@example.com)"
+    checkpoint_dir: Path | None = None  # None: <data_dir>/connectors
+    request_timeout_s: float = 20.0
+    max_attempts: int = 4  # per fetch, exponential backoff with jitter in between
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    checkpoint_every: int = 1000  # records per delivery-confirmed checkpoint
+    dedupe_window: int = 100_000  # content hashes remembered per source
+    dedupe_ttl_s: float = 86_400.0
+    # requests per second per source; EDGAR's published fair-access cap is 10/s
+    rate_limits: dict[str, float] = Field(
+        default_factory=lambda: {
+            "edgar": 10.0,
+            "akshare": 2.0,
+            "yfinance": 2.0,
+            "feeds": 5.0,
+            "social-feed": 5.0,
+        }
+    )
+    # poll schedule in seconds for ``livekg connect run`` without --once
+    intervals: dict[str, float] = Field(
+        default_factory=lambda: {
+            "edgar": 300.0,
+            "akshare": 3600.0,
+            "yfinance": 60.0,
+            "feeds": 300.0,
+            "social-feed": 60.0,
+            "file": 5.0,
+        }
+    )
+    edgar_watchlist: list[str] = Field(default_factory=lambda: ["AAPL", "MSFT", "JPM"])
+    edgar_forms: list[str] = Field(default_factory=lambda: ["10-K", "10-Q", "8-K"])
+    yfinance_tickers: list[str] = Field(
+        default_factory=lambda: ["AAPL", "MSFT", "^GSPC", "^IRX", "^FVX", "^TNX", "^TYX"]
+    )
+    yfinance_news_tickers: list[str] = Field(default_factory=lambda: ["AAPL", "MSFT"])
+    yfinance_period: str = "5d"
+    akshare_datasets: list[str] = Field(default_factory=list)  # empty: all of them
+    akshare_news_symbols: list[str] = Field(default_factory=lambda: ["600519", "601398"])
+    akshare_lookback_days: int = 30
+    feeds: list[str] = Field(default_factory=list)  # RSS/Atom/JSON Feed URLs
+    social_feeds: list[str] = Field(default_factory=list)  # JSON post feeds
+    files: dict[str, str] = Field(default_factory=dict)  # JSONL/CSV path -> raw topic
 
 
 class Settings(BaseSettings):
@@ -105,6 +157,7 @@ class Settings(BaseSettings):
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     streams: StreamSettings = Field(default_factory=StreamSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    connectors: ConnectorSettings = Field(default_factory=ConnectorSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,412 @@
+"""akshare: China bond yields, money-market rates, macro series, A-share news and notices.
+
+Live it needs internet (akshare scrapes ChinaBond, jin10, chinamoney and eastmoney).
+Each akshare function is called through a ``fetchers`` seam (function name -> callable,
+defaulting to the real ``akshare.<name>``) so tests feed recorded DataFrames with the
+real column names through the same mapping code. A frame missing a mapped column is
+schema drift: retried like a network fault, then reported.
+
+Streams and what they produce:
+
+==================  =====================================  ==============================
+stream              akshare function                       records
+==================  =====================================  ==============================
+bond_yield_curve    bond_china_yield (govt curve)          raw.ticks CN3M..CN30Y (%)
+shibor              macro_china_shibor_all                 raw.ticks SHIBOR_ON..SHIBOR_1Y
+repo_rates          repo_rate_hist                         raw.ticks FR001.., FDR001..
+money_supply        macro_china_money_supply               raw.ticks CN_M0/M1/M2 (+ _YOY)
+cpi / ppi / pmi     macro_china_cpi / _ppi / _pmi          raw.ticks CN_CPI, CN_PPI, ...
+lpr                 macro_china_lpr                        raw.ticks CN_LPR_1Y, CN_LPR_5Y
+news:<symbol>       stock_news_em                          raw.news (entities: symbol)
+announcements       stock_notice_report (one call per day) raw.filings (company: code)
+==================  =====================================  ==============================
+
+Daily observations carry 00:00 UTC of their date, monthly ones the first day of their
+month; news times are Beijing time converted to UTC.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from connectors.base import Batch, require_columns
+from connectors.policy import RateLimiter, RetryPolicy, call_blocking
+from ops.settings import ConnectorSettings
+from streams.records import IndicatorTick, RawFiling, RawNews
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+GOVT_CURVE = "中债国债收益率曲线"
+_MONTH = re.compile(r"(\d{4})\D+(\d{1,2})")
+
+Fetcher = Callable[..., Any]  # returns a pandas DataFrame
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    column: str
+    indicator_id: str
+    name: str
+    unit: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    stream: str
+    func: str
+    date_col: str
+    period: Literal["daily", "monthly"]
+    series: tuple[Series, ...]
+    windowed: Literal["none", "range_year", "range_month"] = "none"
+    row_filter: tuple[str, str] | None = None  # (column, required value)
+
+
+def _s(col: str, ind: str, name: str, unit: str = "%") -> Series:
+    return Series(col, ind, name, unit)
+
+
+TENORS = (("3月", "3M"), ("6月", "6M"), ("1年", "1Y"), ("3年", "3Y"), ("5年", "5Y"),
+          ("7年", "7Y"), ("10年", "10Y"), ("30年", "30Y"))  # fmt: skip
+SHIBOR_TENORS = ("O/N", "1W", "2W", "1M", "3M", "6M", "9M", "1Y")
+
+DATASETS: dict[str, Dataset] = {
+    d.stream: d
+    for d in (
+        Dataset(
+            "bond_yield_curve",
+            "bond_china_yield",
+            "日期",
+            "daily",
+            tuple(
+                _s(c, f"CN{t}", f"China {t} government bond yield (ChinaBond)") for c, t in TENORS
+            ),
+            windowed="range_year",
+            row_filter=("曲线名称", GOVT_CURVE),
+        ),
+        Dataset(
+            "shibor",
+            "macro_china_shibor_all",
+            "日期",
+            "daily",
+            tuple(
+                _s(f"{t}-定价", f"SHIBOR_{t.replace('O/N', 'ON')}", f"SHIBOR {t}")
+                for t in SHIBOR_TENORS
+            ),
+        ),
+        Dataset(
+            "repo_rates",
+            "repo_rate_hist",
+            "date",
+            "daily",
+            tuple(
+                _s(c, c, f"Interbank repo fixing {c}")
+                for c in ("FR001", "FR007", "FR014", "FDR001", "FDR007", "FDR014")
+            ),
+            windowed="range_month",
+        ),
+        Dataset(
+            "money_supply",
+            "macro_china_money_supply",
+            "月份",
+            "monthly",
+            (
+                _s("货币和准货币(M2)-数量(亿元)", "CN_M2", "China money supply M2", "CNY 100m"),
+                _s("货币和准货币(M2)-同比增长", "CN_M2_YOY", "China M2 year on year"),
+                _s("货币(M1)-数量(亿元)", "CN_M1", "China money supply M1", "CNY 100m"),
+                _s("货币(M1)-同比增长", "CN_M1_YOY", "China M1 year on year"),
+                _s("流通中的现金(M0)-数量(亿元)", "CN_M0", "China money supply M0", "CNY 100m"),
+                _s("流通中的现金(M0)-同比增长", "CN_M0_YOY", "China M0 year on year"),
+            ),
+        ),
+        Dataset(
+            "cpi",
+            "macro_china_cpi",
+            "月份",
+            "monthly",
+            (
+                _s("全国-当月", "CN_CPI", "China CPI (same month last year = 100)", "index"),
+                _s("全国-同比增长", "CN_CPI_YOY", "China CPI year on year"),
+                _s("全国-环比增长", "CN_CPI_MOM", "China CPI month on month"),
+            ),
+        ),
+        Dataset(
+            "ppi",
+            "macro_china_ppi",
+            "月份",
+            "monthly",
+            (
+                _s("当月", "CN_PPI", "China PPI (same month last year = 100)", "index"),
+                _s("当月同比增长", "CN_PPI_YOY", "China PPI year on year"),
+            ),
+        ),
+        Dataset(
+            "pmi",
+            "macro_china_pmi",
+            "月份",
+            "monthly",
+            (
+                _s("制造业-指数", "CN_PMI_MFG", "China manufacturing PMI", "index"),
+                _s("非制造业-指数", "CN_PMI_NONMFG", "China non-manufacturing PMI", "index"),
+            ),
+        ),
+        Dataset(
+            "lpr",
+            "macro_china_lpr",
+            "TRADE_DATE",
+            "daily",
+            (
+                _s("LPR1Y", "CN_LPR_1Y", "China loan prime rate 1Y"),
+                _s("LPR5Y", "CN_LPR_5Y", "China loan prime rate 5Y"),
+                _s("RATE_1", "CN_LOAN_RATE_6M_1Y", "PBoC benchmark lending rate 6M-1Y"),
+                _s("RATE_2", "CN_LOAN_RATE_5Y_PLUS", "PBoC benchmark lending rate over 5Y"),
+            ),
+        ),
+    )
+}
+
+NEWS_COLUMNS = ("关键词", "新闻标题", "新闻内容", "发布时间", "文章来源", "新闻链接")
+NOTICE_COLUMNS = ("代码", "名称", "公告标题", "公告类型", "公告日期", "网址")
+
+
+def to_date(value: Any) -> date | None:
+    """akshare dates come as date, Timestamp, 'YYYY-MM-DD' or 'YYYY年MM月份'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    s = str(value).strip()
+    if "年" in s:
+        m = _MONTH.match(s)
+        return date(int(m.group(1)), int(m.group(2)), 1) if m else None
+    try:
+        return date.fromisoformat(s[:10])
+    except ValueError:
+        return None
+
+
+def _number(value: Any) -> float | None:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) or math.isinf(f) else f
+
+
+def _midnight(d: date) -> datetime:
+    return datetime(d.year, d.month, d.day, tzinfo=UTC)
+
+
+def _default_fetcher(name: str) -> Fetcher:
+    def call(**kwargs: Any) -> Any:
+        import akshare  # heavy import (pandas, requests); only when actually fetching
+
+        return getattr(akshare, name)(**kwargs)
+
+    return call
+
+
+class AkshareConnector:
+    name = "akshare"
+    topics = ("raw.ticks", "raw.news", "raw.filings")
+
+    def __init__(
+        self,
+        cfg: ConnectorSettings,
+        *,
+        fetchers: dict[str, Fetcher] | None = None,
+        today: Callable[[], date] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.fetchers = fetchers or {}
+        self.today = today or (lambda: datetime.now(SHANGHAI).date())
+        self.rate_per_s = cfg.rate_limits.get(self.name, 2.0)
+        self.interval_s = cfg.intervals.get(self.name, 3600.0)
+        self.limiter = RateLimiter(self.rate_per_s)
+        self.policy = RetryPolicy.from_settings(cfg)
+
+    def streams(self) -> list[str]:
+        wanted = self.cfg.akshare_datasets or [*DATASETS, "news", "announcements"]
+        out: list[str] = []
+        for w in wanted:
+            if w == "news":
+                out += [f"news:{s}" for s in self.cfg.akshare_news_symbols]
+            else:
+                out.append(w)
+        return out
+
+    def _fetcher(self, func: str) -> Fetcher:
+        return self.fetchers.get(func) or _default_fetcher(func)
+
+    async def _call(self, func: str, check: Callable[[Any], None], **kwargs: Any) -> Any:
+        """One akshare call in a thread, its frame checked for drift inside the retry."""
+        fetch = self._fetcher(func)
+
+        def run() -> Any:
+            frame = fetch(**kwargs)
+            check(frame)
+            return frame
+
+        await self.limiter.acquire()
+        return await call_blocking(
+            run,
+            policy=self.policy,
+            source=self.name,
+            what=f"akshare.{func}({', '.join(f'{k}={v}' for k, v in kwargs.items())})",
+            timeout_s=self.cfg.request_timeout_s * 3,
+        )
+
+    def _start(self, cursor: str | None, period: str) -> date:
+        if cursor:
+            d = to_date(cursor.split("|", 1)[0])
+            if d:
+                return d
+        days = (
+            self.cfg.akshare_lookback_days
+            if period == "daily"
+            else max(self.cfg.akshare_lookback_days, 366)
+        )
+        return self.today() - timedelta(days=days)
+
+    async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
+        if stream.startswith("news:"):
+            return await self._news(stream.split(":", 1)[1])
+        if stream == "announcements":
+            return await self._announcements(cursor)
+        ds = DATASETS.get(stream)
+        if ds is None:
+            raise ValueError(
+                f"unknown akshare stream {stream!r}; known: {', '.join(self.streams())}"
+            )
+        return await self._ticks(ds, cursor)
+
+    # -- indicator series ---------------------------------------------------------------
+    async def _ticks(self, ds: Dataset, cursor: str | None) -> Batch:
+        start, end = self._start(cursor, ds.period), self.today()
+        wanted = [ds.date_col, *(s.column for s in ds.series)]
+        if ds.row_filter:
+            wanted.append(ds.row_filter[0])
+
+        def check(frame: Any) -> None:
+            require_columns(frame.columns, wanted, f"akshare.{ds.func}")
+
+        calls: list[dict[str, str]] = [{}]
+        if ds.windowed != "none":
+            step = 360 if ds.windowed == "range_year" else 28
+            calls, lo = [], start
+            while lo <= end:
+                hi = min(end, lo + timedelta(days=step))
+                calls.append({"start_date": f"{lo:%Y%m%d}", "end_date": f"{hi:%Y%m%d}"})
+                lo = hi + timedelta(days=1)
+        batch = Batch()
+        for kwargs in calls:
+            frame = await self._call(ds.func, check, **kwargs)
+            for row in frame.to_dict("records"):
+                if ds.row_filter and row.get(ds.row_filter[0]) != ds.row_filter[1]:
+                    continue
+                d = to_date(row.get(ds.date_col))
+                if d is None:
+                    batch.rows += 1
+                    batch.rejected += 1
+                    batch.errors.append(f"{ds.func}: unparsable date {row.get(ds.date_col)!r}")
+                    continue
+                if cursor is None and d < start:
+                    continue
+                for s in ds.series:
+                    value = _number(row.get(s.column))
+                    if value is None:  # an empty cell (holiday, series not yet published)
+                        continue
+                    batch.add(
+                        "raw.ticks",
+                        f"{d.isoformat()}|{s.indicator_id}",
+                        IndicatorTick,
+                        {
+                            "source": f"akshare:{ds.func}",
+                            "indicator_id": s.indicator_id,
+                            "value": value,
+                            "unit": s.unit,
+                            "name": s.name,
+                            "frequency": ds.period,
+                            "event_time": _midnight(d),
+                        },
+                    )
+        return batch
+
+    # -- text ---------------------------------------------------------------------------
+    async def _news(self, symbol: str) -> Batch:
+        frame = await self._call(
+            "stock_news_em",
+            lambda f: require_columns(f.columns, NEWS_COLUMNS, "akshare.stock_news_em"),
+            symbol=symbol,
+        )
+        batch = Batch()
+        for row in frame.to_dict("records"):
+            when = _beijing(row.get("发布时间"))
+            url = str(row.get("新闻链接") or "")
+            batch.add(
+                "raw.news",
+                f"{when.isoformat() if when else ''}|{url}",
+                RawNews,
+                {
+                    "source": f"eastmoney:{row.get('文章来源') or 'news'}",
+                    "title": str(row.get("新闻标题") or ""),
+                    "body": str(row.get("新闻内容") or ""),
+                    "url": url,
+                    "lang": "zh",
+                    "event_time": when,
+                    "entities": [symbol],
+                },
+            )
+        return batch
+
+    async def _announcements(self, cursor: str | None) -> Batch:
+        start, end = self._start(cursor, "daily"), self.today()
+        batch = Batch()
+        d = start
+        while d <= end:
+            frame = await self._call(
+                "stock_notice_report",
+                lambda f: require_columns(f.columns, NOTICE_COLUMNS, "akshare.stock_notice_report"),
+                symbol="全部",
+                date=f"{d:%Y%m%d}",
+            )
+            for row in frame.to_dict("records"):
+                day = to_date(row.get("公告日期")) or d
+                url = str(row.get("网址") or "")
+                title = str(row.get("公告标题") or "")
+                batch.add(
+                    "raw.filings",
+                    f"{day.isoformat()}|{row.get('代码')}|{url}",
+                    RawFiling,
+                    {
+                        "source": "eastmoney:notice",
+                        "company": str(row.get("代码") or ""),
+                        "form_type": str(row.get("公告类型") or "announcement"),
+                        "title": title,
+                        # the body is a PDF behind the URL; the notice title is the text here
+                        "text": f"{row.get('名称') or ''} {title}".strip(),
+                        "url": url,
+                        "lang": "zh",
+                        "event_time": _midnight(day),
+                    },
+                )
+            d += timedelta(days=1)
+        return batch
+
+
+def _beijing(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    try:
+        dt = datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=SHANGHAI)
+    return dt.astimezone(UTC)

@@ -1,0 +1,210 @@
+"""Social posts: an HTTP webhook (push) and a JSON feed poller (pull) -> ``raw.social``.
+
+The text is kept verbatim (cashtags and tickers included); cashtags are also listed in
+``entities`` so the post is keyed by the first one.
+
+Webhook: ``router`` is a self-contained FastAPI router (``POST /ingest/social``) the
+API mounts. It validates the posts, produces them and answers only after the broker
+acknowledged every one (202), so a client that got a 2xx never loses a post; invalid
+posts are refused with 422 and never reach the topic. The sink it uses is a FastAPI
+dependency (``get_sink``) so tests and the API can override it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from datetime import datetime
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import httpx
+from fastapi import APIRouter, Depends, HTTPException
+from pydantic import BaseModel, Field, ValidationError
+
+from connectors.base import Batch
+from connectors.feeds import parse_json_feed
+from connectors.http import HttpSource
+from connectors.policy import RateLimiter, RetryPolicy
+from connectors.text import cashtags
+from ops.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
+from ops.settings import ConnectorSettings, Settings
+from streams.records import RawSocialPost, stable_id, utcnow
+
+MAX_POSTS_PER_REQUEST = 1000
+
+
+class PostIn(BaseModel):
+    """What a webhook caller sends (tweet-like; extra fields are ignored)."""
+
+    id: str | None = None
+    source: str = "webhook"
+    author: str = ""
+    text: str = Field(min_length=1)
+    url: str = ""
+    lang: str | None = None
+    created_at: datetime | None = None
+    entities: list[str] = Field(default_factory=list)
+
+
+class IngestResult(BaseModel):
+    accepted: int
+    ids: list[str]
+    topic: str
+
+
+def to_record(post: PostIn) -> RawSocialPost:
+    tags = cashtags(post.text)
+    entities = list(dict.fromkeys([*(e.upper() for e in post.entities), *tags]))
+    return RawSocialPost.model_validate(
+        {
+            "id": post.id or None,
+            "source": post.source,
+            "author": post.author,
+            "text": post.text,
+            "url": post.url,
+            "lang": post.lang,
+            "event_time": post.created_at or utcnow(),
+            "entities": entities,
+        }
+    )
+
+
+class SocialSink:
+    """Produces validated posts and waits for the broker's acknowledgement."""
+
+    def __init__(self, bootstrap: str, prefix: str = "") -> None:
+        from connectors.replay import producer
+
+        self.topic = prefix + "raw.social"
+        self.producer = producer(bootstrap, **{"linger.ms": 1})
+        self._lock = threading.Lock()
+
+    def _send(self, records: list[RawSocialPost]) -> None:
+        failures: list[str] = []
+
+        def on_delivery(err: Any, _msg: Any) -> None:
+            if err is not None:
+                failures.append(str(err))
+
+        with self._lock:  # one flush at a time: a flush waits for every queued message
+            for r in records:
+                self.producer.produce(
+                    self.topic,
+                    key=r.key().encode(),
+                    value=r.__pydantic_serializer__.to_json(r),
+                    on_delivery=on_delivery,
+                )
+            remaining = self.producer.flush(30)
+        if remaining or failures:
+            raise RuntimeError(f"{remaining} undelivered, failures: {failures[:3]}")
+
+    async def send(self, records: list[RawSocialPost]) -> None:
+        await asyncio.to_thread(self._send, records)
+
+
+_sink: SocialSink | None = None
+
+
+def get_sink() -> SocialSink:
+    """The process-wide sink, built from settings on first use (override in tests)."""
+    global _sink
+    if _sink is None:
+        from ops.runtime_state import endpoints
+
+        s = Settings()
+        _sink = SocialSink(endpoints(s).kafka_bootstrap, s.kafka.topic_prefix)
+    return _sink
+
+
+router = APIRouter(prefix="/ingest", tags=["ingest"])
+
+
+@router.post("/social", status_code=202, response_model=IngestResult)
+async def ingest_social(
+    payload: PostIn | list[PostIn],
+    sink: Annotated[SocialSink, Depends(get_sink)],
+) -> IngestResult:
+    """Accept one post or a list; 202 only once the broker acknowledged all of them."""
+    posts = payload if isinstance(payload, list) else [payload]
+    if len(posts) > MAX_POSTS_PER_REQUEST:
+        raise HTTPException(413, f"at most {MAX_POSTS_PER_REQUEST} posts per request")
+    try:
+        records = [to_record(p) for p in posts]
+    except ValidationError as exc:
+        CONNECTOR_ERRORS.labels("webhook", "ValidationError").inc()
+        raise HTTPException(422, exc.errors(include_url=False, include_context=False)) from exc
+    CONNECTOR_ROWS.labels("webhook").inc(len(records))
+    try:
+        await sink.send(records)
+    except Exception as exc:  # broker down: tell the caller to retry, lose nothing
+        CONNECTOR_ERRORS.labels("webhook", type(exc).__name__).inc()
+        raise HTTPException(503, f"could not deliver to the broker: {exc}") from exc
+    CONNECTOR_PRODUCED.labels("webhook", "raw.social").inc(len(records))
+    return IngestResult(accepted=len(records), ids=[r.id for r in records], topic="raw.social")
+
+
+class SocialFeedConnector:
+    """Polls JSON post feeds (JSON Feed 1.x or a list of post objects) -> ``raw.social``."""
+
+    topics = ("raw.social",)
+
+    def __init__(
+        self,
+        urls: list[str],
+        cfg: ConnectorSettings,
+        *,
+        name: str = "social-feed",
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = name
+        self.urls = list(urls)
+        self.rate_per_s = cfg.rate_limits.get(name, 5.0)
+        self.interval_s = cfg.intervals.get(name, 60.0)
+        self.http = HttpSource(
+            name,
+            user_agent=cfg.user_agent,
+            timeout_s=cfg.request_timeout_s,
+            limiter=RateLimiter(self.rate_per_s),
+            policy=RetryPolicy.from_settings(cfg),
+            transport=transport,
+            headers={"Accept": "application/feed+json, application/json"},
+        )
+
+    def streams(self) -> list[str]:
+        return self.urls
+
+    async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
+        from connectors.feeds import conditional_headers, validators
+
+        resp, entries = await self.http.get(
+            stream,
+            lambda r: parse_json_feed(r.json()),
+            headers=conditional_headers(state),
+            allow_not_modified=True,
+        )
+        if entries is None:
+            return Batch(state=state)
+        batch = Batch(state=validators(resp) or state)
+        host = urlsplit(stream).hostname or stream
+        fetched = utcnow()
+        for e in entries:
+            text = (
+                (e.title + "\n" + e.body).strip() if e.title and e.title not in e.body else e.body
+            )
+            when = e.published or fetched
+            batch.add(
+                "raw.social",
+                f"{when.isoformat()}|{e.guid}",
+                RawSocialPost,
+                {
+                    "id": stable_id("social", host, e.guid) if e.guid else None,
+                    "source": f"social:{host}",
+                    "author": e.author,
+                    "text": text,
+                    "url": e.url,
+                    "event_time": when,
+                    "entities": cashtags(text),
+                },
+            )
+        return batch
