@@ -6,33 +6,48 @@ epoch-millisecond integers (portable between Neo4j and FalkorDB). ``written_at``
 set once, on creation, by the database clock: produce-to-graph latency is
 ``written_at - ingested_at``.
 
-Partitions: static nodes (Indicator, Entity) describe what exists; dynamic nodes
-(Observation, Document) are time-stamped observations that arrive on the stream.
+Partitions (kg.ontology): static nodes carry ``:Entity`` plus their concept label
+(``:Entity:Indicator``, ``:Entity:Company``) and describe what exists; dynamic nodes
+(Observation, DailyObservation, Document) and extracted fact edges are time-stamped and
+arrive on the stream. Triples are pruned against the ontology and their entities
+canonicalized before any write; labels and relationship types interpolated into Cypher
+come only from the ontology.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from kg.canonical import AliasIndex
+from kg.ontology import Cardinality, Ontology, TripleCheck, default_ontology
 from kg.store.base import GraphStore, IndexSpec
-from streams.records import CleanDocument, IndicatorTick, to_epoch_ms
+from kg.temporal import apply_chains
+from streams.records import CleanDocument, IndicatorTick, Triple, stable_id, to_epoch_ms
 
 DOC_TEXT_LIMIT = 20_000
+EVIDENCE_LIMIT = 1_000
 
 INDEXES: tuple[IndexSpec, ...] = (
-    IndexSpec("Indicator"),
+    IndexSpec("Entity"),
+    IndexSpec("Entity", "name", unique=False),
+    IndexSpec("Indicator", unique=False),
+    IndexSpec("Company", unique=False),
     IndexSpec("Observation"),
     IndexSpec("Observation", "observed_at", unique=False),
+    IndexSpec("DailyObservation"),
     IndexSpec("Document"),
-    IndexSpec("Entity"),
 )
 
+# Indicators are static-partition entities; one created by a tick keeps the connector's
+# id (CN10Y, US10Y), which is canonical, so later mentions resolve to it.
 TICKS_CYPHER = """
 UNWIND $rows AS r
-MERGE (i:Indicator {id: r.indicator_id})
-  ON CREATE SET i.partition = 'static', i.name = r.name, i.unit = r.unit,
-                i.created_at = r.ingested_at
+MERGE (i:Entity {id: r.indicator_id})
+  ON CREATE SET i:Indicator, i.partition = 'static', i.name = r.name, i.unit = r.unit,
+                i.canonical = true, i.created_at = r.ingested_at
 MERGE (o:Observation {id: r.id})
   ON CREATE SET o.partition = 'dynamic', o.indicator_id = r.indicator_id, o.value = r.value,
                 o.unit = r.unit, o.frequency = r.frequency, o.source = r.source,
@@ -45,7 +60,7 @@ MERGE (i)-[:HAS_OBSERVATION]->(o)
 # safe way to pick the latest value, so the batch is reduced in Python first.
 LATEST_CYPHER = """
 UNWIND $rows AS r
-MATCH (i:Indicator {id: r.indicator_id})
+MATCH (i:Entity {id: r.indicator_id})
 WHERE i.last_observed_at IS NULL OR r.observed_at >= i.last_observed_at
 SET i.last_value = r.value, i.last_observed_at = r.observed_at
 """
@@ -130,3 +145,160 @@ async def write_documents(
     store: GraphStore, docs: Sequence[CleanDocument], batch: int = 2000
 ) -> int:
     return await store.execute_batches(DOCS_CYPHER, document_rows(docs), batch=batch)
+
+
+# -- triples -----------------------------------------------------------------------------
+
+
+def entity_cypher(label: str) -> str:
+    """Create-if-missing for entities of one concept label (label from the ontology)."""
+    return f"""
+UNWIND $rows AS r
+MERGE (e:Entity {{id: r.id}})
+  ON CREATE SET e:{label}, e.partition = 'static', e.name = r.name,
+                e.canonical = r.canonical, e.created_at = r.ingested_at
+"""
+
+
+def fact_cypher(rel_type: str) -> str:
+    """Idempotent fact upsert: created once; a restatement only adds provenance."""
+    return f"""
+UNWIND $rows AS r
+MATCH (h:Entity {{id: r.head_id}})
+MATCH (t:Entity {{id: r.tail_id}})
+MERGE (h)-[f:{rel_type} {{id: r.id}}]->(t)
+  ON CREATE SET f += r.props, f.partition = r.partition, f.head_id = r.head_id,
+                f.tail_id = r.tail_id,
+                f.valid_from = r.valid_from, f.stated_valid_to = r.valid_to,
+                f.valid_to = r.valid_to, f.ingested_at = r.ingested_at,
+                f.written_at = timestamp(), f.sources = r.sources, f.doc_ids = r.doc_ids,
+                f.confidence = r.confidence, f.evidence = r.evidence, f.source = r.source
+  ON MATCH SET f.sources = f.sources + [s IN r.sources WHERE NOT s IN f.sources],
+               f.doc_ids = f.doc_ids + [d IN r.doc_ids WHERE NOT d IN f.doc_ids],
+               f.valid_from = CASE WHEN r.valid_from < f.valid_from
+                                   THEN r.valid_from ELSE f.valid_from END,
+               f.confidence = CASE WHEN r.confidence > f.confidence
+                                   THEN r.confidence ELSE f.confidence END
+"""
+
+
+@dataclass(slots=True)
+class PreparedTriples:
+    """A batch of triples as graph rows: entities by label, facts by relationship type."""
+
+    entities: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    facts: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    functional_heads: dict[str, set[str]] = field(default_factory=dict)
+    rejected: list[tuple[int, TripleCheck]] = field(default_factory=list)
+
+    @property
+    def fact_count(self) -> int:
+        return sum(len(v) for v in self.facts.values())
+
+
+def check_triple(t: Triple, ontology: Ontology) -> TripleCheck:
+    return ontology.check(
+        t.head, t.head_type, t.relation, t.tail, t.tail_type, t.valid_from, t.valid_to
+    )
+
+
+def fact_id(head_id: str, rel_type: str, tail_id: str, valid_from: int | None) -> str:
+    """Same statement, same id. ``valid_from`` is part of it only when it matters: always
+    for cardinality-ONE facts (each start opens a new link of the chain), and for others
+    only when the source stated it."""
+    return stable_id("fact", head_id, rel_type, tail_id, "" if valid_from is None else valid_from)
+
+
+def prepare_triples(
+    triples: Sequence[Triple],
+    ontology: Ontology | None = None,
+    index: AliasIndex | None = None,
+    *,
+    partition: str = "dynamic",
+) -> PreparedTriples:
+    """Prune, canonicalize and shape a batch (pure apart from the resolver's cache)."""
+    ontology = ontology or default_ontology()
+    index = index or AliasIndex(ontology)
+    out = PreparedTriples()
+    entities: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    facts: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    heads: dict[str, set[str]] = defaultdict(set)
+    for i, t in enumerate(triples):
+        check = check_triple(t, ontology)
+        if not check.ok:
+            out.rejected.append((i, check))
+            continue
+        assert check.head_label and check.tail_label and check.relation
+        rel = ontology.relation(check.relation)
+        assert rel is not None
+        h = index.resolve(t.head, check.head_label)
+        tl = index.resolve(t.tail, check.tail_label)
+        ingested = to_epoch_ms(t.ingest_time)
+        for res in (h, tl):
+            if res.id not in entities[res.label]:
+                entities[res.label][res.id] = {
+                    "id": res.id,
+                    "name": res.name,
+                    "canonical": res.canonical,
+                    "ingested_at": ingested,
+                }
+        functional = rel.cardinality == Cardinality.ONE
+        stated_from = to_epoch_ms(t.valid_from) if t.valid_from else None
+        start = stated_from if stated_from is not None else to_epoch_ms(t.event_time)
+        fid = fact_id(h.id, rel.type, tl.id, start if functional else stated_from)
+        row = facts[rel.type].get(fid)
+        if row is None:
+            facts[rel.type][fid] = {
+                "id": fid,
+                "head_id": h.id,
+                "tail_id": tl.id,
+                "partition": partition,
+                "valid_from": start,
+                "valid_to": to_epoch_ms(t.valid_to) if t.valid_to else None,
+                "ingested_at": ingested,
+                "sources": [t.id],
+                "doc_ids": [t.doc_id] if t.doc_id else [],
+                "confidence": t.confidence,
+                "evidence": t.evidence[:EVIDENCE_LIMIT],
+                "source": t.source,
+                "props": {},
+            }
+        else:  # the same fact twice in one batch: one row, merged provenance
+            if t.id not in row["sources"]:
+                row["sources"].append(t.id)
+            if t.doc_id and t.doc_id not in row["doc_ids"]:
+                row["doc_ids"].append(t.doc_id)
+            row["valid_from"] = min(row["valid_from"], start)
+            row["ingested_at"] = min(row["ingested_at"], ingested)
+            row["confidence"] = max(row["confidence"], t.confidence)
+        if functional:
+            heads[rel.type].add(h.id)
+    out.entities, out.facts, out.functional_heads = dict(entities), dict(facts), dict(heads)
+    return out
+
+
+async def write_prepared(store: GraphStore, prepared: PreparedTriples, batch: int = 2000) -> int:
+    """Entities first (one query per label), then facts (one per type), then chains."""
+    for label, rows in sorted(prepared.entities.items()):
+        await store.execute_batches(entity_cypher(label), list(rows.values()), batch=batch)
+    for rel_type, rows in sorted(prepared.facts.items()):
+        await store.execute_batches(fact_cypher(rel_type), list(rows.values()), batch=batch)
+    for rel_type, head_ids in sorted(prepared.functional_heads.items()):
+        await apply_chains(store, rel_type, sorted(head_ids))
+    return prepared.fact_count
+
+
+async def write_triples(
+    store: GraphStore,
+    triples: Sequence[Triple],
+    batch: int = 2000,
+    *,
+    ontology: Ontology | None = None,
+    index: AliasIndex | None = None,
+) -> int:
+    """Write valid triples (invalid ones are skipped; the sink checks them first).
+
+    Returns the number of distinct facts written (created or restated).
+    """
+    prepared = prepare_triples(triples, ontology, index)
+    return await write_prepared(store, prepared, batch)

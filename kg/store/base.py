@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
+from datetime import UTC, date, datetime
+from enum import Enum, StrEnum
 from typing import Any
 
 from tenacity import (
@@ -42,6 +43,23 @@ def assert_read_only(cypher: str) -> None:
         raise ReadOnlyViolation(f"read-only query contains {match.group(1).upper()!r}")
 
 
+def portable(value: Any) -> Any:
+    """Parameters both backends take alike: datetimes and dates become epoch-millisecond
+    ints (never driver temporal types), enums their values, tuples and sets lists."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return int(aware.timestamp() * 1000)
+    if isinstance(value, date):
+        return int(datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp() * 1000)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): portable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [portable(v) for v in value]
+    return value
+
+
 class GraphProvider(StrEnum):
     FALKORDB = "falkordb"
     NEO4J = "neo4j"
@@ -63,12 +81,12 @@ class GraphStore(ABC):
 
     async def execute(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a (possibly writing) query with retries on transient errors."""
-        return await self._retrying(cypher, dict(params or {}), read_only=False)
+        return await self._retrying(cypher, portable(dict(params or {})), read_only=False)
 
     async def query(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a read-only query; writes are refused before reaching the database."""
         assert_read_only(cypher)
-        return await self._retrying(cypher, dict(params or {}), read_only=True)
+        return await self._retrying(cypher, portable(dict(params or {})), read_only=True)
 
     async def execute_batches(
         self, cypher: str, rows: Sequence[Mapping[str, Any]], *, batch: int = 2000
@@ -112,6 +130,15 @@ class GraphStore(ABC):
     async def relationship_counts(self) -> dict[str, int]:
         rows = await self.query("MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n")
         return {r["type"]: int(r["n"]) for r in rows}
+
+    async def partition_counts(self) -> dict[str, dict[str, int]]:
+        """Node and relationship counts per ``partition`` property (static/dynamic)."""
+        nodes = await self.query("MATCH (n) RETURN n.partition AS p, count(*) AS n")
+        rels = await self.query("MATCH ()-[r]->() RETURN r.partition AS p, count(*) AS n")
+        return {
+            "nodes": {str(r["p"] or "none"): int(r["n"]) for r in nodes},
+            "relationships": {str(r["p"] or "none"): int(r["n"]) for r in rels},
+        }
 
     @abstractmethod
     async def ping(self) -> None:

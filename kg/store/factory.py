@@ -16,7 +16,9 @@ def open_store(settings: Settings, falkordb_url: str | None = None) -> GraphStor
         return Neo4jStore(g.neo4j_uri, g.neo4j_user, g.neo4j_password, g.neo4j_database)
     url = falkordb_url or g.falkordb_url
     if not url:
-        raise ConfigError("no FalkorDB address: start `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL")
+        raise ConfigError(
+            "no FalkorDB address: start `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL"
+        )
     from kg.store.falkor import FalkorStore
 
     return FalkorStore(url, g.graph_name)

@@ -20,7 +20,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Edge):
         return {**value.properties, "_type": value.relation}
     if isinstance(value, Path):
-        return {"nodes": [_plain(n) for n in value.nodes()], "edges": [_plain(e) for e in value.edges()]}
+        return {
+            "nodes": [_plain(n) for n in value.nodes()],
+            "edges": [_plain(e) for e in value.edges()],
+        }
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -47,6 +50,8 @@ class FalkorStore(GraphStore):
         except (redis_errors.ConnectionError, redis_errors.TimeoutError) as exc:
             raise TransientGraphError(f"falkordb at {self.url}: {exc}") from exc
         except redis_errors.ResponseError as exc:
+            if read_only and "empty key" in str(exc):
+                return []  # the graph does not exist yet: nothing to read
             raise GraphError(f"falkordb: {exc}") from exc
         header = [h[1] for h in (result.header or [])]
         return [dict(zip(header, map(_plain, row), strict=False)) for row in result.result_set]

@@ -20,12 +20,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, g.Relationship):
         return {**dict(value), "_type": value.type}
     if isinstance(value, g.Path):
-        return {"nodes": [_plain(n) for n in value.nodes], "edges": [_plain(r) for r in value.relationships]}
+        return {
+            "nodes": [_plain(n) for n in value.nodes],
+            "edges": [_plain(r) for r in value.relationships],
+        }
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
-    if hasattr(value, "to_native"):  # neo4j.time types -> datetime/date
+    if hasattr(value, "to_native"):  # neo4j.time types -> datetime/date/time/timedelta
+        # (our own writes never store them: times are epoch-ms ints on both backends)
         return value.to_native()
     return value
 
@@ -49,20 +53,52 @@ class Neo4jStore(GraphStore):
 
     async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
         import neo4j
-        import neo4j.exceptions as nx
 
         access = neo4j.READ_ACCESS if read_only else neo4j.WRITE_ACCESS
         try:
-            async with self._driver.session(database=self.database, default_access_mode=access) as s:
+            async with self._driver.session(
+                database=self.database, default_access_mode=access
+            ) as s:
                 if read_only:
                     return await s.execute_read(_collect, cypher, params)
                 return await s.execute_write(_collect, cypher, params)
-        except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-            raise TransientGraphError(f"neo4j at {self.uri}: {exc}") from exc
-        except nx.TransientError as exc:
-            raise TransientGraphError(f"neo4j transient: {exc}") from exc
-        except nx.Neo4jError as exc:
-            raise GraphError(f"neo4j: {exc}") from exc
+        except Exception as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def _translate(self, exc: Exception) -> Exception:
+        """Driver errors -> kg.errors: retryable ones become TransientGraphError."""
+        import neo4j.exceptions as nx
+
+        if isinstance(exc, nx.ServiceUnavailable | nx.SessionExpired):
+            return TransientGraphError(f"neo4j at {self.uri}: {exc}")
+        if isinstance(exc, nx.TransientError) or (
+            isinstance(exc, nx.Neo4jError) and exc.is_retryable()
+        ):
+            return TransientGraphError(f"neo4j transient: {exc}")
+        if isinstance(exc, nx.ConnectionAcquisitionTimeoutError):
+            return TransientGraphError(f"neo4j pool exhausted at {self.uri}: {exc}")
+        if isinstance(exc, nx.Neo4jError | nx.DriverError):
+            return GraphError(f"neo4j: {exc}")
+        return exc
+
+    async def _ddl(self, ddl: str) -> None:
+        """Schema statements run in auto-commit transactions (never mixed with data)."""
+        import neo4j
+
+        try:
+            async with self._driver.session(
+                database=self.database, default_access_mode=neo4j.WRITE_ACCESS
+            ) as s:
+                result = await s.run(ddl)
+                await result.consume()
+        except Exception as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     def index_ddl(self, index: IndexSpec) -> list[str]:
         name = f"{index.label.lower()}_{index.prop}"

@@ -1,0 +1,260 @@
+"""Time in the graph: fact validity chains, point-in-time reads, instant-data rollups.
+
+Every fact edge has ``valid_from`` / ``valid_to`` (valid time, epoch ms, ``valid_to``
+null while open) and ``ingested_at`` (when livekg learned it). For a relation with
+cardinality ONE, the facts of one head form a chain ordered by ``valid_from``: each
+fact is closed at the next one's start and points at it with ``superseded_by``; it is
+never deleted. The chain is recomputed from all of the head's facts, so the result is
+the same whatever order the facts arrive in, and replays change nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kg.ontology import Ontology, default_ontology
+from kg.store.base import GraphStore
+
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class FactVersion:
+    id: str
+    valid_from: int
+    stated_valid_to: int | None
+    valid_to: int | None = None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChainUpdate:
+    id: str
+    valid_to: int | None
+    superseded_by: str | None
+
+
+def resolve_chain(versions: Iterable[FactVersion]) -> list[ChainUpdate]:
+    """Validity of each fact of one (head, functional relation) chain; changed ones only.
+
+    A fact ends at the earlier of its stated end and the next fact's start. Ties on
+    ``valid_from`` are broken by id so the outcome is deterministic.
+    """
+    ordered = sorted(versions, key=lambda v: (v.valid_from, v.id))
+    out: list[ChainUpdate] = []
+    for i, v in enumerate(ordered):
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        valid_to, by = v.stated_valid_to, None
+        if nxt is not None and (valid_to is None or nxt.valid_from < valid_to):
+            valid_to, by = nxt.valid_from, nxt.id
+        if (valid_to, by) != (v.valid_to, v.superseded_by):
+            out.append(ChainUpdate(v.id, valid_to, by))
+    return out
+
+
+def chain_read_cypher(rel_type: str) -> str:
+    """Every fact of ``rel_type`` for a batch of heads (the type comes from the ontology)."""
+    return f"""
+UNWIND $heads AS hid
+MATCH (h:Entity {{id: hid}})-[f:{rel_type}]->()
+RETURN hid AS head, f.id AS id, f.valid_from AS valid_from,
+       f.stated_valid_to AS stated_valid_to, f.valid_to AS valid_to,
+       f.superseded_by AS superseded_by
+"""
+
+
+def chain_write_cypher(rel_type: str) -> str:
+    return f"""
+UNWIND $rows AS u
+MATCH (h:Entity {{id: u.head}})-[f:{rel_type}]->()
+WHERE f.id = u.id
+SET f.valid_to = u.valid_to, f.superseded_by = u.superseded_by
+"""
+
+
+async def apply_chains(store: GraphStore, rel_type: str, heads: Sequence[str]) -> int:
+    """Recompute the validity chains of ``heads`` for one functional relation."""
+    if not heads:
+        return 0
+    rows = await store.query(chain_read_cypher(rel_type), {"heads": sorted(set(heads))})
+    by_head: dict[str, list[FactVersion]] = defaultdict(list)
+    for r in rows:
+        by_head[r["head"]].append(
+            FactVersion(
+                r["id"],
+                int(r["valid_from"]),
+                r["stated_valid_to"],
+                r["valid_to"],
+                r["superseded_by"],
+            )
+        )
+    updates = [
+        {"head": head, "id": u.id, "valid_to": u.valid_to, "superseded_by": u.superseded_by}
+        for head, versions in by_head.items()
+        for u in resolve_chain(versions)
+    ]
+    if updates:
+        await store.execute_batches(chain_write_cypher(rel_type), updates)
+    return len(updates)
+
+
+# -- point-in-time reads --------------------------------------------------------------
+
+VALID_AT = "f.valid_from <= $at AND (f.valid_to IS NULL OR f.valid_to > $at)"
+KNOWN_AT = "f.ingested_at <= $known_at"
+
+
+def as_of_cypher(rel_type: str | None = None, *, known: bool = False) -> str:
+    """Facts of one head valid at ``$at`` (optionally only those ingested by ``$known_at``).
+
+    Read-only, portable: a typed or untyped relationship pattern, epoch-ms comparisons.
+    """
+    rel = f":{rel_type}" if rel_type else ""
+    where = VALID_AT + (f" AND {KNOWN_AT}" if known else "")
+    return f"""
+MATCH (h:Entity {{id: $head}})-[f{rel}]->(t)
+WHERE f.valid_from IS NOT NULL AND {where}
+RETURN type(f) AS relation, t.id AS tail, t.name AS tail_name, f.id AS fact_id,
+       f.valid_from AS valid_from, f.valid_to AS valid_to, f.sources AS sources
+ORDER BY relation, tail
+"""
+
+
+def to_ms(at: datetime | int) -> int:
+    if isinstance(at, int):
+        return at
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return int(at.timestamp() * 1000)
+
+
+async def facts_as_of(
+    store: GraphStore,
+    head: str,
+    at: datetime | int,
+    *,
+    relation: str | None = None,
+    known_at: datetime | int | None = None,
+    ontology: Ontology | None = None,
+) -> list[dict[str, Any]]:
+    """What the graph says about ``head`` at valid time ``at``."""
+    rel_type = None
+    if relation:
+        rel = (ontology or default_ontology()).relation(relation)
+        if rel is None:
+            raise ValueError(f"unknown relation {relation!r}")
+        rel_type = rel.type
+    params: dict[str, Any] = {"head": head, "at": to_ms(at)}
+    if known_at is not None:
+        params["known_at"] = to_ms(known_at)
+    return await store.query(as_of_cypher(rel_type, known=known_at is not None), params)
+
+
+# -- dynamic partition upkeep: instant observations -> daily history ----------------
+
+
+@dataclass(frozen=True, slots=True)
+class InstantObs:
+    id: str
+    indicator_id: str
+    value: float
+    observed_at: int
+
+
+def day_of(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
+def rollup(observations: Iterable[InstantObs], cutoff_ms: int) -> list[dict[str, Any]]:
+    """Daily rows (OHLC, mean, count) from instant observations older than ``cutoff_ms``.
+
+    Pure. Each row lists the observation ids it consumed; the write merges the row into
+    the day's node and deletes exactly those observations in one query, so a row is
+    applied once even if two upkeep runs overlap (see ``ROLLUP_CYPHER``).
+    """
+    groups: dict[tuple[str, int], list[InstantObs]] = defaultdict(list)
+    for o in observations:
+        if o.observed_at < cutoff_ms:
+            groups[(o.indicator_id, o.observed_at // DAY_MS)].append(o)
+    rows = []
+    for (indicator, day), obs in sorted(groups.items()):
+        obs.sort(key=lambda o: (o.observed_at, o.id))
+        values = [o.value for o in obs]
+        rows.append(
+            {
+                "id": f"{indicator}@{day_of(day * DAY_MS)}",
+                "indicator_id": indicator,
+                "day": day_of(day * DAY_MS),
+                "day_start": day * DAY_MS,
+                "open": obs[0].value,
+                "close": obs[-1].value,
+                "high": max(values),
+                "low": min(values),
+                "sum": float(sum(values)),
+                "n": len(obs),
+                "first_at": obs[0].observed_at,
+                "last_at": obs[-1].observed_at,
+                "obs_ids": [o.id for o in obs],
+            }
+        )
+    return rows
+
+
+INSTANT_READ_CYPHER = """
+MATCH (o:Observation)
+WHERE o.observed_at < $cutoff AND o.frequency = 'instant'
+RETURN o.id AS id, o.indicator_id AS indicator_id, o.value AS value,
+       o.observed_at AS observed_at
+ORDER BY observed_at
+LIMIT $limit
+"""
+
+# All-or-nothing per row: only when every listed observation still exists is the day
+# updated and are they deleted (a concurrent or repeated run finds some gone and skips).
+# Separate SET clauses keep the read-before-write order explicit on both backends.
+ROLLUP_CYPHER = """
+UNWIND $rows AS r
+UNWIND r.obs_ids AS oid
+MATCH (o:Observation {id: oid})
+WITH r, collect(o) AS obs
+WHERE size(obs) = size(r.obs_ids)
+MERGE (i:Entity {id: r.indicator_id})
+  ON CREATE SET i:Indicator, i.partition = 'static', i.name = r.indicator_id,
+                i.canonical = false, i.created_at = timestamp()
+MERGE (d:DailyObservation {id: r.id})
+  ON CREATE SET d.partition = 'dynamic', d.indicator_id = r.indicator_id, d.day = r.day,
+                d.day_start = r.day_start, d.n = 0, d.sum = 0.0,
+                d.open = r.open, d.close = r.close, d.high = r.high, d.low = r.low,
+                d.first_at = r.first_at, d.last_at = r.last_at
+SET d.open = CASE WHEN r.first_at < d.first_at THEN r.open ELSE d.open END,
+    d.close = CASE WHEN r.last_at > d.last_at THEN r.close ELSE d.close END,
+    d.high = CASE WHEN r.high > d.high THEN r.high ELSE d.high END,
+    d.low = CASE WHEN r.low < d.low THEN r.low ELSE d.low END
+SET d.first_at = CASE WHEN r.first_at < d.first_at THEN r.first_at ELSE d.first_at END,
+    d.last_at = CASE WHEN r.last_at > d.last_at THEN r.last_at ELSE d.last_at END,
+    d.n = d.n + r.n, d.sum = d.sum + r.sum
+SET d.mean = d.sum / d.n
+MERGE (i)-[:HAS_DAILY]->(d)
+WITH obs
+UNWIND obs AS o
+DETACH DELETE o
+"""
+
+
+async def roll_up_instant(
+    store: GraphStore, *, now_ms: int, window_ms: int, limit: int = 50_000, batch: int = 200
+) -> dict[str, int]:
+    """Move instant observations older than the window into daily history."""
+    cutoff = now_ms - window_ms
+    rows = await store.execute(INSTANT_READ_CYPHER, {"cutoff": cutoff, "limit": limit})
+    obs = [
+        InstantObs(r["id"], r["indicator_id"], float(r["value"]), int(r["observed_at"]))
+        for r in rows
+    ]
+    daily = rollup(obs, cutoff)
+    await store.execute_batches(ROLLUP_CYPHER, daily, batch=batch)
+    return {"observations": len(obs), "days": len(daily)}
