@@ -142,6 +142,17 @@ class ConnectorSettings(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)  # JSONL/CSV path -> raw topic
 
 
+class KgSettings(BaseModel):
+    """Knowledge-graph upkeep: instant observations older than the window are rolled
+    into daily history every ``upkeep_interval_s``; the sink reloads its alias
+    dictionary from the static partition every ``alias_refresh_s``."""
+
+    instant_window_s: float = 86_400.0
+    upkeep_interval_s: float = 300.0
+    upkeep_limit: int = 50_000  # observations per upkeep run
+    alias_refresh_s: float = 300.0
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -158,6 +169,7 @@ class Settings(BaseSettings):
     streams: StreamSettings = Field(default_factory=StreamSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     connectors: ConnectorSettings = Field(default_factory=ConnectorSettings)
+    kg: KgSettings = Field(default_factory=KgSettings)
 
     @classmethod
     def settings_customise_sources(
