@@ -1,4 +1,12 @@
-"""Sinks into the graph: docs.clean -> Document nodes, raw.ticks -> Observations.
+"""Sinks into the graph: docs.clean -> Document nodes, raw.ticks -> Observations,
+kg.triples -> entities and fact edges.
+
+Triples are pruned against the ontology first; a rejected one goes to the DLQ with
+the reason (``error_type`` ``invalid_triple``, ``error`` "<reason>: <detail>") and
+its neighbours are written. Mentions are canonicalized with the alias dictionary of
+the static partition, reloaded every ``kg.alias_refresh_s``. Offsets are committed by
+the shell only after the handler returned, i.e. after the write succeeded; a replay
+after a crash re-merges the same deterministic ids and changes nothing.
 
 A batch is written whole; if the database rejects it (not a connectivity problem,
 which the shell retries), the batch is split in halves until the offending records
@@ -14,14 +22,17 @@ from typing import TypeVar
 import faust
 
 from kg import sink
+from kg.canonical import AliasIndex, load_alias_index
 from kg.errors import GraphError, TransientGraphError
+from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from ops import metrics
 from streams.batch import Inbound, dead_for, decode_batch
+from streams.codec import DecodeFailure
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
-from streams.records import DeadLetter, Record
-from streams.topics import DOCS_CLEAN, RAW_TICKS
+from streams.records import DeadLetter, Record, Triple
+from streams.topics import DOCS_CLEAN, KG_TRIPLES, RAW_TICKS
 
 R = TypeVar("R", bound=Record)
 Writer = Callable[[GraphStore, Sequence[R]], Awaitable[int]]
@@ -70,6 +81,70 @@ def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer):
     return handle
 
 
+def rejected_letter(origin: Inbound, check: TripleCheck, agent: str) -> DeadLetter:
+    reason = check.reason.value if check.reason else "invalid"
+    return dead_for(origin, DecodeFailure("invalid_triple", f"{reason}: {check.detail}"), agent)
+
+
+class TripleSink:
+    """kg.triples -> graph: prune, canonicalize, write; the alias index is cached."""
+
+    def __init__(
+        self,
+        ctx: WorkerContext,
+        *,
+        agent: str = "triple_sink",
+        ontology: Ontology | None = None,
+    ) -> None:
+        self.ctx, self.agent = ctx, agent
+        self.ontology = ontology or default_ontology()
+        self._index: AliasIndex | None = None
+        self._loaded_at = 0.0
+
+    async def alias_index(self, store: GraphStore) -> AliasIndex:
+        refresh = self.ctx.settings.kg.alias_refresh_s
+        if self._index is None or time.monotonic() - self._loaded_at > refresh:
+            self._index = await load_alias_index(store, self.ontology)
+            self._loaded_at = time.monotonic()
+        return self._index
+
+    async def handle(self, items: Sequence[Inbound]) -> None:
+        ctx, agent = self.ctx, self.agent
+        decoded = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
+        )
+        dead = list(decoded.dead)
+        valid: list[Triple] = []
+        origins: list[Inbound] = []
+        for record, origin in zip(decoded.records, decoded.origins, strict=True):
+            if not isinstance(record, Triple):  # pragma: no cover - catalog guarantees it
+                continue
+            check = sink.check_triple(record, self.ontology)
+            if check.ok:
+                valid.append(record)
+                origins.append(origin)
+            else:
+                dead.append(rejected_letter(origin, check, agent))
+        if valid:
+            store = await ctx.graph()
+            index = await self.alias_index(store)
+            batch = ctx.settings.graph.write_batch
+
+            async def writer(store: GraphStore, recs: Sequence[Triple]) -> int:
+                return await sink.write_triples(
+                    store, recs, batch, ontology=self.ontology, index=index
+                )
+
+            written, failed = await write_isolating(store, writer, valid, origins, agent)
+            dead += failed
+            metrics.GRAPH_WRITES.labels("fact").inc(written)
+            now = time.time()
+            hist = metrics.EVENT_LATENCY.labels(agent)
+            for r in valid:
+                hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+        await send_dead(ctx, agent, dead)
+
+
 def register(app: faust.App, ctx: WorkerContext) -> None:
     batch = ctx.settings.graph.write_batch
 
@@ -80,8 +155,18 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
         return await sink.write_ticks(store, recs, batch)
 
     batch_agent(
-        app, ctx, name="doc_sink", sources=[DOCS_CLEAN.name], handler=_sink(ctx, "doc_sink", "document", docs)
+        app,
+        ctx,
+        name="doc_sink",
+        sources=[DOCS_CLEAN.name],
+        handler=_sink(ctx, "doc_sink", "document", docs),
     )
     batch_agent(
-        app, ctx, name="tick_sink", sources=[RAW_TICKS.name], handler=_sink(ctx, "tick_sink", "tick", ticks)
+        app,
+        ctx,
+        name="tick_sink",
+        sources=[RAW_TICKS.name],
+        handler=_sink(ctx, "tick_sink", "tick", ticks),
     )
+    triples = TripleSink(ctx)
+    batch_agent(app, ctx, name="triple_sink", sources=[KG_TRIPLES.name], handler=triples.handle)
