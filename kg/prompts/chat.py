@@ -1,0 +1,36 @@
+"""Small general-purpose prompts (CLI ``livekg llm chat``, smoke tests, benchmarks)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from kg.prompts.base import ChatMessage, Context, prompt, system, user
+
+DEFAULT_SYSTEM = "You are a concise assistant for financial market analysis."
+
+
+@prompt("chat", "simple", version=1, inputs=("text",))
+def simple_v1(ctx: Context) -> list[ChatMessage]:
+    return [system(str(ctx.get("system") or DEFAULT_SYSTEM)), user(str(ctx["text"]))]
+
+
+class Summary(BaseModel):
+    """A tiny structured-output example used by tests and the LLM benchmark."""
+
+    title: str = Field(description="a short title, at most ten words")
+    keywords: list[str] = Field(description="up to five keywords", max_length=5)
+    sentiment: str = Field(description="one of: positive, negative, neutral")
+
+
+@prompt("chat", "summarize", version=1, inputs=("text",))
+def summarize_v1(ctx: Context) -> list[ChatMessage]:
+    return [
+        system("You summarize financial text as JSON with a title, keywords and a sentiment."),
+        user(f"Text:\n{ctx['text']}\n\nAnswer with the JSON object only."),
+    ]
+
+
+@prompt("chat", "story", version=1, inputs=("topic",))
+def story_v1(ctx: Context) -> list[ChatMessage]:
+    """A prompt whose answer is long: the throughput benchmark generates from it."""
+    return [system(DEFAULT_SYSTEM), user(f"Write a long, detailed story about {ctx['topic']}.")]
