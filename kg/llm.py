@@ -318,7 +318,9 @@ class LLMClient(ABC):
         """One completion with the limiter, a hard deadline per attempt and retries."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential_jitter(initial=self.backoff_s, max=self.backoff_max_s),
+            wait=wait_exponential_jitter(
+                multiplier=self.backoff_s, jitter=self.backoff_s, max=self.backoff_max_s
+            ),
             retry=retry_if_exception(lambda e: isinstance(e, LLMError) and e.retryable),
             before_sleep=lambda state: self._before_retry(prompt_name, state),
             reraise=True,

@@ -1,0 +1,35 @@
+"""The embedded server command and the llama_cpp.server slot pool (no model loaded)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import types
+
+from kg.llm_runtime import install_slot_pool, local_model_path, server_command
+from ops.settings import Settings
+
+
+def test_server_command_splits_threads_into_replicas() -> None:
+    cmd = server_command(Settings(llm={"n_threads": 2, "model": "tiny"}), 9000)
+    assert cmd[1:5] == ["-m", "kg.llm_runtime", "--replicas", "2"]
+    assert cmd[cmd.index("--n_threads") + 1] == "1"
+    assert cmd[cmd.index("--model") + 1] == str(local_model_path())
+    assert cmd[cmd.index("--model_alias") + 1] == "tiny"
+    assert cmd[cmd.index("--port") + 1] == "9000"
+
+    single = server_command(Settings(llm={"n_threads": 2}), 9000, replicas=1)
+    assert single[1:3] == ["-m", "llama_cpp.server"]
+    assert single[single.index("--n_threads") + 1] == "2"
+
+
+async def test_slot_pool_hands_out_distinct_proxies_and_waits_when_full() -> None:
+    mod = types.SimpleNamespace(get_llama_proxy=None)
+    install_slot_pool(mod, ["p0", "p1"])
+    acquire = contextlib.asynccontextmanager(mod.get_llama_proxy)
+    async with acquire() as a, acquire() as b:
+        assert {a, b} == {"p0", "p1"}
+        third = asyncio.create_task(acquire().__aenter__())
+        await asyncio.sleep(0.01)
+        assert not third.done()  # both slots busy
+    assert await asyncio.wait_for(third, 1) in {"p0", "p1"}
