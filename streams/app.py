@@ -15,11 +15,13 @@ from ops import metrics
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.context import WorkerContext
+from streams.kafka_compat import install_empty_fetch_backoff
 from streams.processors import PROCESSORS
 from streams.topics import CATALOG
 
 
 def build_app(settings: Settings, endpoints: Endpoints, *, worker_id: str = "0") -> tuple[faust.App, WorkerContext]:
+    install_empty_fetch_backoff(settings.streams.empty_fetch_backoff_ms)
     brokers = [f"kafka://{hp.strip()}" for hp in endpoints.kafka_bootstrap.split(",")]
     datadir = Path(settings.data_dir).resolve() / "faust" / f"worker-{worker_id}"
     datadir.mkdir(parents=True, exist_ok=True)

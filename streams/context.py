@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kg import sink
 from kg.store import GraphStore, open_store
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
+from streams.publisher import Publisher
 from streams.records import Record
 from streams.topics import CATALOG
 
@@ -23,6 +25,7 @@ class WorkerContext:
     endpoints: Endpoints
     topics: dict[str, faust.TopicT] = field(default_factory=dict)
     _store: GraphStore | None = None
+    _publisher: Publisher | None = None
     _store_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def physical(self, logical: str) -> str:
@@ -44,18 +47,23 @@ class WorkerContext:
                 self._store = store
             return self._store
 
-    async def send(self, logical: str, records: list[Any]) -> None:
+    @property
+    def publisher(self) -> Publisher:
+        if self._publisher is None:
+            self._publisher = Publisher(self.endpoints.kafka_bootstrap)
+        return self._publisher
+
+    async def send(self, logical: str, records: Sequence[Record]) -> None:
         """Produce records (keyed by entity) and wait until the broker has them all."""
         if not records:
             return
-        topic = self.topics[logical]
-        futures = [
-            await topic.send(key=r.key().encode(), value=r.__pydantic_serializer__.to_json(r))
-            for r in records
-        ]
-        await asyncio.gather(*futures)
+        items = [(r.key().encode(), r.__pydantic_serializer__.to_json(r)) for r in records]
+        await self.publisher.send_many(self.physical(logical), items)
 
     async def close(self) -> None:
         if self._store is not None:
             await self._store.close()
             self._store = None
+        if self._publisher is not None:
+            await asyncio.to_thread(self._publisher.close)
+            self._publisher = None

@@ -1,0 +1,31 @@
+"""``livekg bench pipeline``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ops.cli.groups import bench_app
+from ops.cli.output import emit_json
+from ops.settings import Settings
+
+
+@bench_app.command("pipeline")
+def bench_pipeline(
+    events: Annotated[int, typer.Option(help="events in the burst phase")] = 20_000,
+    rate: Annotated[float, typer.Option(help="events/s in the steady (latency) phase")] = 1000.0,
+    steady_events: Annotated[int | None, typer.Option(help="default: min(events, 10 x rate)")] = None,
+    mix: Annotated[str, typer.Option(help="docs | ticks | mixed")] = "mixed",
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Broker -> normalize -> graph sink throughput and produce-to-graph latency."""
+    from ops.bench.pipeline import run_pipeline_bench
+    from ops.runtime import services
+
+    if mix not in {"docs", "ticks", "mixed"}:
+        raise typer.BadParameter("mix must be docs, ticks or mixed")
+    steady = steady_events if steady_events is not None else int(min(events, 10 * rate))
+    with services(Settings()) as (settings, ep):
+        result = run_pipeline_bench(settings, ep, events=events, rate=rate, steady_events=steady, mix=mix)
+    emit_json(result)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 
 import faust
@@ -86,8 +87,8 @@ def batch_agent(
         async for events in stream.take_events(size, within=within):
             started = time.perf_counter()
             items = to_inbound(ctx, events)
-            for item in items:
-                metrics.EVENTS_IN.labels(name, item.topic).inc()
+            for topic, n in Counter(item.topic for item in items).items():
+                metrics.EVENTS_IN.labels(name, topic).inc(n)
             await handle_safely(ctx, name, items, handler)
             metrics.BATCH_SECONDS.labels(name).observe(time.perf_counter() - started)
             metrics.BATCH_SIZE.labels(name).observe(len(items))

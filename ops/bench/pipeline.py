@@ -1,0 +1,254 @@
+"""``livekg bench pipeline``: synthetic events through broker -> normalize -> graph sink.
+
+A real worker process (``python -m streams.worker``) runs against the configured or
+embedded broker and graph, on topics and a graph of its own (a unique prefix), so a
+running stack is not disturbed. Two phases:
+
+* burst: N events produced as fast as possible; ``events_per_s`` is N divided by the
+  time from the first produce until the last event is in the graph.
+* steady: events at a fixed rate (default 1,000/s); ``p50_ms``/``p99_ms`` are the
+  produce-to-graph latencies (graph ``written_at`` minus the record's ``ingest_time``,
+  stamped when it was produced).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import psutil
+
+from connectors.replay import producer
+from kg.store import GraphStore, open_store
+from ops.runtime import free_port, stop_pid, wait_until
+from ops.runtime_state import Endpoints
+from ops.settings import Settings
+from streams.admin import create_topics
+from streams.records import IndicatorTick, RawNews, Record
+
+INDICATORS = ["CN10Y", "CN1Y", "SHIBOR_ON", "SHIBOR_3M", "DR007", "US10Y", "US2Y", "US5Y"]
+TICKERS = ["AAPL", "MSFT", "NVDA", "JPM", "TSLA", "600519.SH", "601398.SH", "000001.SZ"]
+
+
+@dataclass
+class Phase:
+    events: int
+    seconds: float
+    latencies_ms: np.ndarray
+
+
+def synthetic_events(n: int, mix: str, seed: int = 0) -> list[Record]:
+    """``mix``: docs (news through normalize), ticks (straight to the graph) or mixed."""
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    out: list[Record] = []
+    for i in range(n):
+        is_doc = mix == "docs" or (mix == "mixed" and i % 2 == 0)
+        t = base + timedelta(milliseconds=seed * 10_000_000 + i)
+        if is_doc:
+            ticker = TICKERS[i % len(TICKERS)]
+            out.append(
+                RawNews(
+                    id=f"n{seed}-{i}",
+                    source="bench",
+                    event_time=t,
+                    title=f"${ticker.split('.')[0]} headline {i}: yields and earnings in focus",
+                    body="Synthetic benchmark body text about bonds, rates and earnings.",
+                    entities=[ticker],
+                )
+            )
+        else:
+            out.append(
+                IndicatorTick(
+                    id=f"t{seed}-{i}",
+                    source="bench",
+                    event_time=t,
+                    indicator_id=INDICATORS[i % len(INDICATORS)],
+                    value=2.0 + (i % 100) / 1000,
+                    unit="%",
+                )
+            )
+    return out
+
+
+def _produce(bootstrap: str, prefix: str, records: list[Record], rate: float | None) -> None:
+    """Produce with ``ingest_time`` stamped at send time (the latency's start)."""
+    prod = producer(bootstrap, **{"linger.ms": 2})
+    topics = {RawNews: f"{prefix}raw.news", IndicatorTick: f"{prefix}raw.ticks"}
+    started = time.perf_counter()
+    for n, rec in enumerate(records, 1):
+        rec.ingest_time = datetime.now(UTC)
+        value = rec.__pydantic_serializer__.to_json(rec)
+        while True:
+            try:
+                prod.produce(topics[type(rec)], key=rec.key().encode(), value=value)
+                break
+            except BufferError:
+                prod.poll(0.01)
+        if rate:
+            ahead = n / rate - (time.perf_counter() - started)
+            if ahead > 0.001:
+                prod.poll(0)
+                time.sleep(ahead)
+        elif n % 5000 == 0:
+            prod.poll(0)
+    if prod.flush(60):
+        raise RuntimeError("benchmark producer could not deliver every event")
+
+
+async def _count(store: GraphStore) -> int:
+    rows = await store.query(
+        "MATCH (n) WHERE (n:Observation OR n:Document) AND n.source = 'bench' RETURN count(n) AS c"
+    )
+    return int(rows[0]["c"]) if rows else 0
+
+
+async def _wait_for(store: GraphStore, target: int, timeout: float) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await _count(store) >= target:
+            return time.perf_counter()
+        await asyncio.sleep(0.02)
+    raise TimeoutError(f"only {await _count(store)} of {target} events reached the graph")
+
+
+async def _latencies(store: GraphStore, since_ms: int) -> np.ndarray:
+    rows = await store.query(
+        "MATCH (n) WHERE (n:Observation OR n:Document) AND n.source = 'bench' "
+        "AND n.ingested_at >= $since RETURN n.written_at - n.ingested_at AS l",
+        {"since": since_ms},
+    )
+    return np.array([r["l"] for r in rows], dtype=np.float64)
+
+
+class _RssSampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.proc = psutil.Process(pid)
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.peak = max(self.peak, self.proc.memory_info().rss)
+            except psutil.Error:
+                return
+            self.stop.wait(0.2)
+
+
+def start_bench_worker(settings: Settings, ep: Endpoints, data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "LIVEKG_DATA_DIR": str(data_dir),
+        "LIVEKG_KAFKA__BOOTSTRAP_SERVERS": ep.kafka_bootstrap,
+        "LIVEKG_KAFKA__TOPIC_PREFIX": settings.kafka.topic_prefix,
+        "LIVEKG_KAFKA__CONSUMER_GROUP": settings.kafka.consumer_group,
+        "LIVEKG_KAFKA__TOPIC_PARTITIONS": str(settings.kafka.topic_partitions),
+        "LIVEKG_GRAPH__FALKORDB_URL": ep.falkordb_url or "",
+        "LIVEKG_GRAPH__GRAPH_NAME": settings.graph.graph_name,
+        "LIVEKG_STREAMS__WEB_PORT": str(port),
+        "LIVEKG_STREAMS__STORE": "memory://",
+        "LIVEKG_LOG_LEVEL": "warning",
+    }
+    log = open(data_dir / "bench-worker.log", "ab")  # noqa: SIM115 - lives as long as the worker
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streams.worker"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200,
+               "benchmark worker", timeout=120)  # fmt: skip
+    return proc, port
+
+
+def run_pipeline_bench(
+    base: Settings,
+    ep: Endpoints,
+    *,
+    events: int,
+    rate: float,
+    steady_events: int,
+    mix: str,
+    timeout: float = 600.0,
+) -> dict[str, Any]:
+    tag = uuid.uuid4().hex[:8]
+    settings = base.with_overrides(
+        kafka={"topic_prefix": f"bench{tag}.", "consumer_group": f"bench{tag}"},
+        graph={"graph_name": f"bench_{tag}"},
+    )
+    create_topics(ep.kafka_bootstrap, partitions=settings.kafka.topic_partitions, prefix=settings.kafka.topic_prefix)
+    with tempfile.TemporaryDirectory(prefix="livekg-bench-") as tmp:
+        proc, _port = start_bench_worker(settings, ep, Path(tmp))
+        sampler = _RssSampler(proc.pid)
+        sampler.start()
+        try:
+            return asyncio.run(
+                _phases(settings, ep, events=events, rate=rate, steady_events=steady_events,
+                        mix=mix, timeout=timeout, sampler=sampler)  # fmt: skip
+            )
+        finally:
+            sampler.stop.set()
+            stop_pid(proc.pid)
+
+
+async def _phases(
+    settings: Settings,
+    ep: Endpoints,
+    *,
+    events: int,
+    rate: float,
+    steady_events: int,
+    mix: str,
+    timeout: float,
+    sampler: _RssSampler,
+) -> dict[str, Any]:
+    store = open_store(settings, ep.falkordb_url)
+    prefix = settings.kafka.topic_prefix
+    try:
+        # warm-up: the worker has joined its group and written once
+        warm = synthetic_events(50, mix, seed=9)
+        await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, warm, None)
+        await _wait_for(store, len(warm), timeout=120)
+        done = len(warm)
+
+        burst = synthetic_events(events, mix, seed=1)
+        t0 = time.perf_counter()
+        await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, burst, None)
+        t1 = await _wait_for(store, done + events, timeout)
+        done += events
+        burst_s = t1 - t0
+
+        steady = synthetic_events(steady_events, mix, seed=2)
+        since_ms = int(time.time() * 1000)
+        await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, steady, rate)
+        await _wait_for(store, done + steady_events, timeout)
+        lat = await _latencies(store, since_ms)
+        await store.execute("MATCH (n) DETACH DELETE n")
+    finally:
+        await store.close()
+    return {
+        "bench": "pipeline",
+        "mix": mix,
+        "events": events,
+        "events_per_s": round(events / burst_s, 1),
+        "burst_seconds": round(burst_s, 3),
+        "steady_rate": rate,
+        "steady_events": int(lat.size),
+        "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
+        "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
+        "max_ms": round(float(lat.max()), 2) if lat.size else None,
+        "rss_mb": round(sampler.peak / 2**20, 1),
+        "partitions": settings.kafka.topic_partitions,
+    }
