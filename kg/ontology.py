@@ -227,13 +227,30 @@ class Ontology(BaseModel):
     ) -> TripleCheck:
         """Validate a triple against the schema; the first problem found is the reason."""
         for which, name in (("head", head), ("tail", tail)):
-            if not name_key_chars(name):
+            if not _ALNUM.search(name):
                 return _reject(PruneReason.EMPTY_NAME, f"{which} name {name!r} is empty")
-            if len(name.strip()) > MAX_NAME_CHARS:
+            if len(name) > MAX_NAME_CHARS and len(name.strip()) > MAX_NAME_CHARS:
                 return _reject(
                     PruneReason.NAME_TOO_LONG,
                     f"{which} name has {len(name.strip())} chars > {MAX_NAME_CHARS}",
                 )
+        schema = self._schema_cache.get((head_type, relation, tail_type))
+        if schema is None:
+            schema = self._check_schema(head_type, relation, tail_type)
+            if len(self._schema_cache) < 100_000:
+                self._schema_cache[(head_type, relation, tail_type)] = schema
+        if not schema.ok or (valid_from is None and valid_to is None):
+            return schema
+        problem = time_problem(valid_from, valid_to)
+        if problem:
+            return _reject(PruneReason.INVALID_TIME, problem)
+        return schema
+
+    @cached_property
+    def _schema_cache(self) -> dict[tuple[str, str, str], TripleCheck]:
+        return {}
+
+    def _check_schema(self, head_type: str, relation: str, tail_type: str) -> TripleCheck:
         hc, tc = self.concept(head_type), self.concept(tail_type)
         if hc is None:
             return _reject(PruneReason.UNKNOWN_HEAD_TYPE, f"head type {head_type!r}")
@@ -259,9 +276,6 @@ class Ontology(BaseModel):
                 PruneReason.RANGE_MISMATCH,
                 f"{rel.type} takes tails of {'/'.join(rel.range)}, got {tc.label}",
             )
-        problem = time_problem(valid_from, valid_to)
-        if problem:
-            return _reject(PruneReason.INVALID_TIME, problem)
         return TripleCheck(ok=True, head_label=hc.label, tail_label=tc.label, relation=rel.type)
 
     # -- export ----------------------------------------------------------------------
@@ -289,6 +303,9 @@ class Ontology(BaseModel):
             "dynamic_labels": list(self.dynamic_labels),
             "relations": list(self.relation_types),
         }
+
+
+_ALNUM = re.compile(r"[^\W_]")  # any letter or digit, any script
 
 
 def name_key_chars(name: str) -> str:

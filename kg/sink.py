@@ -23,7 +23,7 @@ from typing import Any
 
 from kg.canonical import AliasIndex
 from kg.ontology import Cardinality, Ontology, TripleCheck, default_ontology
-from kg.store.base import GraphStore, IndexSpec
+from kg.store.base import GraphProvider, GraphStore, IndexSpec
 from kg.temporal import apply_chains
 from streams.records import CleanDocument, IndicatorTick, Triple, stable_id, to_epoch_ms
 
@@ -150,13 +150,28 @@ async def write_documents(
 # -- triples -----------------------------------------------------------------------------
 
 
-def entity_cypher(label: str) -> str:
-    """Create-if-missing for entities of one concept label (label from the ontology)."""
-    return f"""
+def entity_cypher(label: str, provider: GraphProvider = GraphProvider.FALKORDB) -> str:
+    """Create-if-missing for entities of one concept label (label from the ontology).
+
+    Neo4j: MERGE, adding the concept label on create (the unique constraint on
+    ``Entity.id`` settles concurrent creators). FalkorDB: adding a label to a node
+    (``SET e:Label``) and two-label MERGE are an order of magnitude slower there than
+    a lookup and CREATE, and its writes to one graph are serialized, so
+    check-then-create inside one query cannot race.
+    """
+    if provider == GraphProvider.NEO4J:
+        return f"""
 UNWIND $rows AS r
 MERGE (e:Entity {{id: r.id}})
   ON CREATE SET e:{label}, e.partition = 'static', e.name = r.name,
                 e.canonical = r.canonical, e.created_at = r.ingested_at
+"""
+    return f"""
+UNWIND $rows AS r
+OPTIONAL MATCH (x:Entity {{id: r.id}})
+WITH r, x WHERE x IS NULL
+CREATE (e:Entity:{label} {{id: r.id, partition: 'static', name: r.name,
+                          canonical: r.canonical, created_at: r.ingested_at}})
 """
 
 
@@ -280,7 +295,8 @@ def prepare_triples(
 async def write_prepared(store: GraphStore, prepared: PreparedTriples, batch: int = 2000) -> int:
     """Entities first (one query per label), then facts (one per type), then chains."""
     for label, rows in sorted(prepared.entities.items()):
-        await store.execute_batches(entity_cypher(label), list(rows.values()), batch=batch)
+        cypher = entity_cypher(label, store.provider)
+        await store.execute_batches(cypher, list(rows.values()), batch=batch)
     for rel_type, rows in sorted(prepared.facts.items()):
         await store.execute_batches(fact_cypher(rel_type), list(rows.values()), batch=batch)
     for rel_type, head_ids in sorted(prepared.functional_heads.items()):

@@ -43,9 +43,14 @@ def assert_read_only(cypher: str) -> None:
         raise ReadOnlyViolation(f"read-only query contains {match.group(1).upper()!r}")
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def portable(value: Any) -> Any:
     """Parameters both backends take alike: datetimes and dates become epoch-millisecond
     ints (never driver temporal types), enums their values, tuples and sets lists."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, datetime):
         aware = value if value.tzinfo else value.replace(tzinfo=UTC)
         return int(aware.timestamp() * 1000)
@@ -56,6 +61,8 @@ def portable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): portable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
+        if all(type(v) in _PLAIN for v in value):  # the common case: keep the list
+            return value if isinstance(value, list) else list(value)
         return [portable(v) for v in value]
     return value
 

