@@ -26,19 +26,16 @@ BATCH_SIZE = Histogram(
     "livekg_batch_size", "Records per batch", ["agent"], buckets=(1, 10, 50, 100, 500, 1000, 5000)
 )
 GRAPH_WRITES = Counter("livekg_graph_rows_written_total", "Rows written to the graph", ["kind"])
-HTTP_REQUESTS = Counter(
-    "livekg_http_requests_total", "API requests", ["method", "route", "status"]
-)
+HTTP_REQUESTS = Counter("livekg_http_requests_total", "API requests", ["method", "route", "status"])
 UP = Gauge("livekg_up", "1 while the process is serving", ["component"])
 
 
 def render() -> tuple[bytes, str]:
     return generate_latest(), CONTENT_TYPE_LATEST
 
+
 # -- connectors (label: source = connector name; stream stays out of labels) ------------
-CONNECTOR_ROWS = Counter(
-    "livekg_connector_rows_fetched_total", "Source rows fetched", ["source"]
-)
+CONNECTOR_ROWS = Counter("livekg_connector_rows_fetched_total", "Source rows fetched", ["source"])
 CONNECTOR_PRODUCED = Counter(
     "livekg_connector_records_produced_total",
     "Records delivered and acknowledged by the broker",

@@ -140,7 +140,9 @@ class EmbeddedRuntime:
         self.state.ports[name] = port
         return port
 
-    def _spawn(self, name: str, cmd: list[str], *, port: int | None, env: dict[str, str] | None = None) -> ServiceState:
+    def _spawn(
+        self, name: str, cmd: list[str], *, port: int | None, env: dict[str, str] | None = None
+    ) -> ServiceState:
         self.logs.mkdir(parents=True, exist_ok=True)
         logfile = self.logs / f"{name}.log"
         with open(logfile, "ab") as out:
@@ -246,7 +248,9 @@ class EmbeddedRuntime:
             "LIVEKG_WORKER_ID": str(worker_id),
             "LIVEKG_STREAMS__WEB_PORT": str(port),
         }
-        self._spawn(f"worker-{worker_id}", [sys.executable, "-m", "streams.worker"], port=port, env=env)
+        self._spawn(
+            f"worker-{worker_id}", [sys.executable, "-m", "streams.worker"], port=port, env=env
+        )
         return port
 
     def wait_worker(self, worker_id: int) -> None:
@@ -284,7 +288,11 @@ class EmbeddedRuntime:
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.state.supervisor_pid = os.getpid()
-        bootstrap = self.start_broker() if self.settings.embedded_kafka else self.settings.kafka.bootstrap_servers
+        bootstrap = (
+            self.start_broker()
+            if self.settings.embedded_kafka
+            else self.settings.kafka.bootstrap_servers
+        )
         if self.settings.embedded_graph:
             self.start_graph()
         if llm and self.settings.embedded_llm:
@@ -299,7 +307,9 @@ class EmbeddedRuntime:
         asyncio.run(_ensure_graph_schema(self.settings, ep))
         return ep
 
-    def start_all(self, *, workers: int | None = None, llm: bool = True, api: bool = True) -> Endpoints:
+    def start_all(
+        self, *, workers: int | None = None, llm: bool = True, api: bool = True
+    ) -> Endpoints:
         self.start_infra(llm=llm)
         n = workers if workers is not None else self.settings.streams.workers
         for i in range(n):
@@ -360,7 +370,11 @@ def stop_recorded(settings: Settings) -> list[str]:
     if state is None:
         return []
     stopped = []
-    if state.supervisor_pid and state.supervisor_pid != os.getpid() and pid_alive(state.supervisor_pid):
+    if (
+        state.supervisor_pid
+        and state.supervisor_pid != os.getpid()
+        and pid_alive(state.supervisor_pid)
+    ):
         with contextlib.suppress(ProcessLookupError):
             os.kill(state.supervisor_pid, signal.SIGTERM)
         deadline = time.monotonic() + 30
@@ -376,6 +390,49 @@ def stop_recorded(settings: Settings) -> list[str]:
     state.supervisor_pid = None
     write_state(settings.state_file, state)
     return stopped
+
+
+def spawn_worker(
+    settings: Settings, ep: Endpoints, data_dir: Path, *, log_level: str = "warning"
+) -> tuple[subprocess.Popen[bytes], int]:
+    """A worker process on explicit endpoints (benchmarks, tests); returns (proc, web port).
+
+    Unlike the supervisor's workers it carries the whole isolation context in its
+    environment: topic prefix, consumer group, graph name, in-memory tables.
+    """
+    port = free_port()
+    env = {
+        **os.environ,
+        "LIVEKG_DATA_DIR": str(data_dir),
+        "LIVEKG_KAFKA__BOOTSTRAP_SERVERS": ep.kafka_bootstrap,
+        "LIVEKG_KAFKA__TOPIC_PREFIX": settings.kafka.topic_prefix,
+        "LIVEKG_KAFKA__CONSUMER_GROUP": settings.kafka.consumer_group,
+        "LIVEKG_KAFKA__TOPIC_PARTITIONS": str(settings.kafka.topic_partitions),
+        "LIVEKG_GRAPH__FALKORDB_URL": ep.falkordb_url or "",
+        "LIVEKG_GRAPH__GRAPH_NAME": settings.graph.graph_name,
+        "LIVEKG_STREAMS__WEB_PORT": str(port),
+        "LIVEKG_STREAMS__STORE": "memory://",
+        "LIVEKG_STREAMS__MAX_RECORD_BYTES": str(settings.streams.max_record_bytes),
+        "LIVEKG_LOG_LEVEL": log_level,
+        "PYTHONUNBUFFERED": "1",
+    }
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / "worker.log", "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streams.worker"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise ServiceUnavailable(
+                f"worker exited with {proc.returncode}; see {data_dir}/worker.log"
+            )
+        return http_ready(f"http://127.0.0.1:{port}/healthz")
+
+    wait_until(ready, "worker", timeout=120)
+    return proc, port
 
 
 @contextlib.contextmanager

@@ -13,7 +13,9 @@ def topic_names(prefix: str = "") -> dict[str, str]:
     return {name: f"{prefix}{name}" for name in CATALOG}
 
 
-def create_topics(bootstrap: str, *, partitions: int, replication: int = 1, prefix: str = "") -> list[str]:
+def create_topics(
+    bootstrap: str, *, partitions: int, replication: int = 1, prefix: str = ""
+) -> list[str]:
     """Create every catalog topic that does not exist yet; returns the ones created."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     existing = set(admin.list_topics(timeout=10).topics)
@@ -49,7 +51,9 @@ def topic_counts(bootstrap: str, *, prefix: str = "", timeout: float = 10.0) -> 
                 continue
             total = 0
             for p in tmeta.partitions:
-                lo, hi = consumer.get_watermark_offsets(TopicPartition(physical, p), timeout=timeout)
+                lo, hi = consumer.get_watermark_offsets(
+                    TopicPartition(physical, p), timeout=timeout
+                )
                 total += max(hi - lo, 0)
             counts[logical] = total
         return counts

@@ -19,7 +19,7 @@ from streams.app import build_app
 def run_worker(settings: Settings | None = None, worker_id: str | None = None) -> None:
     settings = settings or Settings()
     worker_id = worker_id or os.environ.get("LIVEKG_WORKER_ID", "0")
-    app, ctx = build_app(settings, endpoints(settings), worker_id=worker_id)
+    app, _ctx = build_app(settings, endpoints(settings), worker_id=worker_id)
     logging.basicConfig(level=settings.log_level.upper())
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.execute_from_commandline()

@@ -14,9 +14,6 @@ running stack is not disturbed. Two phases:
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -26,13 +23,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import psutil
 
 from connectors.replay import producer
 from kg.store import GraphStore, open_store
-from ops.runtime import free_port, stop_pid, wait_until
+from ops.runtime import spawn_worker, stop_pid
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.admin import create_topics
@@ -114,8 +110,8 @@ async def _count(store: GraphStore) -> int:
     return int(rows[0]["c"]) if rows else 0
 
 
-async def _wait_for(store: GraphStore, target: int, timeout: float) -> float:
-    deadline = time.monotonic() + timeout
+async def _wait_for(store: GraphStore, target: int, limit_s: float) -> float:
+    deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         if await _count(store) >= target:
             return time.perf_counter()
@@ -148,31 +144,6 @@ class _RssSampler(threading.Thread):
             self.stop.wait(0.2)
 
 
-def start_bench_worker(settings: Settings, ep: Endpoints, data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "LIVEKG_DATA_DIR": str(data_dir),
-        "LIVEKG_KAFKA__BOOTSTRAP_SERVERS": ep.kafka_bootstrap,
-        "LIVEKG_KAFKA__TOPIC_PREFIX": settings.kafka.topic_prefix,
-        "LIVEKG_KAFKA__CONSUMER_GROUP": settings.kafka.consumer_group,
-        "LIVEKG_KAFKA__TOPIC_PARTITIONS": str(settings.kafka.topic_partitions),
-        "LIVEKG_GRAPH__FALKORDB_URL": ep.falkordb_url or "",
-        "LIVEKG_GRAPH__GRAPH_NAME": settings.graph.graph_name,
-        "LIVEKG_STREAMS__WEB_PORT": str(port),
-        "LIVEKG_STREAMS__STORE": "memory://",
-        "LIVEKG_LOG_LEVEL": "warning",
-    }
-    log = open(data_dir / "bench-worker.log", "ab")  # noqa: SIM115 - lives as long as the worker
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streams.worker"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200,
-               "benchmark worker", timeout=120)  # fmt: skip
-    return proc, port
-
-
 def run_pipeline_bench(
     base: Settings,
     ep: Endpoints,
@@ -188,15 +159,27 @@ def run_pipeline_bench(
         kafka={"topic_prefix": f"bench{tag}.", "consumer_group": f"bench{tag}"},
         graph={"graph_name": f"bench_{tag}"},
     )
-    create_topics(ep.kafka_bootstrap, partitions=settings.kafka.topic_partitions, prefix=settings.kafka.topic_prefix)
+    create_topics(
+        ep.kafka_bootstrap,
+        partitions=settings.kafka.topic_partitions,
+        prefix=settings.kafka.topic_prefix,
+    )
     with tempfile.TemporaryDirectory(prefix="livekg-bench-") as tmp:
-        proc, _port = start_bench_worker(settings, ep, Path(tmp))
+        proc, _port = spawn_worker(settings, ep, Path(tmp))
         sampler = _RssSampler(proc.pid)
         sampler.start()
         try:
             return asyncio.run(
-                _phases(settings, ep, events=events, rate=rate, steady_events=steady_events,
-                        mix=mix, timeout=timeout, sampler=sampler)  # fmt: skip
+                _phases(
+                    settings,
+                    ep,
+                    events=events,
+                    rate=rate,
+                    steady_events=steady_events,
+                    mix=mix,
+                    limit_s=timeout,
+                    sampler=sampler,
+                )
             )
         finally:
             sampler.stop.set()
@@ -211,7 +194,7 @@ async def _phases(
     rate: float,
     steady_events: int,
     mix: str,
-    timeout: float,
+    limit_s: float,
     sampler: _RssSampler,
 ) -> dict[str, Any]:
     store = open_store(settings, ep.falkordb_url)
@@ -220,20 +203,20 @@ async def _phases(
         # warm-up: the worker has joined its group and written once
         warm = synthetic_events(50, mix, seed=9)
         await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, warm, None)
-        await _wait_for(store, len(warm), timeout=120)
+        await _wait_for(store, len(warm), limit_s=120)
         done = len(warm)
 
         burst = synthetic_events(events, mix, seed=1)
         t0 = time.perf_counter()
         await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, burst, None)
-        t1 = await _wait_for(store, done + events, timeout)
+        t1 = await _wait_for(store, done + events, limit_s)
         done += events
         burst_s = t1 - t0
 
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
         await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, steady, rate)
-        await _wait_for(store, done + steady_events, timeout)
+        await _wait_for(store, done + steady_events, limit_s)
         lat = await _latencies(store, since_ms)
         await store.execute("MATCH (n) DETACH DELETE n")
     finally:

@@ -15,7 +15,9 @@ from ops.settings import Settings
 def bench_pipeline(
     events: Annotated[int, typer.Option(help="events in the burst phase")] = 20_000,
     rate: Annotated[float, typer.Option(help="events/s in the steady (latency) phase")] = 1000.0,
-    steady_events: Annotated[int | None, typer.Option(help="default: min(events, 10 x rate)")] = None,
+    steady_events: Annotated[
+        int | None, typer.Option(help="default: min(events, 10 x rate)")
+    ] = None,
     mix: Annotated[str, typer.Option(help="docs | ticks | mixed")] = "mixed",
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
@@ -27,5 +29,7 @@ def bench_pipeline(
         raise typer.BadParameter("mix must be docs, ticks or mixed")
     steady = steady_events if steady_events is not None else int(min(events, 10 * rate))
     with services(Settings()) as (settings, ep):
-        result = run_pipeline_bench(settings, ep, events=events, rate=rate, steady_events=steady, mix=mix)
+        result = run_pipeline_bench(
+            settings, ep, events=events, rate=rate, steady_events=steady, mix=mix
+        )
     emit_json(result)

@@ -35,13 +35,17 @@ def up(
     workers: Annotated[int | None, typer.Option(help="faust workers (default: settings)")] = None,
     llm: Annotated[bool, typer.Option(help="start the local LLM server")] = True,
     sample: Annotated[bool, typer.Option(help="replay the bundled sample day once")] = True,
-    detach: Annotated[bool, typer.Option(help="run in the background; stop with `livekg down`")] = False,
+    detach: Annotated[
+        bool, typer.Option(help="run in the background; stop with `livekg down`")
+    ] = False,
 ) -> None:
     """Start the whole stack (embedded broker, graph, LLM, workers, API) and keep it running."""
     settings = _settings(data_dir)
     state = read_state(settings.state_file)
     if state and pid_alive(state.supervisor_pid):
-        console.print(f"[red]already running[/] (supervisor pid {state.supervisor_pid}); `livekg down` first")
+        console.print(
+            f"[red]already running[/] (supervisor pid {state.supervisor_pid}); `livekg down` first"
+        )
         raise typer.Exit(1)
     if detach:
         _detach(settings, workers=workers, llm=llm, sample=sample)

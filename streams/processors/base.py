@@ -44,7 +44,9 @@ def to_inbound(ctx: WorkerContext, events: Sequence[faust.EventT]) -> list[Inbou
     return items
 
 
-async def handle_safely(ctx: WorkerContext, agent: str, items: Sequence[Inbound], handler: Handler) -> None:
+async def handle_safely(
+    ctx: WorkerContext, agent: str, items: Sequence[Inbound], handler: Handler
+) -> None:
     attempt = 0
     backoff = 0.2
     while True:
