@@ -28,8 +28,8 @@ from kg.errors import ReadOnlyViolation, TransientGraphError
 Row = dict[str, Any]
 
 _WRITE_CLAUSE = re.compile(
-    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|LOAD\s+CSV|FOREACH|CALL\s+\{|CALL\s+db\.|"
-    r"CALL\s+apoc\.|CALL\s+dbms\.)",
+    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|LOAD\s+CSV|FOREACH)\b"
+    r"|\b(CALL\s*\{|CALL\s+(?:db|apoc|dbms)\.)",
     re.IGNORECASE,
 )
 _STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`")
@@ -40,7 +40,8 @@ def assert_read_only(cypher: str) -> None:
     stripped = _STRING_LITERAL.sub("''", cypher)
     match = _WRITE_CLAUSE.search(stripped)
     if match:
-        raise ReadOnlyViolation(f"read-only query contains {match.group(1).upper()!r}")
+        clause = match.group(1) or match.group(2)
+        raise ReadOnlyViolation(f"read-only query contains {clause.upper()!r}")
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
