@@ -12,6 +12,7 @@ COMMAND_MODULES = [
     "ops.cli.bench_pipeline",
     "ops.cli.connect_cmds",
     "ops.cli.kg_cmds",
+    "ops.cli.model_cmds",
 ]
 
 

