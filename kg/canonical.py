@@ -117,6 +117,7 @@ class AliasIndex:
         self._by_id: dict[str, AliasEntry] = {}
         self._by_key: dict[str, list[AliasEntry]] = defaultdict(list)
         self._grams: dict[str, set[str]] = defaultdict(set)
+        self._gram_count: dict[str, int] = {}
         self._cache: dict[tuple[str, str], Resolution] = {}
 
     def __len__(self) -> int:
@@ -142,8 +143,10 @@ class AliasIndex:
             bucket = self._by_key[key]
             if all(e.id != entity_id for e in bucket):
                 bucket.append(entry)
-            if len(key) >= MIN_FUZZY_KEY:
-                for g in _trigrams(key):
+            if len(key) >= MIN_FUZZY_KEY and key not in self._gram_count:
+                grams = _trigrams(key)
+                self._gram_count[key] = len(grams)
+                for g in grams:
                     self._grams[g].add(key)
         self._cache.clear()
 
@@ -211,7 +214,7 @@ class AliasIndex:
                 counts[k] += 1
         # Dice on trigrams prunes; SequenceMatcher decides.
         shortlist = sorted(
-            (k for k, c in counts.items() if 2 * c / (len(grams) + len(_trigrams(k))) >= 0.5),
+            (k for k, c in counts.items() if 2 * c / (len(grams) + self._gram_count[k]) >= 0.5),
             key=lambda k: -counts[k],
         )[:20]
         scored: list[tuple[float, AliasEntry]] = []

@@ -894,8 +894,6 @@ FACT_PROPERTIES: tuple[PropertyType, ...] = (
     P(name="doc_ids", type="string_list", description="documents stating the fact"),
     P(name="confidence", type="float"),
     P(name="evidence"),
-    P(name="head_id"),
-    P(name="tail_id"),
 )
 
 ONTOLOGY = Ontology(

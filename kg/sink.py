@@ -28,7 +28,7 @@ from kg.temporal import apply_chains
 from streams.records import CleanDocument, IndicatorTick, Triple, stable_id, to_epoch_ms
 
 DOC_TEXT_LIMIT = 20_000
-EVIDENCE_LIMIT = 1_000
+EVIDENCE_LIMIT = 500
 
 INDEXES: tuple[IndexSpec, ...] = (
     IndexSpec("Entity"),
@@ -182,12 +182,11 @@ UNWIND $rows AS r
 MATCH (h:Entity {{id: r.head_id}})
 MATCH (t:Entity {{id: r.tail_id}})
 MERGE (h)-[f:{rel_type} {{id: r.id}}]->(t)
-  ON CREATE SET f += r.props, f.partition = r.partition, f.head_id = r.head_id,
-                f.tail_id = r.tail_id,
+  ON CREATE SET f += r.props, f.partition = r.partition,
                 f.valid_from = r.valid_from, f.stated_valid_to = r.valid_to,
                 f.valid_to = r.valid_to, f.ingested_at = r.ingested_at,
                 f.written_at = timestamp(), f.sources = r.sources, f.doc_ids = r.doc_ids,
-                f.confidence = r.confidence, f.evidence = r.evidence, f.source = r.source
+                f.confidence = r.confidence, f.evidence = r.evidence
   ON MATCH SET f.sources = f.sources + [s IN r.sources WHERE NOT s IN f.sources],
                f.doc_ids = f.doc_ids + [d IN r.doc_ids WHERE NOT d IN f.doc_ids],
                f.valid_from = CASE WHEN r.valid_from < f.valid_from
@@ -275,7 +274,6 @@ def prepare_triples(
                 "doc_ids": [t.doc_id] if t.doc_id else [],
                 "confidence": t.confidence,
                 "evidence": t.evidence[:EVIDENCE_LIMIT],
-                "source": t.source,
                 "props": {},
             }
         else:  # the same fact twice in one batch: one row, merged provenance

@@ -89,12 +89,16 @@ class GraphStore(ABC):
 
     async def execute(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a (possibly writing) query with retries on transient errors."""
-        return await self._retrying(cypher, portable(dict(params or {})), read_only=False)
+        return await self._retrying(cypher, self._prepare_params(params), read_only=False)
 
     async def query(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a read-only query; writes are refused before reaching the database."""
         assert_read_only(cypher)
-        return await self._retrying(cypher, portable(dict(params or {})), read_only=True)
+        return await self._retrying(cypher, self._prepare_params(params), read_only=True)
+
+    def _prepare_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Make parameters portable (see ``portable``); a backend may do it while encoding."""
+        return portable(dict(params or {}))
 
     async def execute_batches(
         self, cypher: str, rows: Sequence[Mapping[str, Any]], *, batch: int = 2000
