@@ -112,7 +112,7 @@ class GraphStore(ABC):
         async for attempt in AsyncRetrying(
             retry=retry_if_exception_type(TransientGraphError),
             stop=stop_after_attempt(self.max_attempts),
-            wait=wait_exponential_jitter(initial=0.05, max=2.0),
+            wait=wait_exponential_jitter(multiplier=0.05, max=2.0, jitter=0.05),
             reraise=True,
         ):
             with attempt:

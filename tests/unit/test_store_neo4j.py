@@ -1,0 +1,221 @@
+"""Neo4jStore driver handling with a fake async driver (no Neo4j server here).
+
+What is checked: one session per call with the configured database and access mode,
+managed read/write transactions, parameters passed through (datetimes converted to
+epoch ms, never driver temporal types), result conversion (graph types, neo4j.time),
+retries on transient errors only, error translation, the read-only guard, and DDL.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+import neo4j
+import neo4j.exceptions as nx
+import pytest
+from neo4j.time import DateTime as NeoDateTime
+
+from kg.errors import GraphError, ReadOnlyViolation, ServiceUnavailable, TransientGraphError
+from kg.sink import INDEXES, entity_cypher
+from kg.store.base import GraphProvider, IndexSpec
+from kg.store.neo4j import Neo4jStore
+
+
+class FakeRecord:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def items(self) -> Any:
+        return self._data.items()
+
+
+class FakeResult:
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = rows
+        self.consumed = False
+
+    def __aiter__(self) -> Any:
+        async def gen() -> Any:
+            for r in self._rows:
+                yield FakeRecord(r)
+
+        return gen()
+
+    async def consume(self) -> None:
+        self.consumed = True
+
+
+class FakeTx:
+    def __init__(self, driver: FakeDriver) -> None:
+        self.driver = driver
+
+    async def run(self, cypher: str, params: dict[str, Any] | None = None) -> FakeResult:
+        self.driver.runs.append((cypher, params))
+        if self.driver.failures:
+            raise self.driver.failures.pop(0)
+        return FakeResult(self.driver.rows)
+
+
+class FakeSession:
+    def __init__(self, driver: FakeDriver, kwargs: dict[str, Any]) -> None:
+        self.driver, self.kwargs = driver, kwargs
+
+    async def __aenter__(self) -> FakeSession:
+        self.driver.sessions.append(self.kwargs)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.driver.closed_sessions += 1
+
+    async def execute_read(self, fn: Any, *args: Any) -> Any:
+        self.driver.modes.append("read")
+        return await fn(FakeTx(self.driver), *args)
+
+    async def execute_write(self, fn: Any, *args: Any) -> Any:
+        self.driver.modes.append("write")
+        return await fn(FakeTx(self.driver), *args)
+
+    async def run(self, cypher: str, params: dict[str, Any] | None = None) -> FakeResult:
+        self.driver.modes.append("autocommit")
+        return await FakeTx(self.driver).run(cypher, params)
+
+
+class FakeDriver:
+    def __init__(self, rows: list[dict[str, Any]] | None = None) -> None:
+        self.rows = rows or []
+        self.sessions: list[dict[str, Any]] = []
+        self.modes: list[str] = []
+        self.runs: list[tuple[str, dict[str, Any] | None]] = []
+        self.failures: list[Exception] = []
+        self.closed_sessions = 0
+        self.closed = False
+        self.unreachable = False
+
+    def session(self, **kwargs: Any) -> FakeSession:
+        return FakeSession(self, kwargs)
+
+    async def verify_connectivity(self) -> None:
+        if self.unreachable:
+            raise nx.ServiceUnavailable("connection refused")
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def make(rows: list[dict[str, Any]] | None = None) -> tuple[Neo4jStore, FakeDriver]:
+    driver = FakeDriver(rows)
+    store = Neo4jStore("bolt://db:7687", "neo4j", "pw", "kgdb", driver=driver)
+    store.max_attempts = 3
+    return store, driver
+
+
+async def test_write_uses_a_write_session_on_the_configured_database() -> None:
+    store, driver = make([{"n": 1}])
+    rows = await store.execute("MERGE (e:Entity {id: $id}) RETURN 1 AS n", {"id": "AAPL"})
+    assert rows == [{"n": 1}]
+    assert driver.sessions == [{"database": "kgdb", "default_access_mode": neo4j.WRITE_ACCESS}]
+    assert driver.modes == ["write"]
+    assert driver.runs == [("MERGE (e:Entity {id: $id}) RETURN 1 AS n", {"id": "AAPL"})]
+    assert driver.closed_sessions == 1
+    assert store.provider == GraphProvider.NEO4J
+
+
+async def test_read_uses_a_read_session_and_guard() -> None:
+    store, driver = make([{"id": "AAPL"}])
+    assert await store.query("MATCH (e:Entity) RETURN e.id AS id") == [{"id": "AAPL"}]
+    assert driver.sessions[0]["default_access_mode"] == neo4j.READ_ACCESS
+    assert driver.modes == ["read"]
+    with pytest.raises(ReadOnlyViolation):
+        await store.query("MATCH (e) DETACH DELETE e")
+    assert len(driver.runs) == 1  # the write never reached the driver
+
+
+async def test_temporal_parameters_become_epoch_ms() -> None:
+    store, driver = make()
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    await store.execute(
+        "RETURN $at, $day, $rows",
+        {"at": when, "day": date(2026, 1, 2), "rows": [{"t": when, "tags": ("a", "b")}]},
+    )
+    params = driver.runs[0][1]
+    assert params == {
+        "at": 1767323045000,
+        "day": 1767312000000,
+        "rows": [{"t": 1767323045000, "tags": ["a", "b"]}],
+    }
+
+
+async def test_result_values_are_converted() -> None:
+    native = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    store, _ = make([{"at": NeoDateTime.from_native(native), "xs": [1, {"k": "v"}]}])
+    rows = await store.query("RETURN 1")
+    assert rows == [{"at": native, "xs": [1, {"k": "v"}]}]
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        nx.ServiceUnavailable("gone"),
+        nx.SessionExpired("expired"),
+        nx.TransientError("deadlock"),
+    ],
+)
+async def test_transient_errors_are_retried(exc: Exception) -> None:
+    store, driver = make([{"ok": True}])
+    driver.failures = [exc]
+    assert await store.execute("RETURN true AS ok") == [{"ok": True}]
+    assert len(driver.runs) == 2
+
+
+async def test_transient_errors_give_up_after_max_attempts() -> None:
+    store, driver = make()
+    driver.failures = [nx.ServiceUnavailable("down")] * 5
+    with pytest.raises(TransientGraphError):
+        await store.execute("RETURN 1")
+    assert len(driver.runs) == store.max_attempts
+
+
+async def test_client_errors_are_not_retried() -> None:
+    store, driver = make()
+    driver.failures = [nx.CypherSyntaxError("bad syntax")]
+    with pytest.raises(GraphError) as info:
+        await store.execute("RETRUN 1")
+    assert not isinstance(info.value, TransientGraphError)
+    assert len(driver.runs) == 1
+
+
+async def test_other_exceptions_pass_through() -> None:
+    store, driver = make()
+    driver.failures = [KeyError("boom")]
+    with pytest.raises(KeyError):
+        await store.execute("RETURN 1")
+
+
+async def test_ddl_is_autocommit_and_per_backend() -> None:
+    store, driver = make()
+    await store.ensure_indexes([IndexSpec("Entity"), IndexSpec("Entity", "name", unique=False)])
+    assert driver.modes == ["autocommit", "autocommit"]
+    assert driver.runs[0][0] == (
+        "CREATE CONSTRAINT entity_id_unique IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE"
+    )
+    assert driver.runs[1][0] == "CREATE INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON (n.name)"
+    ddl = [d for i in INDEXES for d in store.index_ddl(i)]
+    assert all("IF NOT EXISTS" in d for d in ddl)
+
+
+def test_entity_creation_cypher_differs_per_backend() -> None:
+    neo = entity_cypher("Company", GraphProvider.NEO4J)
+    assert "MERGE (e:Entity {id: r.id})" in neo and "ON CREATE SET e:Company" in neo
+    falkor = entity_cypher("Company", GraphProvider.FALKORDB)
+    assert "CREATE (e:Entity:Company" in falkor and "MERGE" not in falkor
+
+
+async def test_ping_and_close() -> None:
+    store, driver = make()
+    await store.ping()
+    driver.unreachable = True
+    with pytest.raises(ServiceUnavailable):
+        await store.ping()
+    await store.close()
+    assert driver.closed
