@@ -188,6 +188,12 @@ class Ontology(BaseModel):
             cur = parent.parent if parent else None
         return out
 
+    def label_path(self, label: str) -> str:
+        """Cypher label expression of a node of concept ``label``: itself and every
+        ancestor, root first (``Entity:Person:Executive``), so ``MATCH (p:Person)``
+        finds executives and ``MATCH (o:Organization)`` companies and institutions."""
+        return ":".join(reversed(self.ancestors(label)))
+
     def is_a(self, label: str, other: str) -> bool:
         return other in self.ancestors(label)
 

@@ -150,7 +150,11 @@ async def write_documents(
 # -- triples -----------------------------------------------------------------------------
 
 
-def entity_cypher(label: str, provider: GraphProvider = GraphProvider.FALKORDB) -> str:
+def entity_cypher(
+    label: str,
+    provider: GraphProvider = GraphProvider.FALKORDB,
+    ontology: Ontology | None = None,
+) -> str:
     """Create-if-missing for entities of one concept label (label from the ontology).
 
     Neo4j: MERGE, adding the concept label on create (the unique constraint on
@@ -159,18 +163,19 @@ def entity_cypher(label: str, provider: GraphProvider = GraphProvider.FALKORDB) 
     a lookup and CREATE, and its writes to one graph are serialized, so
     check-then-create inside one query cannot race.
     """
+    path = (ontology or default_ontology()).label_path(label)  # Entity:...:label
     if provider == GraphProvider.NEO4J:
         return f"""
 UNWIND $rows AS r
 MERGE (e:Entity {{id: r.id}})
-  ON CREATE SET e:{label}, e.partition = 'static', e.name = r.name,
+  ON CREATE SET e:{path.removeprefix("Entity:")}, e.partition = 'static', e.name = r.name,
                 e.canonical = r.canonical, e.created_at = r.ingested_at
 """
     return f"""
 UNWIND $rows AS r
 OPTIONAL MATCH (x:Entity {{id: r.id}})
 WITH r, x WHERE x IS NULL
-CREATE (e:Entity:{label} {{id: r.id, partition: 'static', name: r.name,
+CREATE (e:{path} {{id: r.id, partition: 'static', name: r.name,
                           canonical: r.canonical, created_at: r.ingested_at}})
 """
 

@@ -155,13 +155,14 @@ def _typed(props: dict[str, Any], label: str, ontology: Ontology) -> dict[str, A
     return out
 
 
-def entity_upsert_cypher(label: str) -> str:
+def entity_upsert_cypher(label: str, ontology: Ontology | None = None) -> str:
     """Static entities are authoritative: their properties are (re)set on every load."""
+    path = (ontology or default_ontology()).label_path(label).removeprefix("Entity:")
     return f"""
 UNWIND $rows AS r
 MERGE (e:Entity {{id: r.id}})
   ON CREATE SET e.created_at = r.loaded_at
-SET e:{label}, e += r.props, e.partition = 'static', e.canonical = true
+SET e:{path}, e += r.props, e.partition = 'static', e.canonical = true
 """
 
 
@@ -207,7 +208,7 @@ async def load_bundle(
         by_label[concept.label].append({"id": e.id, "loaded_at": loaded_at, "props": props})
         index.add_row({**props, "label": concept.label})
     for label, rows in sorted(by_label.items()):
-        await store.execute_batches(entity_upsert_cypher(label), rows, batch=batch)
+        await store.execute_batches(entity_upsert_cypher(label, ontology), rows, batch=batch)
         report.entities += len(rows)
     if bundle.relations:
         await _load_relations(store, bundle, index, report, source, ontology, now, batch)

@@ -215,7 +215,8 @@ LIMIT $limit
 
 # All-or-nothing per row: only when every listed observation still exists is the day
 # updated and are they deleted (a concurrent or repeated run finds some gone and skips).
-# Separate SET clauses keep the read-before-write order explicit on both backends.
+# New values are computed in a WITH before one SET, so no SET item reads another's
+# result (the backends differ on that).
 ROLLUP_CYPHER = """
 UNWIND $rows AS r
 UNWIND r.obs_ids AS oid
@@ -230,14 +231,16 @@ MERGE (d:DailyObservation {id: r.id})
                 d.day_start = r.day_start, d.n = 0, d.sum = 0.0,
                 d.open = r.open, d.close = r.close, d.high = r.high, d.low = r.low,
                 d.first_at = r.first_at, d.last_at = r.last_at
-SET d.open = CASE WHEN r.first_at < d.first_at THEN r.open ELSE d.open END,
-    d.close = CASE WHEN r.last_at > d.last_at THEN r.close ELSE d.close END,
-    d.high = CASE WHEN r.high > d.high THEN r.high ELSE d.high END,
-    d.low = CASE WHEN r.low < d.low THEN r.low ELSE d.low END
-SET d.first_at = CASE WHEN r.first_at < d.first_at THEN r.first_at ELSE d.first_at END,
-    d.last_at = CASE WHEN r.last_at > d.last_at THEN r.last_at ELSE d.last_at END,
-    d.n = d.n + r.n, d.sum = d.sum + r.sum
-SET d.mean = d.sum / d.n
+WITH r, obs, i, d,
+     CASE WHEN r.first_at < d.first_at THEN r.open ELSE d.open END AS open,
+     CASE WHEN r.last_at > d.last_at THEN r.close ELSE d.close END AS close,
+     CASE WHEN r.high > d.high THEN r.high ELSE d.high END AS high,
+     CASE WHEN r.low < d.low THEN r.low ELSE d.low END AS low,
+     CASE WHEN r.first_at < d.first_at THEN r.first_at ELSE d.first_at END AS first_at,
+     CASE WHEN r.last_at > d.last_at THEN r.last_at ELSE d.last_at END AS last_at,
+     d.n + r.n AS n, d.sum + r.sum AS total
+SET d.open = open, d.close = close, d.high = high, d.low = low, d.first_at = first_at,
+    d.last_at = last_at, d.n = n, d.sum = total, d.mean = total / n
 MERGE (i)-[:HAS_DAILY]->(d)
 WITH obs
 UNWIND obs AS o

@@ -42,7 +42,11 @@ def test_relation_aliases_and_cardinality() -> None:
 def test_valid_triple_resolves_labels() -> None:
     check = ONTOLOGY.check("Apple", "ORG", "Produces", "iPhone", "PRODUCT")
     assert check.ok
-    assert (check.head_label, check.relation, check.tail_label) == ("Company", "PRODUCES", "Product")
+    assert (check.head_label, check.relation, check.tail_label) == (
+        "Company",
+        "PRODUCES",
+        "Product",
+    )
 
 
 @pytest.mark.parametrize(
