@@ -168,7 +168,7 @@ class EdgarConnector:
             suffix = f" (part {i}/{len(parts)})" if len(parts) > 1 else ""
             batch.add(
                 "raw.filings",
-                f"{cur}|{i:04d}",
+                f"{cur}|{9999 if i == len(parts) else i:04d}",  # 9999: filing complete
                 RawFiling,
                 {
                     "id": r["accessionNumber"] + (f"#p{i}" if len(parts) > 1 else ""),

@@ -75,7 +75,7 @@ async def with_retries(
     one a :class:`SourceError` says what failed, how often, and the last cause.
     """
     backoff = wait_exponential_jitter(
-        initial=policy.initial_s, max=policy.max_s, jitter=policy.initial_s
+        multiplier=policy.initial_s, max=policy.max_s, jitter=policy.initial_s
     )
 
     def wait(state: RetryCallState) -> float:

@@ -62,11 +62,20 @@ def html_document(html: str | bytes, *, with_tables: bool = False) -> HtmlDoc:
     if not html.strip():
         return HtmlDoc("")
     root = lxml.html.fromstring(html)
-    for bad in root.xpath("//script|//style|//head|//*[local-name()='header'][@style]"):
-        bad.drop_tree()
-    # XBRL inline filings hide the machine-readable header in ix:header
-    for hidden in root.xpath("//*[local-name()='header' and contains(name(), 'ix')]"):
-        hidden.drop_tree()
+    # Inline-XBRL filings hide a machine-readable header (ix:header in a display:none
+    # div); it is not part of the document a reader sees.
+    drop = [
+        el
+        for el in root.iter()
+        if isinstance(el.tag, str)
+        and (
+            el.tag.lower() in ("script", "style", "head", "ix:header", "title")
+            or "display:none" in (el.get("style") or "").replace(" ", "").lower()
+        )
+    ]
+    for el in drop:
+        if el.getparent() is not None:
+            el.drop_tree()
     parts: list[str] = []
     doc = HtmlDoc("")
     block = {"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table"}
