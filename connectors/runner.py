@@ -63,6 +63,15 @@ class RecordTooLarge(ValueError):
     """Larger than ``streams.max_record_bytes``: rejected here, the broker would refuse it."""
 
 
+def kafka_bootstrap(settings: Settings) -> str:
+    """Connectors need only the broker: a configured one, else the running embedded one."""
+    if settings.kafka.bootstrap_servers:
+        return settings.kafka.bootstrap_servers
+    from ops.runtime_state import endpoints
+
+    return endpoints(settings).kafka_bootstrap
+
+
 def checkpoint_dir(settings: Settings) -> Path:
     return settings.connectors.checkpoint_dir or (Path(settings.data_dir) / "connectors")
 

@@ -110,10 +110,10 @@ def get_sink() -> SocialSink:
     """The process-wide sink, built from settings on first use (override in tests)."""
     global _sink
     if _sink is None:
-        from ops.runtime_state import endpoints
+        from connectors.runner import kafka_bootstrap
 
         s = Settings()
-        _sink = SocialSink(endpoints(s).kafka_bootstrap, s.kafka.topic_prefix)
+        _sink = SocialSink(kafka_bootstrap(s), s.kafka.topic_prefix)
     return _sink
 
 

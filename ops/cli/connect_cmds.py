@@ -19,6 +19,12 @@ def _settings(data_dir: Path | None) -> Settings:
     return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
+def _bootstrap(s: Settings) -> str:
+    from connectors.runner import kafka_bootstrap
+
+    return kafka_bootstrap(s)
+
+
 def _count_rows(path: Path) -> int:
     with open(path, "rb") as fh:
         n = sum(1 for line in fh if line.strip())
@@ -38,10 +44,9 @@ def replay(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from connectors.replay import replay_file
-    from ops.runtime_state import endpoints
 
     s = _settings(data_dir)
-    bootstrap = endpoints(s).kafka_bootstrap
+    bootstrap = _bootstrap(s)
     if progress and sys.stderr.isatty():
         columns = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
@@ -98,11 +103,10 @@ def run_source(
     """Poll SOURCE on its schedule (or once), producing to the raw topics with checkpoints."""
     from connectors.registry import build
     from connectors.runner import PollReport, Runner
-    from ops.runtime_state import endpoints
 
     s = _settings(data_dir)
     connector = build(source, s)
-    runner = Runner(connector, bootstrap=endpoints(s).kafka_bootstrap, settings=s)
+    runner = Runner(connector, bootstrap=_bootstrap(s), settings=s)
     if metrics_port:
         from prometheus_client import start_http_server
 
