@@ -266,3 +266,21 @@ def test_replay_jsonl_and_csv_skip_invalid_rows(iso: Any, tmp_path: Path) -> Non
     assert sorted(v["title"] for _, v, _ in news) == sorted(titles)
     ticks = read_topic(iso.bootstrap, iso.topic("raw.ticks"))
     assert {k for k, _, _ in ticks} == {b"CN10Y", b"US10Y"}
+
+
+async def test_webhook_posts_reach_raw_social_once_acknowledged(iso: Any) -> None:
+    from fastapi import FastAPI
+
+    from connectors import social
+
+    sink = social.SocialSink(iso.bootstrap, iso.prefix)
+    app = FastAPI()
+    app.include_router(social.router)
+    app.dependency_overrides[social.get_sink] = lambda: sink
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        r = await client.post("/ingest/social", json=[{"text": "$AAPL up"}, {"text": "$TLT bid"}])
+    assert r.status_code == 202
+    rows = read_topic(iso.bootstrap, iso.topic("raw.social"))
+    assert sorted(k for k, _, _ in rows) == [b"AAPL", b"TLT"]
+    assert {v["id"] for _, v, _ in rows} == set(r.json()["ids"])
