@@ -22,7 +22,7 @@ import importlib.util
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kg.errors import ConfigError
 from ops.settings import Settings
@@ -106,8 +106,9 @@ def serve(argv: Sequence[str] | None = None) -> None:
     add_args_from_model(parser, LlamaSettings)
     parser.add_argument("--replicas", type=int, default=2)
     args = parser.parse_args(argv)
-    server_settings = parse_model_from_args(ServerSettings, args)
-    model_settings = parse_model_from_args(ModelSettings, args)
+    # llama_cpp's helper is typed as returning the class; it returns an instance
+    server_settings = cast(ServerSettings, parse_model_from_args(ServerSettings, args))
+    model_settings = cast(ModelSettings, parse_model_from_args(ModelSettings, args))
     app = app_module.create_app(server_settings=server_settings, model_settings=[model_settings])
     first = app_module._llama_proxy
     extra = [LlamaProxy(models=[model_settings.model_copy()]) for _ in range(args.replicas - 1)]

@@ -42,32 +42,36 @@ def llm_chat(
     settings = Settings()
     url = base_url or _running_llm(settings)
 
-    async def go() -> tuple[str, object]:
+    async def go() -> dict[str, object]:
         llm = make_llm_client(settings, url, max_concurrency=1)
         try:
             msgs = chat.simple_v1(text=prompt, system=system)
             answer = await llm.chat(
                 msgs, prompt_name=chat.simple_v1.id, max_tokens=max_tokens, temperature=temperature
             )
-            return answer, llm
         finally:
             await llm.aclose()
+        stats = llm.stats
+        return {
+            "answer": answer,
+            "backend": llm.backend.value,
+            "base_url": url,
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+            "latency_s": round(stats.latency_s, 3),
+        }
 
-    answer, llm = asyncio.run(go())
-    stats = llm.stats  # type: ignore[attr-defined]
+    from kg.llm_errors import LLMError
+
+    try:
+        result = asyncio.run(go())
+    except LLMError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
     if json_:
-        emit_json(
-            {
-                "answer": answer,
-                "backend": llm.backend.value,  # type: ignore[attr-defined]
-                "base_url": url,
-                "prompt_tokens": stats.prompt_tokens,
-                "completion_tokens": stats.completion_tokens,
-                "latency_s": round(stats.latency_s, 3),
-            }
-        )
+        emit_json(result)
     else:
-        typer.echo(answer)
+        typer.echo(result["answer"])
 
 
 @llm_app.command("prompts")

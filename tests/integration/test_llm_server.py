@@ -247,3 +247,19 @@ async def test_in_process_backend() -> None:
         await llm.aclose()
     assert isinstance(out, Verdict) and text
     assert llm.stats.requests == 2
+
+
+def test_llm_chat_cli_json(llama_server: str) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    import ops.cli.model_cmds  # noqa: F401 - registers the commands
+    from ops.cli.groups import llm_app
+
+    args = ["chat", "Say hi.", "--max-tokens", "6", "--base-url", llama_server, "--json"]
+    res = CliRunner().invoke(llm_app, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["backend"] == "llamacpp-server" and out["answer"]
+    assert 0 < out["completion_tokens"] <= 6

