@@ -197,6 +197,19 @@ def parse_structured(text: str, response_model: type[T]) -> T:
     )
 
 
+def with_schema_hint(messages: list[ChatMessage], schema: dict[str, Any]) -> list[ChatMessage]:
+    """Add ``structured.schema_hint`` to the last user turn (or as a new one).
+
+    Merged rather than appended so roles keep alternating: some chat templates (served
+    by vLLM) reject two user turns in a row.
+    """
+    hint = schema_hint_v1(schema=schema)[0].content
+    if messages and messages[-1].role == "user":
+        last = messages[-1]
+        return [*messages[:-1], ChatMessage(role="user", content=f"{last.content}\n\n{hint}")]
+    return [*messages, ChatMessage(role="user", content=hint)]
+
+
 # -- the client --------------------------------------------------------------------------
 
 
@@ -278,7 +291,7 @@ class LLMClient(ABC):
         ``OutputTruncated``.
         """
         schema = json_schema_for(response_model)
-        base = [*messages, *schema_hint_v1(schema=schema)]
+        base = with_schema_hint(messages, schema)
         convo = base
         budget = max_tokens
         repairs = self.max_retries if max_repairs is None else max_repairs

@@ -115,8 +115,9 @@ async def test_vllm_request_shape() -> None:
         "type": "json_schema",
         "json_schema": {"name": "Answer", "schema": json_schema_for(Answer), "strict": True},
     }
-    assert sent["messages"][0] == {"role": "user", "content": "Is the bond market up?"}
-    assert "JSON schema" in sent["messages"][-1]["content"]
+    (only,) = sent["messages"]  # the schema hint joins the user turn: roles alternate
+    assert only["role"] == "user" and only["content"].startswith("Is the bond market up?\n\n")
+    assert "JSON schema" in only["content"]
 
 
 async def test_llamacpp_request_shape() -> None:
@@ -177,6 +178,7 @@ async def test_invalid_json_is_repaired() -> None:
         assert out.answer == "yes"
         assert llm.stats.repairs == 1 and llm.stats.requests == 2
     second = srv.completions[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
     assert second[-2] == {"role": "assistant", "content": "this is not json"}
     assert "not valid JSON" in second[-1]["content"]
 

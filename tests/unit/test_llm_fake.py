@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from kg.llm import Completion, LLMClient, json_schema_for
+from kg.llm import Completion, CompletionRequest, LLMClient, json_schema_for
 from kg.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
 from kg.prompts import chat
 from tests.fakes import FakeLLM, example_for_schema
@@ -89,8 +89,10 @@ async def test_errors_and_truncation() -> None:
 
 
 async def test_callable_response_sees_the_request() -> None:
-    llm = FakeLLM({"p": lambda req: {"head": req.messages[-2].content, "relation": "owns",
-                                     "tail": "x"}})  # fmt: skip
+    def answer(req: CompletionRequest) -> dict[str, str]:
+        return {"head": req.messages[-1].content.split("\n")[0], "relation": "owns", "tail": "x"}
+
+    llm = FakeLLM({"p": answer})
     out = await llm.structured([chat.simple_v1(text="Q")[1]], Triple, prompt_name="p")
     assert out.head == "Q"
     await llm.aclose()
