@@ -356,3 +356,46 @@ async def test_make_llm_client_from_settings() -> None:
     assert isinstance(make_llm_client(Settings()), InProcessLLM)
     with pytest.raises(ConfigError):
         make_llm_client(Settings(llm={"backend": "vllm"}))
+
+
+# -- in-process provider (model object faked) ---------------------------------------------------
+
+
+class FakeLlama:
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.calls: list[dict[str, Any]] = []
+        self.active = 0
+        self.overlapped = False
+
+    def create_chat_completion(self, **kw: Any) -> dict[str, Any]:
+        import time
+
+        self.active += 1
+        self.overlapped |= self.active > 1
+        self.calls.append(kw)
+        time.sleep(self.delay)
+        self.active -= 1
+        return body(VALID)
+
+
+async def test_in_process_sends_schema_as_json_object() -> None:
+    llm = InProcessLLM(model="m", max_retries=0)
+    llm._llama = fake = FakeLlama()
+    assert (await llm.structured(MSGS, Answer, prompt_name="t")).answer == "yes"
+    assert fake.calls[0]["response_format"] == {
+        "type": "json_object",
+        "schema": json_schema_for(Answer),
+    }
+    assert llm.max_concurrency == 1 and llm.stats.completion_tokens == 7
+
+
+@pytest.mark.timeout(20)
+async def test_in_process_deadline_never_lets_two_calls_share_the_model() -> None:
+    llm = InProcessLLM(model="m", max_retries=0, timeout_s=0.1)
+    llm._llama = fake = FakeLlama(delay=0.3)
+    with pytest.raises(LLMTimeout):
+        await llm.chat(MSGS, prompt_name="t")
+    llm.timeout_s = 5.0
+    assert await llm.chat(MSGS, prompt_name="t") == VALID  # waits for the abandoned call
+    assert len(fake.calls) == 2 and not fake.overlapped
