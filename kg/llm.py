@@ -68,9 +68,12 @@ __all__ = [
     "LLMClient",
     "LLMStats",
     "OpenAICompatLLM",
+    "PromptStats",
     "json_schema_for",
     "make_llm_client",
     "parse_structured",
+    "response_format_for",
+    "with_schema_hint",
 ]
 
 log = logging.getLogger(__name__)

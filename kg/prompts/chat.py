@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
 
 from kg.prompts.base import ChatMessage, Context, prompt, system, user
 
@@ -14,12 +16,18 @@ def simple_v1(ctx: Context) -> list[ChatMessage]:
     return [system(str(ctx.get("system") or DEFAULT_SYSTEM)), user(str(ctx["text"]))]
 
 
-class Summary(BaseModel):
-    """A tiny structured-output example used by tests and the LLM benchmark."""
+Keyword = Annotated[str, StringConstraints(min_length=1, max_length=40)]
 
-    title: str = Field(description="a short title, at most ten words")
-    keywords: list[str] = Field(description="up to five keywords", max_length=5)
-    sentiment: str = Field(description="one of: positive, negative, neutral")
+
+# Every string and list is bounded: a weak model under a grammar otherwise happily fills
+# a free string until ``max_tokens``. (The docstring below becomes the schema's
+# description, which the model reads.)
+class Summary(BaseModel):
+    """A short summary of a financial text."""
+
+    title: str = Field(description="a short title", min_length=1, max_length=80)
+    keywords: list[Keyword] = Field(description="up to five keywords", max_length=5)
+    sentiment: Literal["positive", "negative", "neutral"]
 
 
 @prompt("chat", "summarize", version=1, inputs=("text",))

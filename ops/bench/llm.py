@@ -1,7 +1,8 @@
 """``livekg bench llm``: generation throughput at concurrency 1 and concurrency N.
 
-The same client and server serve both phases: first ``requests_c1`` requests one after
-another, then ``requests_cn`` requests with ``concurrency`` in flight. Every request
+The same client and server serve both phases: ``requests_c1`` requests one after
+another, then ``requests_cn`` requests with ``concurrency`` in flight, alternated for
+``rounds`` rounds (so a change in background load hits both phases) and summed. Every request
 asks for a long story (a different topic each, greedy decoding) capped at
 ``max_tokens``, so token counts stay comparable; throughput is completion tokens (as
 reported by the server) divided by the phase's wall time. One structured call checks
@@ -15,7 +16,8 @@ import os
 import time
 from typing import Any
 
-from kg.llm import LLMClient, OpenAICompatLLM, make_llm_client
+from kg.llm import LLMClient, OpenAICompatLLM, PromptStats, make_llm_client
+from kg.llm_errors import StructuredOutputError
 from kg.prompts import chat
 from ops.settings import Settings
 
@@ -52,6 +54,18 @@ async def _phase(
         "tokens_per_s": round(tokens / wall, 2),
         "requests_per_s": round(n / wall, 3),
         "mean_latency_s": round(sum(latencies) / len(latencies), 3),
+        "requests": n,
+    }
+
+
+def _combine(phases: list[dict[str, float]], requests: int) -> dict[str, float]:
+    tokens = sum(p["tokens"] for p in phases)
+    wall = sum(p["seconds"] for p in phases)
+    latency = sum(p["mean_latency_s"] * p["requests"] for p in phases) / requests
+    return {
+        "tokens_per_s": round(tokens / wall, 2),
+        "requests_per_s": round(requests / wall, 3),
+        "mean_latency_s": round(latency, 3),
     }
 
 
@@ -63,19 +77,30 @@ async def run_llm_bench(
     requests_cn: int = 16,
     concurrency: int = 8,
     max_tokens: int = 64,
+    rounds: int = 2,
 ) -> dict[str, Any]:
     llm = make_llm_client(settings, base_url, max_concurrency=concurrency)
     try:
         # warm every slot (model pages, first-request setup) before timing
         await _phase(llm, max(2, min(concurrency, 4)), concurrency, 8, offset=0)
-        c1 = await _phase(llm, requests_c1, 1, max_tokens, offset=1)
-        cn = await _phase(llm, requests_cn, concurrency, max_tokens, offset=1 + requests_c1)
-        summary = await llm.structured(
-            chat.summarize_v1(text="Ten-year yields fell 5bp after weak PMI data."),
-            chat.Summary,
-            prompt_name=chat.summarize_v1.id,
-            max_tokens=160,
-        )
+        runs: dict[int, list[dict[str, float]]] = {1: [], concurrency: []}
+        offset = 1
+        for _ in range(rounds):
+            for conc, n in ((1, requests_c1), (concurrency, requests_cn)):
+                runs[conc].append(await _phase(llm, n, conc, max_tokens, offset=offset))
+                offset += n
+        c1 = _combine(runs[1], rounds * requests_c1)
+        cn = _combine(runs[concurrency], rounds * requests_cn)
+        try:
+            summary: chat.Summary | None = await llm.structured(
+                chat.summarize_v1(text="Ten-year yields fell 5bp after weak PMI data."),
+                chat.Summary,
+                prompt_name=chat.summarize_v1.id,
+                max_tokens=160,
+                max_repairs=1,
+            )
+        except StructuredOutputError:
+            summary = None
         backend = llm.backend.value
         if isinstance(llm, OpenAICompatLLM):
             backend = (await llm.resolve_backend()).value
@@ -95,9 +120,11 @@ async def run_llm_bench(
         "speedup_c8_vs_c1": round(cn["tokens_per_s"] / max(c1["tokens_per_s"], 1e-9), 2),
         "mean_latency_s_c1": c1["mean_latency_s"],
         "mean_latency_s_c8": cn["mean_latency_s"],
-        "requests_c1": requests_c1,
-        "requests_c8": requests_cn,
-        "structured_ok": isinstance(summary, chat.Summary),
+        "requests_c1": rounds * requests_c1,
+        "requests_c8": rounds * requests_cn,
+        "rounds": rounds,
+        "structured_ok": summary is not None,
+        "structured_repairs": llm.stats.by_prompt.get(chat.summarize_v1.id, PromptStats()).repairs,
         "cpu_count": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }

@@ -89,6 +89,7 @@ def bench_llm(
     requests_c1: Annotated[int, typer.Option(help="requests in the sequential phase")] = 4,
     concurrency: Annotated[int, typer.Option(help="in-flight requests, concurrent phase")] = 8,
     max_tokens: Annotated[int, typer.Option(help="completion tokens per request")] = 64,
+    rounds: Annotated[int, typer.Option(help="alternating c1/cN rounds")] = 2,
     base_url: Annotated[
         str | None, typer.Option(help="bench this OpenAI-compatible server instead")
     ] = None,
@@ -109,6 +110,7 @@ def bench_llm(
                     requests_cn=requests,
                     concurrency=concurrency,
                     max_tokens=max_tokens,
+                    rounds=rounds,
                 )
             )
         )
@@ -122,6 +124,7 @@ def bench_llm(
                 requests_cn=requests,
                 concurrency=concurrency,
                 max_tokens=max_tokens,
+                rounds=rounds,
             )
         )
     emit_json(result)
