@@ -153,6 +153,34 @@ class KgSettings(BaseModel):
     alias_refresh_s: float = 300.0
 
 
+class SentimentSettings(BaseModel):
+    """Sentiment stream (issue 6): classifier, retrieval augmentation, rolling state, alerts.
+
+    Rolling state per entity is two EWMAs of polarity p(pos) - p(neg); a shift alert
+    fires when |short - long| >= ``shift_threshold`` after ``min_docs`` items (then waits
+    ``alert_cooldown_s``). A negative item with p(neg) >= ``strong_negative_p`` about a
+    ``watchlist`` entity raises a negative-hit alert.
+    """
+
+    classifier: str = "router"  # router | encoder | e5 | llm
+    num_threads: int = 2
+    max_entities_per_doc: int = 20
+    rag: bool = True
+    rag_window_hours: float = 72.0
+    rag_future_hours: float = 1.0
+    rag_max_docs_per_source: int = 20
+    rag_max_context_chars: int = 2000
+    rag_context_weight: float = 0.3  # CPU classifier: weight of the input+context pass
+    rag_timeout_s: float = 0.2
+    short_alpha: float = 0.5
+    long_alpha: float = 0.1
+    shift_threshold: float = 0.5
+    min_docs: int = 3
+    alert_cooldown_s: float = 600.0
+    watchlist: list[str] = Field(default_factory=list)
+    strong_negative_p: float = 0.8
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -170,6 +198,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     connectors: ConnectorSettings = Field(default_factory=ConnectorSettings)
     kg: KgSettings = Field(default_factory=KgSettings)
+    sentiment: SentimentSettings = Field(default_factory=SentimentSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -31,7 +31,7 @@ class SentimentAnswer(BaseModel):
 
 @prompt("sentiment", "classify", version=1, inputs=("text",))
 def classify_v1(ctx: Context) -> list[ChatMessage]:
-    """Optional inputs: ``context`` (retrieved units), ``instruction_index`` (0-9)."""
+    """Optional inputs: ``rag_context`` (retrieved units), ``instruction_index`` (0-9)."""
     instruction = INSTRUCTIONS[int(ctx.get("instruction_index") or 0) % len(INSTRUCTIONS)]
-    body = format_input(str(ctx["text"]), str(ctx.get("context") or ""))
+    body = format_input(str(ctx["text"]), str(ctx.get("rag_context") or ""))
     return [system(SYSTEM_V1), user(f"{instruction}\n{body}")]

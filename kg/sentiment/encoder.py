@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,23 +53,31 @@ def _lora_class() -> type[nn.Module]:
     return LoRALinear
 
 
-def add_lora(model: nn.Module, rank: int, alpha: float) -> list[str]:
-    """Freeze ``model`` and wrap every encoder Linear in a LoRA adapter; LayerNorms train."""
+def add_lora(
+    model: nn.Module, rank: int, alpha: float, layers: Iterable[int] | None = None
+) -> list[str]:
+    """Freeze ``model``; wrap each Linear of the chosen encoder layers in a LoRA adapter.
+
+    The LayerNorms of those layers train too. ``layers=None`` adapts every layer.
+    """
     from torch import nn
 
     lora = _lora_class()
     for p in model.parameters():
         p.requires_grad = False
+    chosen = None if layers is None else {f"encoder.layer.{i}." for i in layers}
     wrapped = []
     for name, module in list(model.named_modules()):
-        if not name.startswith("encoder."):
+        if not name.startswith("encoder.layer."):
+            continue
+        if chosen is not None and not any(f"{name}.".startswith(c) for c in chosen):
             continue
         for child_name, child in list(module.named_children()):
             if isinstance(child, nn.Linear):
                 setattr(module, child_name, lora(child, rank, alpha))
                 wrapped.append(f"{name}.{child_name}")
     for name, p in model.named_parameters():
-        if "LayerNorm" in name:
+        if "LayerNorm" in name and (chosen is None or any(name.startswith(c) for c in chosen)):
             p.requires_grad = True
     return wrapped
 
@@ -78,7 +86,7 @@ def adapter_state(model: nn.Module) -> dict[str, np.ndarray]:
     """What is committed: LoRA A/B and LayerNorm tensors, as float16 numpy arrays."""
     out = {}
     for name, p in model.named_parameters():
-        if name.endswith((".A", ".B")) or "LayerNorm" in name:
+        if p.requires_grad and (name.endswith((".A", ".B")) or "LayerNorm" in name):
             out[name] = p.detach().cpu().numpy().astype(np.float16)
     return out
 

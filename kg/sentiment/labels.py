@@ -29,7 +29,7 @@ _MAPPING_ORDER: tuple[SentimentLabel, ...] = (
 
 
 def map_generated_output(text: str) -> SentimentLabel:
-    """Map free LLM output to a class (seed 001, 3.2.3): negative, neutral, positive, else neutral."""
+    """Free LLM output -> class (seed 001, 3.2.3): negative, neutral, positive, else neutral."""
     lowered = text.lower()
     for label in _MAPPING_ORDER:
         if label.value in lowered:

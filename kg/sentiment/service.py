@@ -58,7 +58,7 @@ class LLMSentiment:
     async def classify(self, text: str, context: str = "") -> np.ndarray:
         from kg.prompts.lib import get
 
-        messages = get(self.prompt_name)(text=text, context=context)
+        messages = get(self.prompt_name)(text=text, rag_context=context)
         out = await self.client.chat(
             messages, prompt_name=self.prompt_name, max_tokens=self.max_tokens
         )

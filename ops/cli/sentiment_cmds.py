@@ -1,0 +1,162 @@
+"""Sentiment commands: ``train sentiment``, ``train export-instructions``,
+``eval sentiment`` and ``bench sentiment``."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ops.cli.groups import bench_app, eval_app, train_app
+from ops.cli.output import emit_json
+
+DEFAULT_DATA = Path("../shared/data")
+FORMATS = ("twitter", "fpb", "fiqa", "finfe")
+CLASSIFIERS = ("router", "encoder", "e5", "llm")
+
+
+@train_app.command("sentiment")
+def train_sentiment(
+    data_dir: Annotated[Path, typer.Option(help="folder with twitter/fiqa data")] = DEFAULT_DATA,
+    out: Annotated[
+        Path | None, typer.Option(help="artifact folder (default: the package's)")
+    ] = None,
+    epochs: Annotated[float, typer.Option(help="encoder fine-tuning epochs")] = 3.0,
+    rank: Annotated[int, typer.Option(help="LoRA rank")] = 16,
+    lr: Annotated[float, typer.Option(help="learning rate")] = 1e-3,
+    threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
+    skip_encoder: Annotated[
+        bool, typer.Option(help="only the e5 head (minutes, not tens)")
+    ] = False,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
+    from kg.sentiment.model import ARTIFACTS
+    from kg.sentiment.train import TrainConfig, train
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if not data_dir.is_dir():
+        raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
+    cfg = TrainConfig(
+        data_dir=data_dir,
+        out_dir=out or ARTIFACTS,
+        epochs=epochs,
+        rank=rank,
+        lr=lr,
+        num_threads=threads,
+        skip_encoder=skip_encoder,
+    )
+    metrics = train(cfg)
+    emit_json({"train": "sentiment", "out": str(cfg.out_dir), **metrics})
+
+
+@train_app.command("export-instructions")
+def export_instructions(
+    out: Annotated[Path, typer.Option(help="JSONL file to write")] = Path(
+        "sentiment_instructions.jsonl"
+    ),
+    data_dir: Annotated[Path, typer.Option(help="folder with twitter/fiqa data")] = DEFAULT_DATA,
+    data: Annotated[Path | None, typer.Option(help="one labelled file instead of data-dir")] = None,
+    format_: Annotated[str, typer.Option("--format", help="format of --data")] = "twitter",
+    seed: Annotated[int, typer.Option(help="instruction choice seed")] = 0,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Instruction-tuning JSONL (seed 001 3.2.1) for fine-tuning a model served by vLLM."""
+    from kg.sentiment.data import load_examples, shared_training_set
+    from kg.sentiment.instructions import export_jsonl
+
+    examples = load_examples(data, format_) if data else shared_training_set(data_dir)
+    n = export_jsonl(examples, out, seed=seed)
+    emit_json({"export": "sentiment-instructions", "n": n, "path": str(out)})
+
+
+def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int):  # type: ignore[no-untyped-def]
+    from kg.sentiment.service import SentimentEngine
+
+    retriever = None
+    sources: list[str] = []
+    if rag and corpus is not None:
+        from kg.sentiment.rag import CorpusSource, Retriever
+
+        retriever = Retriever([CorpusSource.from_jsonl(corpus)])
+        sources.append(f"corpus:{corpus.name}")
+    if classifier == "llm":
+        from kg.llm import make_llm_client
+        from kg.sentiment.service import LLMSentiment
+        from ops.runtime_state import endpoints
+        from ops.settings import Settings
+
+        settings = Settings()
+        try:
+            base = endpoints(settings).llm_base_url
+        except Exception:
+            base = None
+        client = make_llm_client(settings, base)
+        return SentimentEngine(llm=LLMSentiment(client), retriever=retriever), sources
+    from kg.sentiment.model import load_default
+
+    return SentimentEngine(
+        load_default(num_threads=threads, kind=classifier), retriever=retriever
+    ), sources
+
+
+@eval_app.command("sentiment")
+def eval_sentiment(
+    data: Annotated[Path, typer.Option(help="labelled file")],
+    format_: Annotated[str, typer.Option("--format", help="twitter | fpb | fiqa | finfe")],
+    no_rag: Annotated[bool, typer.Option("--no-rag", help="score the bare input")] = False,
+    corpus: Annotated[
+        Path | None, typer.Option(help="JSONL corpus to retrieve context from")
+    ] = None,
+    classifier: Annotated[str, typer.Option(help="router | encoder | e5 | llm")] = "router",
+    limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
+    threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Accuracy, macro-F1, per-class figures and texts/s on a labelled file."""
+    from ops.bench.sentiment import load_eval_set, run_eval
+
+    if format_ not in FORMATS:
+        raise typer.BadParameter(f"--format must be one of {FORMATS}")
+    if classifier not in CLASSIFIERS:
+        raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS}")
+    examples = load_eval_set(data, format_, limit)
+    engine, sources = _engine(classifier, rag=not no_rag, corpus=corpus, threads=threads)
+    result = run_eval(engine, examples)
+    emit_json(
+        {
+            "eval": "sentiment",
+            "data": str(data),
+            "format": format_,
+            "rag": bool(sources),
+            "rag_sources": sources,
+            **result,
+        }
+    )
+
+
+@bench_app.command("sentiment")
+def bench_sentiment(
+    n: Annotated[int, typer.Option(help="texts in the throughput phase")] = 3000,
+    batch: Annotated[int, typer.Option(help="micro-batch size")] = 64,
+    rate: Annotated[float, typer.Option(help="docs/s in the latency phase")] = 100.0,
+    seconds: Annotated[float, typer.Option(help="length of the latency phase")] = 10.0,
+    classifier: Annotated[str, typer.Option(help="router | encoder | e5")] = "router",
+    threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
+    from kg.sentiment.model import load_default
+    from ops.bench.sentiment import run_bench
+
+    if classifier not in CLASSIFIERS[:3]:
+        raise typer.BadParameter("--classifier must be router, encoder or e5")
+    t0 = time.perf_counter()
+    clf = load_default(num_threads=threads, kind=classifier)
+    result = run_bench(clf, n=n, batch=batch, rate=rate, seconds=seconds)
+    result["threads"] = threads
+    result["wall_s"] = round(time.perf_counter() - t0, 1)
+    emit_json(result)

@@ -1,0 +1,206 @@
+"""docs.clean -> sentiment.scored -> (per-entity state) -> alerts.sentiment.
+
+Two thin agents over ``kg.sentiment``:
+
+* ``sentiment``: a micro-batch of clean documents is scored in one classifier call
+  (in a worker thread; optional retrieval augmentation over the graph), and one
+  ``SentimentScore`` per mentioned entity is produced, keyed by that entity so the
+  state agent's table is co-partitioned with its input. A document without entities
+  gets one score keyed by its id. If a batch fails, its documents are scored one by
+  one so only the culprit is dead-lettered.
+* ``sentiment_state``: folds each score into its entity's rolling state (a faust
+  table) and sends the alerts ``kg.sentiment.state.update`` decides, with evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import faust
+
+from kg.sentiment.labels import LABELS, label_of, polarity
+from kg.sentiment.service import ScoreInput, ScoreOutput, SentimentEngine
+from kg.sentiment.state import AlertRules, EntityState, update
+from ops import metrics
+from streams.batch import Inbound, dead_for, decode_batch
+from streams.context import WorkerContext
+from streams.processors.base import batch_agent, send_dead
+from streams.records import CleanDocument, DeadLetter, SentimentScore, stable_id
+from streams.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
+
+log = logging.getLogger(__name__)
+
+AGENT = "sentiment"
+STATE_AGENT = "sentiment_state"
+TABLE = "sentiment_entity_state"
+DOC_CHARS = 1000  # title + the head of the body: what the classifier reads
+
+
+def doc_text(doc: CleanDocument) -> str:
+    """Title, then the start of the body (headline-trained models read the head)."""
+    title, body = doc.title.strip(), doc.text.strip()
+    if title and not body.startswith(title):
+        return f"{title}. {body}"[:DOC_CHARS] if body else title[:DOC_CHARS]
+    return body[:DOC_CHARS]
+
+
+def scores_for(doc: CleanDocument, out: ScoreOutput, max_entities: int) -> list[SentimentScore]:
+    probs = dict(zip(LABELS, out.probabilities, strict=True))
+    common: dict[str, Any] = {
+        "source": AGENT,
+        "event_time": doc.event_time,
+        "doc_id": doc.id,
+        "label": label_of(out.probabilities),
+        "probabilities": probs,
+        "score": polarity(out.probabilities),
+        "model_id": out.model_id,
+        "context_ids": out.context_ids,
+    }
+    entities = list(dict.fromkeys(doc.entities))[:max_entities]
+    if not entities:
+        return [SentimentScore(id=stable_id("sent", doc.id, out.model_id), entities=[], **common)]
+    return [
+        SentimentScore(id=stable_id("sent", doc.id, e, out.model_id), entities=[e], **common)
+        for e in entities
+    ]
+
+
+def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
+    """Build the configured engine (models load lazily, on first use, in a thread)."""
+    from kg.sentiment.model import load_default
+    from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
+    from kg.sentiment.service import LLMSentiment
+
+    cfg = ctx.settings.sentiment
+    retriever = None
+    if cfg.rag and store is not None:
+        retriever = Retriever(
+            [GraphNewsSource(store), filings_source(store), GraphFactsSource(store)],
+            max_docs_per_source=cfg.rag_max_docs_per_source,
+            max_context_chars=cfg.rag_max_context_chars,
+            timeout_s=cfg.rag_timeout_s,
+        )
+    common: dict[str, Any] = {
+        "retriever": retriever,
+        "context_weight": cfg.rag_context_weight,
+        "window": timedelta(hours=cfg.rag_window_hours),
+        "future": timedelta(hours=cfg.rag_future_hours),
+    }
+    if cfg.classifier == "llm":
+        from kg.llm import make_llm_client
+
+        client = make_llm_client(ctx.settings, ctx.endpoints.llm_base_url)
+        return SentimentEngine(llm=LLMSentiment(client), **common)
+    return SentimentEngine(load_default(num_threads=cfg.num_threads, kind=cfg.classifier), **common)
+
+
+class TableState:
+    """Entity states in a faust table, written with the changelog partition given
+    explicitly: batch handlers run outside faust's per-event context."""
+
+    def __init__(self, table: faust.Table) -> None:
+        self.table = table
+
+    def get(self, entity: str) -> EntityState | None:
+        raw = self.table.get(entity)
+        return EntityState.model_validate(raw) if raw else None
+
+    def set(self, entity: str, state: EntityState, partition: int) -> None:
+        value = state.model_dump(mode="json")
+        self.table.data[entity] = value
+        if partition >= 0:
+            self.table.send_changelog(partition, entity, value)
+
+
+async def score_docs(
+    engine: SentimentEngine,
+    docs: Sequence[CleanDocument],
+    origins: Sequence[Inbound],
+    max_entities: int,
+) -> tuple[list[SentimentScore], list[DeadLetter]]:
+    inputs = [
+        ScoreInput(
+            text=doc_text(d),
+            entities=d.entities[:max_entities],
+            event_time=d.event_time,
+            doc_id=d.id,
+        )
+        for d in docs
+    ]
+    try:
+        outs = await engine.score(inputs)
+        pairs = list(zip(docs, outs, strict=True))
+        dead: list[DeadLetter] = []
+    except Exception as exc:  # isolate: score one by one, dead-letter only the failures
+        log.warning("%s: batch scoring failed (%r); scoring one by one", AGENT, exc)
+        pairs, dead = [], []
+        for doc, item, origin in zip(docs, inputs, origins, strict=True):
+            try:
+                pairs.append((doc, (await engine.score([item]))[0]))
+            except Exception as one_exc:
+                dead.append(dead_for(origin, one_exc, AGENT))
+    scores: list[SentimentScore] = []
+    for doc, out in pairs:
+        scores += scores_for(doc, out, max_entities)
+    return scores, dead
+
+
+def register(app: faust.App, ctx: WorkerContext) -> None:
+    cfg = ctx.settings.sentiment
+    rules = AlertRules.from_settings(cfg)
+    engine: SentimentEngine | None = None
+    lock = asyncio.Lock()
+
+    async def get_engine() -> SentimentEngine:
+        nonlocal engine
+        async with lock:
+            if engine is None:
+                store = await ctx.graph() if cfg.rag else None
+                engine = make_engine(ctx, store)
+            return engine
+
+    async def handle(items: Sequence[Inbound]) -> None:
+        decoded = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
+        )
+        dead = list(decoded.dead)
+        if decoded.records:
+            docs: list[CleanDocument] = decoded.records  # type: ignore[assignment]
+            scores, failed = await score_docs(
+                await get_engine(), docs, decoded.origins, cfg.max_entities_per_doc
+            )
+            dead += failed
+            await ctx.send(SENTIMENT_SCORED.name, scores)
+            metrics.EVENTS_OUT.labels(AGENT, SENTIMENT_SCORED.name).inc(len(scores))
+            now = time.time()
+            hist = metrics.EVENT_LATENCY.labels(AGENT)
+            for d in docs:
+                hist.observe(max(now - d.ingest_time.timestamp(), 0.0))
+        await send_dead(ctx, AGENT, dead)
+
+    table = app.Table(TABLE, default=None, partitions=ctx.settings.kafka.topic_partitions)
+    state = TableState(table)
+
+    async def handle_state(items: Sequence[Inbound]) -> None:
+        decoded = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=STATE_AGENT
+        )
+        alerts = []
+        for rec, origin in zip(decoded.records, decoded.origins, strict=True):
+            score: SentimentScore = rec  # type: ignore[assignment]
+            for entity in score.entities[:1]:  # one entity per score (see scores_for)
+                current = state.get(entity) or EntityState(entity_id=entity)
+                new, fired = update(current, score, rules)
+                state.set(entity, new, origin.partition)
+                alerts += fired
+        await ctx.send(ALERTS_SENTIMENT.name, alerts)
+        metrics.EVENTS_OUT.labels(STATE_AGENT, ALERTS_SENTIMENT.name).inc(len(alerts))
+        await send_dead(ctx, STATE_AGENT, list(decoded.dead))
+
+    batch_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=handle)
+    batch_agent(app, ctx, name=STATE_AGENT, sources=[SENTIMENT_SCORED.name], handler=handle_state)
