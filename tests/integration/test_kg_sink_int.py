@@ -114,3 +114,32 @@ async def _some(graph: GraphStore) -> bool:
 
 async def _all(graph: GraphStore) -> bool:
     return await facts(graph) >= N_GOOD
+
+
+async def test_bad_triples_go_to_the_dlq_while_the_sink_keeps_writing(
+    iso: Isolated, graph: GraphStore, worker_env: dict
+) -> None:
+    good, bad = good_triples()[:600], bad_triples()
+    start(worker_env)
+    produce(iso.bootstrap, iso.topic("kg.triples"), [*good[:300], *bad, *good[300:]])
+
+    async def written() -> bool:
+        return await facts(graph) >= len(good)
+
+    await wait_for(written, "the good triples in the graph", timeout=120)
+    raw = read_topic(iso.bootstrap, iso.topic("dlq"), expect=len(bad), timeout=60)
+    letters = [DeadLetter.model_validate_json(v) for v in raw]
+    assert sorted(d.error for d in letters) == [
+        "empty_name: head name '?!' is empty",
+        "unknown_head_type: head type 'Starship'",
+        "unknown_relation: relation 'DESTROYS'",
+    ]
+    assert await facts(graph) == len(good)
+    # later input still flows: the sink kept running
+    produce(iso.bootstrap, iso.topic("kg.triples"), good_triples()[600:650])
+
+    async def more() -> bool:
+        return await facts(graph) >= 650
+
+    await wait_for(more, "triples produced after the bad ones", timeout=60)
+    assert worker_env["procs"][-1].poll() is None
