@@ -206,9 +206,10 @@ async def test_ddl_is_autocommit_and_per_backend() -> None:
 
 def test_entity_creation_cypher_differs_per_backend() -> None:
     neo = entity_cypher("Company", GraphProvider.NEO4J)
-    assert "MERGE (e:Entity {id: r.id})" in neo and "ON CREATE SET e:Company" in neo
+    assert "MERGE (e:Entity {id: r.id})" in neo
+    assert "ON CREATE SET e:Organization:Company" in neo
     falkor = entity_cypher("Company", GraphProvider.FALKORDB)
-    assert "CREATE (e:Entity:Company" in falkor and "MERGE" not in falkor
+    assert "CREATE (e:Entity:Organization:Company" in falkor and "MERGE" not in falkor
 
 
 async def test_ping_and_close() -> None:
