@@ -55,8 +55,8 @@ async def _stats(settings: Settings) -> dict[str, Any]:
         by_partition[part.value if part else "other"][label] = n
     return {
         "graph": settings.graph.graph_name,
-        "nodes": sum(n for lb, n in labels.items() if lb != "Entity") or sum(labels.values()),
-        "labels": labels,
+        "nodes": sum(parts["nodes"].values()),
+        "labels": labels,  # a node counts under each of its labels (Entity, ancestors)
         "labels_by_partition": by_partition,
         "relationships": rels,
         "partitions": parts,
