@@ -81,6 +81,9 @@ class StreamSettings(BaseModel):
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store: str = "rocksdb://"  # faust table store
     broker_session_timeout_s: float = 10.0
+    # How long a rebalance waits for members to rejoin. noida-db drops a killed member
+    # only after this (not after the session timeout), so it bounds a restart's pause.
+    rebalance_timeout_s: float = 20.0
     # Pause after an empty fetch (ms): the embedded broker does not long-poll, see
     # streams/kafka_compat.py. 0 disables (fine for a real Kafka cluster).
     empty_fetch_backoff_ms: float = 5.0

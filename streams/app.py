@@ -28,13 +28,17 @@ def build_app(
     datadir = Path(settings.data_dir).resolve() / "faust" / f"worker-{worker_id}"
     datadir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
-        settings.kafka.consumer_group + settings.kafka.topic_prefix.rstrip("."),
+        settings.kafka.consumer_group,
         broker=brokers,
         store=settings.streams.store,
         datadir=str(datadir),
         topic_partitions=settings.kafka.topic_partitions,
         topic_replication_factor=settings.kafka.replication_factor,
         broker_session_timeout=settings.streams.broker_session_timeout_s,
+        broker_rebalance_timeout=settings.streams.rebalance_timeout_s,
+        # Static membership: a restarted worker takes its old place in the group at
+        # once instead of waiting for the broker to expire the dead member.
+        consumer_group_instance_id=f"{settings.kafka.consumer_group}-worker-{worker_id}",
         processing_guarantee="at_least_once",
         consumer_auto_offset_reset="earliest",
         broker_commit_every=10_000,

@@ -68,12 +68,6 @@ async def facts(graph: GraphStore) -> int:
     return int(rows[0]["c"]) if rows else 0  # no graph yet: no rows
 
 
-@pytest.mark.xfail(
-    reason="a worker restarted after SIGKILL rejoins its group on noida-db but is assigned "
-    "nothing (the shell's own kill test, test_pipeline_int, fails the same way); the "
-    "graph-side guarantees are covered by test_kg_graph idempotence tests",
-    strict=False,
-)
 async def test_sigkill_mid_stream_loses_and_duplicates_nothing(
     iso: Isolated, graph: GraphStore, worker_env: dict
 ) -> None:

@@ -40,17 +40,25 @@ def test_failures_have_a_kind_and_a_reason(raw: bytes | None, kind: str) -> None
 
 def test_schema_error_names_the_field() -> None:
     with pytest.raises(DecodeFailure, match="value"):
-        decode(b'{"source":"s","indicator_id":"X","value":"abc","event_time":"2026-01-01"}', IndicatorTick, max_bytes=1000)
+        decode(
+            b'{"source":"s","indicator_id":"X","value":"abc","event_time":"2026-01-01"}',
+            IndicatorTick,
+            max_bytes=1000,
+        )
 
 
 def test_dead_letter_keeps_the_bytes() -> None:
     raw = b"\xff\xfe broken"
     failure = DecodeFailure("invalid_utf8", "bad byte")
-    dl = dead_letter(topic="raw.news", raw_value=raw, raw_key=b"k", failure=failure, partition=1, offset=7)
+    dl = dead_letter(
+        topic="raw.news", raw_value=raw, raw_key=b"k", failure=failure, partition=1, offset=7
+    )
     assert base64.b64decode(dl.raw_value_b64) == raw
     assert base64.b64decode(dl.raw_key_b64 or "") == b"k"
     assert (dl.error_type, dl.partition, dl.offset, dl.raw_size) == ("invalid_utf8", 1, 7, len(raw))
-    again = dead_letter(topic="raw.news", raw_value=raw, raw_key=b"k", failure=failure, partition=1, offset=7)
+    again = dead_letter(
+        topic="raw.news", raw_value=raw, raw_key=b"k", failure=failure, partition=1, offset=7
+    )
     assert again.id == dl.id  # stable per (topic, partition, offset)
 
 
@@ -58,7 +66,11 @@ def test_decode_batch_routes_good_and_bad() -> None:
     items = [
         Inbound("raw.ticks", GOOD, offset=0),
         Inbound("raw.ticks", b"{", offset=1),
-        Inbound("raw.news", orjson.dumps({"source": "s", "title": "Hi", "event_time": "2026-01-01"}), offset=2),
+        Inbound(
+            "raw.news",
+            orjson.dumps({"source": "s", "title": "Hi", "event_time": "2026-01-01"}),
+            offset=2,
+        ),
     ]
     models = {"raw.ticks": IndicatorTick, "raw.news": RawNews}
     out = decode_batch(items, models.__getitem__, max_bytes=10_000, agent="t")

@@ -7,7 +7,10 @@ T = "2026-11-20T08:00:00Z"
 
 
 def test_clean_text_strips_markup_entities_and_controls() -> None:
-    assert clean_text("<p>Yields&nbsp;fall &amp; <b>bonds</b> rally</p>\x00\x07") == "Yields fall & bonds rally"
+    assert (
+        clean_text("<p>Yields&nbsp;fall &amp; <b>bonds</b> rally</p>\x00\x07")
+        == "Yields fall & bonds rally"
+    )
     assert clean_text("ＡＢＣ１２３") == "ABC123"  # full-width folded by NFKC
     assert clean_text("a\n\n\n\n\nb") == "a\n\nb"
 
@@ -25,7 +28,13 @@ def test_find_tickers() -> None:
 
 
 def test_normalize_news_keeps_hints_and_adds_tickers() -> None:
-    raw = RawNews(source="feed", title="<b>$NVDA</b> beats", body="Strong quarter", event_time=T, entities=["NVDA"])
+    raw = RawNews(
+        source="feed",
+        title="<b>$NVDA</b> beats",
+        body="Strong quarter",
+        event_time=T,
+        entities=["NVDA"],
+    )
     doc = normalize(raw)
     assert doc.kind == DocKind.NEWS
     assert doc.text == "$NVDA beats\n\nStrong quarter"
@@ -40,8 +49,12 @@ def test_normalize_social_and_filing() -> None:
     assert post.kind == DocKind.SOCIAL and post.tickers == ["TSLA"]
     filing = normalize(
         RawFiling(
-            source="edgar", company="AAPL", form_type="8-K", text="Revenue rose.",
-            tables=[[["<b>Revenue</b>", "94.9"]]], event_time=T,
+            source="edgar",
+            company="AAPL",
+            form_type="8-K",
+            text="Revenue rose.",
+            tables=[[["<b>Revenue</b>", "94.9"]]],
+            event_time=T,
         )  # fmt: skip
     )
     assert filing.kind == DocKind.FILING

@@ -29,11 +29,16 @@ def test_id_derived_from_content_is_stable_and_distinct() -> None:
 
 
 def test_naive_times_are_utc_and_aware_times_are_converted() -> None:
-    naive = IndicatorTick(source="s", indicator_id="CN10Y", value=1.8, event_time="2026-01-01T08:00:00")
+    naive = IndicatorTick(
+        source="s", indicator_id="CN10Y", value=1.8, event_time="2026-01-01T08:00:00"
+    )
     assert naive.event_time == datetime(2026, 1, 1, 8, tzinfo=UTC)
     shanghai = timezone(timedelta(hours=8))
     aware = IndicatorTick(
-        source="s", indicator_id="CN10Y", value=1.8, event_time=datetime(2026, 1, 1, 16, tzinfo=shanghai)
+        source="s",
+        indicator_id="CN10Y",
+        value=1.8,
+        event_time=datetime(2026, 1, 1, 16, tzinfo=shanghai),
     )
     assert aware.event_time == datetime(2026, 1, 1, 8, tzinfo=UTC)
     assert to_epoch_ms(aware.event_time) == 1767254400000
@@ -51,10 +56,19 @@ def test_every_record_has_the_common_fields() -> None:
     [
         (RawNews, {"source": "s", "event_time": T, "title": "  ", "body": ""}),
         (RawSocialPost, {"source": "s", "event_time": T, "text": ""}),
-        (IndicatorTick, {"source": "s", "event_time": T, "indicator_id": "X", "value": float("nan")}),
-        (IndicatorTick, {"source": "s", "event_time": "yesterday", "indicator_id": "X", "value": 1}),
+        (
+            IndicatorTick,
+            {"source": "s", "event_time": T, "indicator_id": "X", "value": float("nan")},
+        ),
+        (
+            IndicatorTick,
+            {"source": "s", "event_time": "yesterday", "indicator_id": "X", "value": 1},
+        ),
         (IndicatorTick, {"source": "", "event_time": T, "indicator_id": "X", "value": 1}),
-        (RawFiling, {"source": "s", "event_time": T, "company": "AAPL", "form_type": "8-K", "text": ""}),
+        (
+            RawFiling,
+            {"source": "s", "event_time": T, "company": "AAPL", "form_type": "8-K", "text": ""},
+        ),
     ],
 )
 def test_invalid_records_are_rejected(model: type, data: dict) -> None:

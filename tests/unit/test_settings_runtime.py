@@ -7,7 +7,14 @@ import pytest
 
 from kg.errors import ReadOnlyViolation, ServiceUnavailable
 from kg.store.base import assert_read_only
-from ops.runtime_state import RuntimeState, ServiceState, endpoints, pid_alive, read_state, write_state
+from ops.runtime_state import (
+    RuntimeState,
+    ServiceState,
+    endpoints,
+    pid_alive,
+    read_state,
+    write_state,
+)
 from ops.settings import GraphBackend, Settings
 from streams.kafka_compat import _ORIGINAL, install_empty_fetch_backoff
 
@@ -24,7 +31,9 @@ def test_env_overrides_nested(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_toml_file_and_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tmp_path / "livekg.toml"
-    cfg.write_text('log_level = "debug"\n[kafka]\ntopic_partitions = 9\n[llm]\nbase_url = "http://gpu:8000/v1"\n')
+    cfg.write_text(
+        'log_level = "debug"\n[kafka]\ntopic_partitions = 9\n[llm]\nbase_url = "http://gpu:8000/v1"\n'
+    )
     monkeypatch.setenv("LIVEKG_CONFIG", str(cfg))
     monkeypatch.setenv("LIVEKG_LOG_LEVEL", "warning")  # env beats the file
     s = Settings()
@@ -62,7 +71,9 @@ def test_endpoints_need_running_services(tmp_path: Path) -> None:
 
 
 def test_external_services_need_no_state(tmp_path: Path) -> None:
-    s = Settings(data_dir=tmp_path, kafka={"bootstrap_servers": "k:1"}, graph={"falkordb_url": "redis://g:2"})
+    s = Settings(
+        data_dir=tmp_path, kafka={"bootstrap_servers": "k:1"}, graph={"falkordb_url": "redis://g:2"}
+    )
     ep = endpoints(s)
     assert (ep.kafka_bootstrap, ep.falkordb_url) == ("k:1", "redis://g:2")
 
@@ -91,8 +102,12 @@ def test_read_only_guard_rejects_writes(cypher: str) -> None:
 
 
 def test_read_only_guard_allows_reads_mentioning_keywords_in_strings() -> None:
-    assert_read_only("MATCH (n:Company) WHERE n.name = 'CREATE SET DELETE' RETURN n.name AS created")
-    assert_read_only("MATCH (a)-[:HAS_OBSERVATION]->(o) RETURN o.value ORDER BY o.observed_at DESC LIMIT 5")
+    assert_read_only(
+        "MATCH (n:Company) WHERE n.name = 'CREATE SET DELETE' RETURN n.name AS created"
+    )
+    assert_read_only(
+        "MATCH (a)-[:HAS_OBSERVATION]->(o) RETURN o.value ORDER BY o.observed_at DESC LIMIT 5"
+    )
 
 
 def test_empty_fetch_backoff_can_be_installed_and_removed() -> None:
