@@ -55,7 +55,7 @@ def test_normalize_social_and_filing() -> None:
             text="Revenue rose.",
             tables=[[["<b>Revenue</b>", "94.9"]]],
             event_time=T,
-        )  # fmt: skip
+        )
     )
     assert filing.kind == DocKind.FILING
     assert filing.form_type == "8-K"
