@@ -308,9 +308,16 @@ class EmbeddedRuntime:
         return ep
 
     def start_all(
-        self, *, workers: int | None = None, llm: bool = True, api: bool = True
+        self,
+        *,
+        workers: int | None = None,
+        llm: bool = True,
+        api: bool = True,
+        static: bool = True,
     ) -> Endpoints:
-        self.start_infra(llm=llm)
+        ep = self.start_infra(llm=llm)
+        if static:  # before the workers start, so their alias dictionary sees it
+            asyncio.run(_load_static_once(self.settings, ep))
         n = workers if workers is not None else self.settings.streams.workers
         for i in range(n):
             self.start_worker(i)
@@ -362,6 +369,22 @@ async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
         await sink.ensure_schema(store)
     finally:
         await store.close()
+
+
+async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
+    """Load the bundled static universe into a new data directory's graph (once)."""
+    from kg.static import load_universe
+    from kg.store import open_store
+
+    marker = Path(settings.data_dir) / ".static-loaded"
+    if marker.exists() or not settings.embedded_graph:
+        return
+    store = open_store(settings, ep.falkordb_url)
+    try:
+        report = await load_universe(store)
+    finally:
+        await store.close()
+    marker.write_text(f"{report.entities} entities\n")
 
 
 def stop_recorded(settings: Settings) -> list[str]:
