@@ -84,7 +84,7 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
     hostile = [
         doc(10, "", ["ACME"]),  # empty
         doc(
-            11, "Acme quarterly results. " + "The company reported figures. " * 8000, ["ACME"]
+            11, "Acme quarterly results. " + "The company reported figures. " * 6000, ["ACME"]
         ),  # huge
         doc(
             12, "Acme 股价大跌 after the 财务造假 scandal, 投资者损失惨重", ["ACME"], lang="zh"
@@ -123,9 +123,10 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
 
     dead = [
         DeadLetter.model_validate_json(v)
-        for v in read_topic(iso.bootstrap, iso.topic("dlq"), expect=3)
+        for v in read_topic(iso.bootstrap, iso.topic("dlq"), expect=6)
     ]
-    assert len([d for d in dead if d.topic == "docs.clean"]) == 3
+    mine = [d for d in dead if d.topic == "docs.clean" and d.source == "sentiment"]
+    assert len(mine) == 3  # the doc sink dead-letters the same records under its name
 
     alerts = [
         Alert.model_validate_json(v)
