@@ -99,6 +99,7 @@ def run_source(
     once: Annotated[bool, typer.Option("--once", help="one poll, then exit")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
     metrics_port: Annotated[int, typer.Option(help="serve /metrics on this port (0: off)")] = 0,
+    metrics_host: Annotated[str, typer.Option(help="address for /metrics")] = "127.0.0.1",
 ) -> None:
     """Poll SOURCE on its schedule (or once), producing to the raw topics with checkpoints."""
     from connectors.registry import build
@@ -110,7 +111,7 @@ def run_source(
     if metrics_port:
         from prometheus_client import start_http_server
 
-        start_http_server(metrics_port, addr="127.0.0.1")
+        start_http_server(metrics_port, addr=metrics_host)
 
     def show(r: PollReport) -> None:
         d = r.as_dict()
