@@ -63,8 +63,32 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def status() -> dict[str, Any]:
         return await snapshot(settings)
 
+    _mount_ingest(app, settings, require_key)
+
     @app.get("/", include_in_schema=False)
     async def dashboard() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
     return app
+
+
+def _mount_ingest(app: FastAPI, settings: Settings, require_key: Callable[..., Any]) -> None:
+    """The social-post webhook (connectors.social), producing to this stack's broker."""
+    from connectors import social
+
+    sinks: list[social.SocialSink] = []
+
+    def sink() -> social.SocialSink:
+        if not sinks:
+            from kg.errors import LivekgError
+            from ops.runtime_state import endpoints
+
+            try:
+                bootstrap = endpoints(settings).kafka_bootstrap
+            except LivekgError as exc:
+                raise HTTPException(503, str(exc)) from exc
+            sinks.append(social.SocialSink(bootstrap, settings.kafka.topic_prefix))
+        return sinks[0]
+
+    app.dependency_overrides[social.get_sink] = sink
+    app.include_router(social.router, dependencies=[Depends(require_key)])
