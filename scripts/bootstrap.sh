@@ -27,6 +27,10 @@ pip install -r requirements.lock
 echo "[bootstrap] llama-cpp-python $LLAMA_VERSION (built once, cached in $WHEELS)"
 mkdir -p "$WHEELS"
 if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+  # cmake and ninja come from PyPI when the machine lacks them; a C/C++ compiler is needed.
+  command -v cmake >/dev/null || pip install cmake
+  command -v ninja >/dev/null || pip install ninja
+  export PATH="$PWD/$VENV/bin:$PATH"
   "$VENV/bin/python" -m pip wheel -q --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION" 2>&1 \
     | grep -v "^WARNING: Location" || true
 fi
