@@ -305,6 +305,8 @@ class LLMClient(ABC):
             req = CompletionRequest(convo, budget, temperature, schema, response_model.__name__)
             c = await self.complete(req, prompt_name=prompt_name)
             if c.finish_reason == "length":
+                with contextlib.suppress(StructuredOutputError):  # complete right at the cap
+                    return parse_structured(c.text, response_model)
                 last = OutputTruncated(
                     f"{prompt_name}: output truncated at max_tokens={budget}",
                     raw=c.text,

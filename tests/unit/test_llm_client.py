@@ -209,6 +209,13 @@ async def test_length_finish_retried_with_bigger_budget_then_error() -> None:
     assert err.value.raw == '{"answer": "ye'
 
 
+async def test_length_finish_with_complete_json_is_accepted() -> None:
+    srv = Server((VALID, "length"))
+    async with client(srv) as llm:
+        assert (await llm.structured(MSGS, Answer, prompt_name="t")).score == 3
+    assert len(srv.completions) == 1
+
+
 async def test_length_finish_then_success() -> None:
     srv = Server(('{"answer": "ye', "length"), VALID)
     async with client(srv) as llm:
