@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from kg.llm import LLMClient, OpenAICompatLLM, PromptStats, make_llm_client
@@ -30,8 +31,24 @@ TOPICS = [
 ]  # fmt: skip
 
 
+def process_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) a local process has used; 0.0 when unknown."""
+    if not pid:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _phase(
-    llm: LLMClient, n: int, concurrency: int, max_tokens: int, offset: int
+    llm: LLMClient,
+    n: int,
+    concurrency: int,
+    max_tokens: int,
+    offset: int,
+    server_pid: int | None = None,
 ) -> dict[str, float]:
     sem = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
@@ -44,11 +61,13 @@ async def _phase(
             latencies.append(time.perf_counter() - t)
 
     before = llm.stats.completion_tokens
+    cpu0 = process_cpu_s(server_pid)
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(n)))
     wall = time.perf_counter() - t0
     tokens = llm.stats.completion_tokens - before
     return {
+        "server_cpu_s": process_cpu_s(server_pid) - cpu0,
         "tokens": tokens,
         "seconds": round(wall, 3),
         "tokens_per_s": round(tokens / wall, 2),
@@ -62,7 +81,10 @@ def _combine(phases: list[dict[str, float]], requests: int) -> dict[str, float]:
     tokens = sum(p["tokens"] for p in phases)
     wall = sum(p["seconds"] for p in phases)
     latency = sum(p["mean_latency_s"] * p["requests"] for p in phases) / requests
+    cpu = sum(p["server_cpu_s"] for p in phases)
     return {
+        "server_cores": round(cpu / wall, 2),
+        "tokens_per_server_cpu_s": round(tokens / cpu, 1) if cpu else 0.0,
         "tokens_per_s": round(tokens / wall, 2),
         "requests_per_s": round(requests / wall, 3),
         "mean_latency_s": round(latency, 3),
@@ -78,6 +100,7 @@ async def run_llm_bench(
     concurrency: int = 8,
     max_tokens: int = 64,
     rounds: int = 2,
+    server_pid: int | None = None,
 ) -> dict[str, Any]:
     llm = make_llm_client(settings, base_url, max_concurrency=concurrency)
     try:
@@ -87,7 +110,8 @@ async def run_llm_bench(
         offset = 1
         for _ in range(rounds):
             for conc, n in ((1, requests_c1), (concurrency, requests_cn)):
-                runs[conc].append(await _phase(llm, n, conc, max_tokens, offset=offset))
+                phase = await _phase(llm, n, conc, max_tokens, offset, server_pid)
+                runs[conc].append(phase)
                 offset += n
         c1 = _combine(runs[1], rounds * requests_c1)
         cn = _combine(runs[concurrency], rounds * requests_cn)
@@ -120,6 +144,12 @@ async def run_llm_bench(
         "speedup_c8_vs_c1": round(cn["tokens_per_s"] / max(c1["tokens_per_s"], 1e-9), 2),
         "mean_latency_s_c1": c1["mean_latency_s"],
         "mean_latency_s_c8": cn["mean_latency_s"],
+        # the local server's CPU use: on a shared machine the c8 gain is bounded by the
+        # CPU share the server gets (cores), not by the number of slots
+        "server_cores_c1": c1["server_cores"] if server_pid else None,
+        "server_cores_c8": cn["server_cores"] if server_pid else None,
+        "tokens_per_server_cpu_s_c1": c1["tokens_per_server_cpu_s"] if server_pid else None,
+        "tokens_per_server_cpu_s_c8": cn["tokens_per_server_cpu_s"] if server_pid else None,
         "requests_c1": rounds * requests_c1,
         "requests_c8": rounds * requests_cn,
         "rounds": rounds,

@@ -98,6 +98,7 @@ def bench_llm(
     """Generation throughput at concurrency 1 vs N (starts the embedded LLM if none runs)."""
     from ops.bench.llm import run_llm_bench
     from ops.runtime import services
+    from ops.runtime_state import read_state, running_service
 
     base = Settings()
     if base_url:
@@ -116,6 +117,8 @@ def bench_llm(
         )
         return
     with services(base, llm=True) as (settings, ep):
+        state = read_state(settings.state_file)
+        server = running_service(state, "llm") if not settings.llm.base_url else None
         result = asyncio.run(
             run_llm_bench(
                 settings,
@@ -125,6 +128,7 @@ def bench_llm(
                 concurrency=concurrency,
                 max_tokens=max_tokens,
                 rounds=rounds,
+                server_pid=server.pid if server else None,
             )
         )
     emit_json(result)
