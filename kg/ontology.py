@@ -220,6 +220,11 @@ class Ontology(BaseModel):
     def relation_types(self) -> tuple[str, ...]:
         return tuple(r.type for r in self.relations)
 
+    @cached_property
+    def functional_relation_types(self) -> frozenset[str]:
+        """Relationship types of cardinality ONE (their facts form validity chains)."""
+        return frozenset(r.type for r in self.relations if r.cardinality == Cardinality.ONE)
+
     # -- pruning ---------------------------------------------------------------------
     def check(
         self,

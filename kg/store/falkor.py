@@ -18,6 +18,8 @@ from kg.store.base import GraphProvider, GraphStore, IndexSpec, Row, portable
 
 
 def _str(v: str) -> str:
+    if "\\" not in v and '"' not in v:  # the common case: nothing to escape
+        return '"' + v + '"'
     return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -60,6 +62,8 @@ def _lit(v: Any) -> str:
     if t is dict:
         return "{" + ",".join([_key(k) + _lit(x) for k, x in v.items()]) + "}"
     if t is list or t is tuple:
+        if v and all(type(x) is str for x in v):  # columns of ids and names
+            return "[" + ",".join([_str(x) for x in v]) + "]"
         return "[" + ",".join([_lit(x) for x in v]) + "]"
     if isinstance(v, datetime | date | Enum | Mapping | set | frozenset):
         return _lit(portable(v))
