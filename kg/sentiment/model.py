@@ -23,6 +23,8 @@ from kg.sentiment.clean import is_chinese, strip_urls
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
 E5_HEAD_ARTIFACT = "e5_head.npz"
+LEXICAL_ARTIFACT = "lexical.npz"
+LEXICAL_WEIGHT = 0.3  # chosen on the dev split (see metrics.json "ensemble")
 MAX_CHARS = 2000  # the classifiers look at the head of long documents only
 
 
@@ -108,6 +110,22 @@ class RoutedClassifier:
         return out
 
 
+class EnsembleClassifier:
+    """Weighted mean of member probabilities (all members see the same texts)."""
+
+    def __init__(self, members: Sequence[SentimentClassifier], weights: Sequence[float]) -> None:
+        self.members = list(members)
+        total = float(sum(weights))
+        self.weights = [w / total for w in weights]
+        self.model_id = "+".join(m.model_id for m in self.members)
+
+    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 3), dtype=np.float32)
+        for member, w in zip(self.members, self.weights, strict=True):
+            out += w * member.predict_proba(texts)
+        return out
+
+
 class _Lazy:
     """Builds the wrapped classifier on first use (loading models costs seconds)."""
 
@@ -153,33 +171,56 @@ def load_encoder_classifier(
     )
 
 
+def load_lexical(artifacts: Path = ARTIFACTS):  # type: ignore[no-untyped-def]
+    from kg.sentiment.lexical import LexicalClassifier
+
+    return LexicalClassifier.load(artifacts / LEXICAL_ARTIFACT)
+
+
 def load_default(
     artifacts: Path = ARTIFACTS,
     *,
     num_threads: int = 2,
     embedder: Embedder | None = None,
     kind: str = "router",
+    lexical_weight: float = LEXICAL_WEIGHT,
 ) -> SentimentClassifier:
     """The default CPU classifier from the committed artifacts (no ../shared needed).
 
-    ``kind``: ``router`` (default), ``encoder`` (English MiniLM only), ``e5`` (e5 head only).
-    Falls back to the e5 head when the encoder artifact is missing.
+    ``kind``: ``router`` (default: English to encoder+lexical, Chinese to the e5 head),
+    ``encoder`` (MiniLM+LoRA only), ``lexical``, ``e5`` (e5 head only). Parts whose
+    artifact is missing are left out (the e5 head is always there).
     """
     e5_path = artifacts / E5_HEAD_ARTIFACT
     enc_path = artifacts / ENCODER_ARTIFACT
+    lex_path = artifacts / LEXICAL_ARTIFACT
     e5 = _Lazy(
         lambda: load_e5_classifier(artifacts, embedder=embedder, num_threads=num_threads),
         artifact_meta(e5_path)["model_id"],
     )
-    if kind == "e5" or not enc_path.exists():
+    if kind == "e5":
         return e5
-    enc = _Lazy(
-        lambda: load_encoder_classifier(artifacts, num_threads=num_threads),
-        artifact_meta(enc_path)["model_id"],
-    )
+    if kind == "lexical":
+        return load_lexical(artifacts)
+    english: list[SentimentClassifier] = []
+    weights: list[float] = []
+    if enc_path.exists():
+        english.append(
+            _Lazy(
+                lambda: load_encoder_classifier(artifacts, num_threads=num_threads),
+                artifact_meta(enc_path)["model_id"],
+            )
+        )
+        weights.append(1.0 - lexical_weight)
     if kind == "encoder":
-        return enc
-    return RoutedClassifier(enc, e5)
+        return english[0] if english else e5
+    if lex_path.exists() and english:
+        english.append(load_lexical(artifacts))
+        weights.append(lexical_weight)
+    if not english:
+        return e5
+    en = english[0] if len(english) == 1 else EnsembleClassifier(english, weights)
+    return RoutedClassifier(en, e5)
 
 
 def read_metrics(artifacts: Path = ARTIFACTS) -> dict:

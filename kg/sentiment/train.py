@@ -31,6 +31,7 @@ from kg.sentiment.model import (
     ARTIFACTS,
     E5_HEAD_ARTIFACT,
     ENCODER_ARTIFACT,
+    LEXICAL_ARTIFACT,
     LinearHead,
     prepare,
 )
@@ -54,7 +55,7 @@ class TrainConfig:
     max_length: int = 96
     top_layers: int = 2
     num_threads: int = 2
-    only: str = "all"  # all | e5 | encoder
+    only: str = "all"  # all | e5 | encoder | lexical
     head_c: float = 4.0
 
 
@@ -233,7 +234,7 @@ def finetune_encoder(
 def train(cfg: TrainConfig) -> dict:
     """Train the chosen models (``cfg.only``: all | e5 | encoder), write the artifacts,
     ``metrics.json`` (merged with the previous one for parts not retrained) and the card."""
-    from kg.sentiment.model import RoutedClassifier, load_e5_classifier, load_encoder_classifier
+    from kg.sentiment.model import load_default, load_encoder_classifier, load_lexical
 
     examples = shared_training_set(cfg.data_dir)
     tr, dv = split(examples)
@@ -279,12 +280,28 @@ def train(cfg: TrainConfig) -> dict:
         enc = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads)
         metrics["dev"]["encoder"] = _by_source(dev_ex, enc.predict_proba(dev_texts))
 
-    if (cfg.out_dir / ENCODER_ARTIFACT).exists() and (cfg.out_dir / E5_HEAD_ARTIFACT).exists():
-        routed = RoutedClassifier(
-            load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads),
-            load_e5_classifier(cfg.out_dir, num_threads=cfg.num_threads),
+    if cfg.only in ("all", "lexical"):
+        from kg.sentiment import lexical
+
+        t0 = time.time()
+        arrays = lexical.fit([texts[i] for i in np.where(tr)[0]], y[tr])
+        np.savez(cfg.out_dir / LEXICAL_ARTIFACT, **arrays)
+        metrics["train_seconds_lexical"] = round(time.time() - t0, 1)
+        lex = load_lexical(cfg.out_dir)
+        metrics["dev"]["lexical"] = _by_source(dev_ex, lex.predict_proba(dev_texts))
+
+    if (cfg.out_dir / ENCODER_ARTIFACT).exists():
+        p_enc = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads).predict_proba(
+            dev_texts
         )
-        metrics["dev"]["default"] = _by_source(dev_ex, routed.predict_proba(dev_texts))
+        if (cfg.out_dir / LEXICAL_ARTIFACT).exists():
+            p_lex = load_lexical(cfg.out_dir).predict_proba(dev_texts)
+            metrics["ensemble"] = {
+                f"{w:.1f}": _by_source(dev_ex, (1 - w) * p_enc + w * p_lex)["twitter"]["accuracy"]
+                for w in (0.0, 0.2, 0.3, 0.4, 0.5)
+            }
+        default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
+        metrics["dev"]["default"] = _by_source(dev_ex, default.predict_proba(dev_texts))
     metrics["handwritten"] = handwritten_metrics(cfg)
     metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
     write_model_card(metrics, cfg.out_dir)

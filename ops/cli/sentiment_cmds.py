@@ -15,7 +15,7 @@ from ops.cli.output import emit_json
 
 DEFAULT_DATA = Path("../shared/data")
 FORMATS = ("twitter", "fpb", "fiqa", "finfe")
-CLASSIFIERS = ("router", "encoder", "e5", "llm")
+CLASSIFIERS = ("router", "encoder", "lexical", "e5", "llm")
 
 
 @train_app.command("sentiment")
@@ -29,15 +29,15 @@ def train_sentiment(
     top_layers: Annotated[int, typer.Option(help="MiniLM layers adapted (from the top)")] = 2,
     lr: Annotated[float, typer.Option(help="learning rate")] = 1e-3,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    only: Annotated[str, typer.Option(help="all | e5 | encoder (the rest keep theirs)")] = "all",
+    only: Annotated[str, typer.Option(help="all | e5 | encoder | lexical (others kept)")] = "all",
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
-    if only not in ("all", "e5", "encoder"):
-        raise typer.BadParameter("--only must be all, e5 or encoder")
+    if only not in ("all", "e5", "encoder", "lexical"):
+        raise typer.BadParameter("--only must be all, e5, encoder or lexical")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
@@ -113,7 +113,9 @@ def eval_sentiment(
     corpus: Annotated[
         Path | None, typer.Option(help="JSONL corpus to retrieve context from")
     ] = None,
-    classifier: Annotated[str, typer.Option(help="router | encoder | e5 | llm")] = "router",
+    classifier: Annotated[
+        str, typer.Option(help="router | encoder | lexical | e5 | llm")
+    ] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
@@ -154,8 +156,8 @@ def bench_sentiment(
     from kg.sentiment.model import load_default
     from ops.bench.sentiment import run_bench
 
-    if classifier not in CLASSIFIERS[:3]:
-        raise typer.BadParameter("--classifier must be router, encoder or e5")
+    if classifier not in CLASSIFIERS[:4]:
+        raise typer.BadParameter("--classifier must be router, encoder, lexical or e5")
     t0 = time.perf_counter()
     clf = load_default(num_threads=threads, kind=classifier)
     result = run_bench(clf, n=n, batch=batch, rate=rate, seconds=seconds)
