@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -440,6 +441,8 @@ def spawn_worker(
         "LIVEKG_STREAMS__WEB_PORT": str(port),
         "LIVEKG_STREAMS__STORE": "memory://",
         "LIVEKG_STREAMS__MAX_RECORD_BYTES": str(settings.streams.max_record_bytes),
+        "LIVEKG_STREAMS__PROCESSORS": json.dumps(settings.streams.processors),
+        "LIVEKG_STREAMS__LANES": json.dumps(settings.streams.lanes),
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),

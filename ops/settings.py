@@ -76,6 +76,20 @@ class EmbedSettings(BaseModel):
 
 class StreamSettings(BaseModel):
     workers: int = 1
+    # Processors this worker runs (streams/processors/__init__.py); empty: all. Lets a
+    # deployment split heavy model work from the light sinks across worker pools.
+    processors: list[str] = Field(default_factory=list)
+    # Agents consumed through a librdkafka lane (streams/lanes.py) instead of faust's
+    # per-event streams: agent name -> lane name. Agents with faust tables stay on faust.
+    lanes: dict[str, str] = Field(
+        default_factory=lambda: {
+            "normalize": "ingest",
+            "doc_sink": "ingest",
+            "tick_sink": "ingest",
+            "triple_sink": "ingest",
+        }
+    )
+    idle_pause_ms: float = 20.0  # a lane's pause after an empty fetch (broker may not long-poll)
     batch_size: int = 2000  # stream.take() size
     batch_within_s: float = 0.02  # stream.take() max wait
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
@@ -165,8 +179,9 @@ class SentimentSettings(BaseModel):
     ``watchlist`` entity raises a negative-hit alert.
     """
 
-    classifier: str = "router"  # router | encoder | e5 | llm
+    classifier: str = "router"  # router | encoder | lexical | e5 | llm
     num_threads: int = 2
+    quantize: bool = False  # int8 encoder: faster, slightly less accurate
     max_entities_per_doc: int = 20
     rag: bool = True
     rag_window_hours: float = 72.0

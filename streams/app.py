@@ -16,7 +16,7 @@ from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.context import WorkerContext
 from streams.kafka_compat import install_empty_fetch_backoff
-from streams.processors import PROCESSORS
+from streams.processors import enabled as enabled_processors
 from streams.topics import CATALOG
 
 
@@ -51,7 +51,7 @@ def build_app(
         stream_buffer_maxsize=20_000,
         logging_config=None,
     )
-    ctx = WorkerContext(settings=settings, endpoints=endpoints)
+    ctx = WorkerContext(settings=settings, endpoints=endpoints, worker_id=worker_id)
     for name, spec in CATALOG.items():
         ctx.topics[name] = app.topic(
             ctx.physical(name),
@@ -59,7 +59,7 @@ def build_app(
             value_serializer="raw",
             partitions=spec.partitions or settings.kafka.topic_partitions,
         )
-    for register in PROCESSORS:
+    for register in enabled_processors(settings.streams.processors):
         register(app, ctx)
 
     @app.page("/metrics")

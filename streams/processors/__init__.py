@@ -1,7 +1,28 @@
-"""Every processor module exposes ``register(app, ctx)``; the worker registers them all."""
+"""Every processor module exposes ``register(app, ctx)``; the worker registers the ones
+enabled in settings (``streams.processors``; empty: all of them)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from streams.processors import graph_sink, kg_upkeep, normalize, sentiment
 
-PROCESSORS = [normalize.register, graph_sink.register, kg_upkeep.register, sentiment.register]
+Register = Callable[[Any, Any], None]
+
+PROCESSORS: dict[str, Register] = {
+    "normalize": normalize.register,
+    "graph_sink": graph_sink.register,
+    "kg_upkeep": kg_upkeep.register,
+    "sentiment": sentiment.register,
+}
+
+
+def enabled(names: list[str]) -> list[Register]:
+    """The registrations to run; unknown names are a configuration error, not ignored."""
+    if not names:
+        return list(PROCESSORS.values())
+    unknown = sorted(set(names) - set(PROCESSORS))
+    if unknown:
+        raise ValueError(f"unknown processors {unknown}; known: {sorted(PROCESSORS)}")
+    return [PROCESSORS[n] for n in names]

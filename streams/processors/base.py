@@ -21,6 +21,7 @@ from kg.errors import ServiceUnavailable, TransientGraphError
 from ops import metrics
 from streams.batch import Inbound, dead_for
 from streams.context import WorkerContext
+from streams.lanes import Lane, Route
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,15 @@ def batch_agent(
     sources: Sequence[str],
     handler: Handler,
 ) -> None:
-    """Register an agent ``name`` consuming ``sources`` in batches through ``handler``."""
+    """Register an agent ``name`` consuming ``sources`` in batches through ``handler``.
+
+    It runs on a librdkafka lane when ``streams.lanes`` names one for it (stateless
+    hot-path agents), else as a faust agent (needed for agents with faust tables).
+    """
+    lane_name = ctx.settings.streams.lanes.get(name)
+    if lane_name:
+        _lane(app, ctx, lane_name).add(Route(agent=name, sources=list(sources), handler=handler))
+        return
     channel = app.topic(
         *(ctx.physical(s) for s in sources), key_serializer="raw", value_serializer="raw"
     )
@@ -97,6 +106,19 @@ def batch_agent(
 
     agent.__name__ = name
     app.agent(channel, name=name)(agent)
+
+
+def _lane(app: faust.App, ctx: WorkerContext, name: str) -> Lane:
+    lane = ctx.lanes.get(name)
+    if lane is None:
+        lane = ctx.lanes[name] = Lane(name=name, ctx=ctx, worker_id=ctx.worker_id)
+
+        async def run_lane() -> None:
+            await lane.run()
+
+        run_lane.__name__ = f"lane_{name}"
+        app.task(run_lane)
+    return lane
 
 
 async def send_dead(ctx: WorkerContext, agent: str, dead: list) -> None:

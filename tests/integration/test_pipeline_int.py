@@ -26,7 +26,9 @@ MAX_BYTES = 50_000
 
 
 def _settings(iso: Isolated) -> Settings:
-    return iso.settings.with_overrides(streams={"max_record_bytes": MAX_BYTES})
+    return iso.settings.with_overrides(
+        streams={"max_record_bytes": MAX_BYTES, "processors": ["normalize", "graph_sink"]}
+    )
 
 
 class Worker:
