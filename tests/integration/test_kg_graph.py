@@ -145,6 +145,33 @@ async def test_same_triples_twice_leave_the_graph_unchanged(store: GraphStore) -
     assert [r["id"] for r in people] == ["PERSON_TIM_COOK"]
 
 
+async def test_known_entities_skip_writes_and_recover_when_stale(store: GraphStore) -> None:
+    """Entities known to exist are not written again; if one vanished behind the sink's
+    back, the fact write notices (fewer rows matched) and redoes the batch in full."""
+    await load_universe(store)
+    index = await load_alias_index(store)
+    known = sink.KnownEntities()
+    first = [triple("Apple", "ORG", "Produces", "iPhone", "PRODUCT", t(2026))]
+    assert await sink.write_triples(store, first, index=index, known=known) == 1
+    assert "AAPL" in known and "new:product:iphone" in known
+    await store.execute("MATCH (p:Entity {id: 'new:product:iphone'}) DETACH DELETE p")
+    second = [triple("Apple", "ORG", "Produces", "iPhone", "PRODUCT", t(2026), doc_id="d2")]
+    assert await sink.write_triples(store, second, index=index, known=known) == 1
+    [fact] = await store.query(
+        "MATCH (:Entity {id: 'AAPL'})-[f:PRODUCES]->(p:Product) RETURN f.doc_ids AS d, p.id AS pid"
+    )
+    assert fact == {"d": ["d2"], "pid": "new:product:iphone"}
+    assert "new:product:iphone" in known
+    before = await snapshot(store)
+    await sink.write_triples(store, second + first, index=index, known=known)
+    after = await snapshot(store)
+    assert len(after[1]) == len(before[1])  # no duplicate edges; provenance merged
+    [fact] = await store.query(
+        "MATCH (:Entity {id: 'AAPL'})-[f:PRODUCES]->() RETURN f.doc_ids AS d"
+    )
+    assert sorted(fact["d"]) == ["d2", "doc-2026-01-01"]
+
+
 async def test_point_in_time_with_superseding_facts(store: GraphStore) -> None:
     await load_universe(store)
     index = await load_alias_index(store)

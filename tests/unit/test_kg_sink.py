@@ -1,0 +1,137 @@
+"""The sink's fast paths give exactly what the plain paths give (no services)."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta, timezone
+
+from kg import sink
+from kg.store.falkor import params_header
+from kg.temporal import FactVersion, unpack_versions
+from streams.batch import Inbound
+from streams.codec import decode, encode
+from streams.processors.graph_sink import decode_triples
+from streams.records import Triple, stable_id, to_epoch_ms
+
+
+def _old_stable_id(*parts: object) -> str:
+    h = hashlib.sha1(usedforsecurity=False)
+    for part in parts:
+        h.update(str(part).encode("utf-8", "surrogatepass"))
+        h.update(b"\x1f")
+    return h.hexdigest()[:20]
+
+
+def test_stable_id_is_unchanged() -> None:
+    cases: list[tuple[object, ...]] = [
+        (),
+        ("a",),
+        ("ab", "c"),
+        ("fact", "AAPL", "HAS_CEO", "new:person:timcook", 1767225600000),
+        ("Triple", " spaced ", None, ""),
+        ("贵州茅台", "\ud800"),
+        (datetime(2026, 1, 1, tzinfo=UTC), 0.5),
+    ]
+    for parts in cases:
+        assert stable_id(*parts) == _old_stable_id(*parts)
+
+
+def test_epoch_ms_shortcut_matches_to_epoch_ms() -> None:
+    cst = timezone(timedelta(hours=8))
+    for when in (
+        datetime(2026, 1, 1, tzinfo=UTC),
+        datetime(2026, 1, 1, 8, 0, 0, 123456, tzinfo=cst),
+        datetime(1999, 12, 31, 23, 59, 59),  # naive: taken as UTC
+    ):
+        assert sink._ms(when) == to_epoch_ms(when)
+
+
+def _triple(**kw: object) -> Triple:
+    base: dict[str, object] = {
+        "source": "test",
+        "event_time": datetime(2026, 1, 1, tzinfo=UTC),
+        "head": "Apple",
+        "head_type": "Company",
+        "relation": "PRODUCES",
+        "tail": "iPhone",
+        "tail_type": "Product",
+        "doc_id": "d1",
+    }
+    base.update(kw)
+    return Triple.model_validate(base)
+
+
+NOW = {"ingest_time"}  # stamped at decode when the payload has none
+
+
+def test_wire_decode_equals_plain_decode() -> None:
+    """Same records, same derived ids, same dead-letter reasons."""
+    good = encode(_triple())
+    no_id = (
+        b'{"source":"s","event_time":"2026-01-01T00:00:00Z","head":" Apple ",'
+        b'"head_type":"Company","relation":"PRODUCES","tail":"iPhone","tail_type":"Product"}'
+    )
+    null_doc = no_id[:-1] + b',"doc_id":null}'
+    blank_id = no_id[:-1] + b',"id":"   "}'
+    bad_conf = good.replace(b'"confidence":1.0', b'"confidence":7')
+    payloads = [good, no_id, null_doc, blank_id, bad_conf, b"{nope", None, b"x" * 50]
+    items = [Inbound(topic="kg.triples", value=v, offset=i) for i, v in enumerate(payloads)]
+    out = decode_triples(items[:-1], max_bytes=10_000, agent="a")
+    plain = []
+    for v in payloads[:-1]:
+        try:
+            plain.append(decode(v, Triple, max_bytes=10_000).model_dump(exclude=NOW))
+        except Exception as exc:  # comparing reasons
+            plain.append(str(exc))
+    got = {
+        o.offset: r.model_dump(exclude=NOW) for r, o in zip(out.records, out.origins, strict=True)
+    }
+    got.update({d.offset: f"{d.error_type}: {d.error}" for d in out.dead})
+    assert [got[i] for i in range(len(payloads) - 1)] == plain
+    assert got[1]["id"] == plain[1]["id"] and got[1]["id"] != got[2]["id"]  # raw-value ids
+    assert sorted(got) == list(range(len(payloads) - 1))
+    oversize = decode_triples(items[-1:], max_bytes=40, agent="a")
+    assert oversize.dead[0].error_type == "oversize"
+
+
+def test_fact_params_are_columns_of_the_rows() -> None:
+    prepared = sink.prepare_triples([_triple(), _triple(tail="Mac", doc_id="d2")])
+    rows = list(prepared.facts["PRODUCES"].values())
+    cols = sink.fact_params(rows)
+    assert set(cols) == set(sink.FACT_COLUMNS)
+    assert cols["tail_id"] == [r["tail_id"] for r in rows] and len(cols["id"]) == 2
+    assert "props" in sink.fact_params(rows, props=True)
+    assert "$props[i]" in sink.fact_cypher("PRODUCES", props=True)
+    assert "props" not in sink.fact_cypher("PRODUCES")
+    # strings with and without characters to escape
+    assert params_header({"x": ["a", 'b"c', "d\\e"]}) == 'CYPHER x=["a","b\\"c","d\\\\e"] '
+
+
+def test_prepare_uses_given_checks() -> None:
+    from kg.ontology import default_ontology
+
+    triples = [_triple(), _triple(relation="NOPE")]
+    onto = default_ontology()
+    checks = [sink.check_triple(t, onto) for t in triples]
+    a = sink.prepare_triples(triples, onto, checks=checks)
+    b = sink.prepare_triples(triples, onto)
+    assert a.facts == b.facts and a.entities == b.entities
+    assert [i for i, _ in a.rejected] == [1]
+
+
+def test_known_entities_is_bounded() -> None:
+    known = sink.KnownEntities(limit=3)
+    known.update(["a", "b", "c"])
+    assert "a" in known and len(known) == 3
+    known.update(["d"])  # full: starts over rather than growing
+    assert "a" not in known and "d" in known
+    known.clear()
+    assert len(known) == 0
+
+
+def test_packed_chain_versions() -> None:
+    assert unpack_versions(["f1,100,,,", "f2,200,300,250,f3", "f4,1.5e3,,,"]) == [
+        FactVersion("f1", 100, None, None, None),
+        FactVersion("f2", 200, 300, 250, "f3"),
+        FactVersion("f4", 1500, None, None, None),
+    ]
