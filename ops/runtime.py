@@ -168,6 +168,17 @@ class EmbeddedRuntime:
             tail = Path(self.state.services[name].log or "").read_text(errors="replace")[-2000:]
             raise ServiceUnavailable(f"{name} exited with {proc.returncode}:\n{tail}")
 
+    def _wait_ready(
+        self, name: str, probe: Callable[[], bool], what: str, timeout: float = READY_TIMEOUT_S
+    ) -> None:
+        """Wait for ``probe``; fail at once (with the log's tail) if the process exits."""
+
+        def ready() -> bool:
+            self._check_alive(name)
+            return probe()
+
+        wait_until(ready, what, timeout=timeout)
+
     def save(self) -> None:
         write_state(self.settings.state_file, self.state)
 
@@ -180,14 +191,9 @@ class EmbeddedRuntime:
             str(BIN_DIR / "noida-db"), "start", "--only", "kafka",
             "--kafka-port", str(port), "--data-dir", str(data),
         ]  # fmt: skip
-        self._spawn("broker", cmd, port=port)
         bootstrap = f"127.0.0.1:{port}"
-
-        def ready() -> bool:
-            self._check_alive("broker")
-            return kafka_ready(bootstrap)
-
-        wait_until(ready, f"Kafka broker on {bootstrap}")
+        self._spawn("broker", cmd, port=port)
+        self._wait_ready("broker", lambda: kafka_ready(bootstrap), f"Kafka broker on {bootstrap}")
         self.state.kafka_bootstrap = bootstrap
         self.save()
         return bootstrap
@@ -204,14 +210,9 @@ class EmbeddedRuntime:
             "--dir", str(data), "--save", "", "--appendonly", "yes",
             "--appendfsync", "everysec", "--loadmodule", str(b / "falkordb.so"),
         ]  # fmt: skip
-        self._spawn("graph", cmd, port=port)
         url = f"redis://127.0.0.1:{port}"
-
-        def ready() -> bool:
-            self._check_alive("graph")
-            return redis_ready(url)
-
-        wait_until(ready, f"FalkorDB on {url}")
+        self._spawn("graph", cmd, port=port)
+        self._wait_ready("graph", lambda: redis_ready(url), f"FalkorDB on {url}")
         self.state.falkordb_url = url
         self.save()
         return url
@@ -222,12 +223,9 @@ class EmbeddedRuntime:
         port = self._port("llm")
         self._spawn("llm", server_command(self.settings, port), port=port)
         base = f"http://127.0.0.1:{port}/v1"
-
-        def ready() -> bool:
-            self._check_alive("llm")
-            return http_ready(f"{base}/models")
-
-        wait_until(ready, f"local LLM server on {base}", timeout=120)
+        self._wait_ready(
+            "llm", lambda: http_ready(f"{base}/models"), f"local LLM on {base}", timeout=120
+        )
         self.state.llm_base_url = base
         self.save()
         return base
@@ -260,13 +258,8 @@ class EmbeddedRuntime:
 
     def wait_worker(self, worker_id: int) -> None:
         name = f"worker-{worker_id}"
-        port = self.state.services[name].port
-
-        def ready() -> bool:
-            self._check_alive(name)
-            return http_ready(f"http://127.0.0.1:{port}/healthz")
-
-        wait_until(ready, f"worker {worker_id}", timeout=120)
+        url = f"http://127.0.0.1:{self.state.services[name].port}/healthz"
+        self._wait_ready(name, lambda: http_ready(url), f"worker {worker_id}", timeout=120)
 
     def start_api(self) -> str:
         port = self._port("api", self.settings.api.port)
@@ -276,12 +269,7 @@ class EmbeddedRuntime:
         ]  # fmt: skip
         self._spawn("api", cmd, port=port, env=self._child_env())
         url = f"http://{self.settings.api.host}:{port}"
-
-        def ready() -> bool:
-            self._check_alive("api")
-            return http_ready(f"{url}/healthz")
-
-        wait_until(ready, f"API on {url}")
+        self._wait_ready("api", lambda: http_ready(f"{url}/healthz"), f"API on {url}")
         self.state.api_url = url
         self.save()
         return url
