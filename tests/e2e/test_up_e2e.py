@@ -59,8 +59,8 @@ def test_up_status_down_and_restart(tmp_path: Path) -> None:
     assert started.returncode == 0, started.stdout + started.stderr
     try:
         snap = wait_status(data, flowed)
-        assert snap["topics"]["raw.ticks"] == SAMPLE_TICKS
-        assert snap["topics"]["dlq"] == 0
+        assert snap["topics"]["raw.ticks"] == SAMPLE_TICKS, snap
+        assert snap["topics"]["dlq"] == 0, snap
         services = snap["services"]
         assert {"broker", "graph", "worker-0", "api"} <= set(services)
         assert all(s["alive"] for s in services.values())
@@ -87,9 +87,10 @@ def test_up_status_down_and_restart(tmp_path: Path) -> None:
         snap2 = wait_status(data, flowed)
         time.sleep(3)  # give a wrongful second replay time to show up
         snap2 = status(data)
-        assert snap2["topics"]["raw.news"] == 48
-        assert snap2["topics"]["raw.ticks"] == SAMPLE_TICKS
-        assert snap2["graph"]["nodes"]["Document"] == nodes_before["Document"]
-        assert snap2["graph"]["nodes"]["Observation"] == nodes_before["Observation"]
+        why = json.dumps({"before": nodes_before, "after": snap2}, default=str)[:3000]
+        assert snap2["topics"]["raw.news"] == 48, why
+        assert snap2["topics"]["raw.ticks"] == SAMPLE_TICKS, why
+        assert snap2["graph"]["nodes"]["Document"] == nodes_before["Document"], why
+        assert snap2["graph"]["nodes"]["Observation"] == nodes_before["Observation"], why
     finally:
         livekg("down", data_dir=data)
