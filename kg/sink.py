@@ -181,48 +181,34 @@ CREATE (e:{path} {{id: r.id, partition: 'static', name: r.name,
 """
 
 
-FACT_COLUMNS: tuple[str, ...] = (
-    "id", "head_id", "tail_id", "partition", "valid_from", "valid_to", "ingested_at",
-    "sources", "doc_ids", "confidence", "evidence",
-)  # fmt: skip
-
-
 def fact_cypher(rel_type: str, *, props: bool = False) -> str:
     """Idempotent fact upsert: created once; a restatement only adds provenance.
 
-    Parameters are columns (``$id``, ``$head_id``, ... one list per ``FACT_COLUMNS``
-    entry, see ``fact_params``), not a list of row maps: the same values in a third less
-    text, which FalkorDB parses about four times faster and we encode faster. ``props``:
-    also set ``$props[i]``, maps of extra properties (static relations, e.g. an
-    executive's role); extracted facts have none, so their query skips it. Returns the
-    number of rows whose two entities were found: fewer than sent means an entity
-    assumed to exist is missing (see ``KnownEntities``).
+    ``props``: set the rows' ``props`` maps of extra properties (static relations, e.g.
+    an executive's role); extracted facts have none, so their query skips it. Returns
+    the number of rows whose two entities were found: fewer than sent means an entity
+    assumed to exist is missing (see ``KnownEntities``). Rows stay maps: parameters as
+    columns indexed by ``$col[i]`` parse faster but ran 2-3x slower inside FalkorDB.
     """
-    extra = "f += $props[i], " if props else ""
+    extra = "f += r.props, " if props else ""
     return f"""
-UNWIND range(0, size($id) - 1) AS i
-MATCH (h:Entity {{id: $head_id[i]}})
-MATCH (t:Entity {{id: $tail_id[i]}})
-MERGE (h)-[f:{rel_type} {{id: $id[i]}}]->(t)
-  ON CREATE SET {extra}f.partition = $partition[i],
-                f.valid_from = $valid_from[i], f.stated_valid_to = $valid_to[i],
-                f.valid_to = $valid_to[i], f.ingested_at = $ingested_at[i],
-                f.written_at = timestamp(), f.sources = $sources[i], f.doc_ids = $doc_ids[i],
-                f.confidence = $confidence[i], f.evidence = $evidence[i]
-  ON MATCH SET f.sources = f.sources + [s IN $sources[i] WHERE NOT s IN f.sources],
-               f.doc_ids = f.doc_ids + [d IN $doc_ids[i] WHERE NOT d IN f.doc_ids],
-               f.valid_from = CASE WHEN $valid_from[i] < f.valid_from
-                                   THEN $valid_from[i] ELSE f.valid_from END,
-               f.confidence = CASE WHEN $confidence[i] > f.confidence
-                                   THEN $confidence[i] ELSE f.confidence END
+UNWIND $rows AS r
+MATCH (h:Entity {{id: r.head_id}})
+MATCH (t:Entity {{id: r.tail_id}})
+MERGE (h)-[f:{rel_type} {{id: r.id}}]->(t)
+  ON CREATE SET {extra}f.partition = r.partition,
+                f.valid_from = r.valid_from, f.stated_valid_to = r.valid_to,
+                f.valid_to = r.valid_to, f.ingested_at = r.ingested_at,
+                f.written_at = timestamp(), f.sources = r.sources, f.doc_ids = r.doc_ids,
+                f.confidence = r.confidence, f.evidence = r.evidence
+  ON MATCH SET f.sources = f.sources + [s IN r.sources WHERE NOT s IN f.sources],
+               f.doc_ids = f.doc_ids + [d IN r.doc_ids WHERE NOT d IN f.doc_ids],
+               f.valid_from = CASE WHEN r.valid_from < f.valid_from
+                                   THEN r.valid_from ELSE f.valid_from END,
+               f.confidence = CASE WHEN r.confidence > f.confidence
+                                   THEN r.confidence ELSE f.confidence END
 RETURN count(*) AS n
 """
-
-
-def fact_params(rows: Sequence[dict[str, Any]], *, props: bool = False) -> dict[str, list[Any]]:
-    """Fact rows (``prepare_triples``) as the columns ``fact_cypher`` takes."""
-    keys = (*FACT_COLUMNS, "props") if props else FACT_COLUMNS
-    return {k: [r[k] for r in rows] for k in keys}
 
 
 class KnownEntities:
@@ -385,9 +371,7 @@ async def _write_facts(store: GraphStore, prepared: PreparedTriples, batch: int)
         for start in range(0, len(rows), batch):
             chunk = rows[start : start + batch]
             props = any(r["props"] for r in chunk)
-            result = await store.execute(
-                fact_cypher(rel_type, props=props), fact_params(chunk, props=props)
-            )
+            result = await store.execute(fact_cypher(rel_type, props=props), {"rows": chunk})
             matched += int(result[0]["n"]) if result else 0
     return matched
 

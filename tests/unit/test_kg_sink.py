@@ -94,14 +94,8 @@ def test_wire_decode_equals_plain_decode() -> None:
     assert oversize.dead[0].error_type == "oversize"
 
 
-def test_fact_params_are_columns_of_the_rows() -> None:
-    prepared = sink.prepare_triples([_triple(), _triple(tail="Mac", doc_id="d2")])
-    rows = list(prepared.facts["PRODUCES"].values())
-    cols = sink.fact_params(rows)
-    assert set(cols) == set(sink.FACT_COLUMNS)
-    assert cols["tail_id"] == [r["tail_id"] for r in rows] and len(cols["id"]) == 2
-    assert "props" in sink.fact_params(rows, props=True)
-    assert "$props[i]" in sink.fact_cypher("PRODUCES", props=True)
+def test_fact_cypher_props_and_string_encoding() -> None:
+    assert "f += r.props" in sink.fact_cypher("PRODUCES", props=True)
     assert "props" not in sink.fact_cypher("PRODUCES")
     # strings with and without characters to escape
     assert params_header({"x": ["a", 'b"c', "d\\e"]}) == 'CYPHER x=["a","b\\"c","d\\\\e"] '
