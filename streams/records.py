@@ -35,8 +35,11 @@ def utcnow() -> datetime:
 
 def _aware_utc(value: datetime) -> datetime:
     """Naive times are taken as UTC; aware ones are converted to UTC."""
-    if value.tzinfo is None:
+    offset = value.utcoffset()
+    if offset is None:
         return value.replace(tzinfo=UTC)
+    if not offset:
+        return value  # already UTC (e.g. "...Z"): skip the conversion on the hot path
     return value.astimezone(UTC)
 
 

@@ -22,6 +22,9 @@ def run_worker(settings: Settings | None = None, worker_id: str | None = None) -
     app, _ctx = build_app(settings, endpoints(settings), worker_id=worker_id)
     logging.basicConfig(level=settings.log_level.upper())
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
+    # faust's terminal spinner sets the root logger to DEBUG so that it spins on every
+    # record: every aiokafka debug call then built a LogRecord (~4% of a busy worker).
+    worker.spinner = None
     worker.execute_from_commandline()
 
 

@@ -14,6 +14,7 @@ running stack is not disturbed. Two phases:
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import threading
 import time
@@ -29,7 +30,7 @@ import psutil
 from connectors.replay import producer
 from kg.store import GraphStore, open_store
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
+from ops.runtime_state import Endpoints, read_state
 from ops.settings import Settings
 from streams.admin import create_topics
 from streams.records import IndicatorTick, RawNews, Record
@@ -133,6 +134,19 @@ async def _latencies(store: GraphStore, since_ms: int) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
+def _cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    """User+system CPU of each process and its children (noida-db runs a child binary)."""
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        try:
+            procs = [psutil.Process(pid)]
+            procs += procs[0].children(recursive=True)
+            out[name] = sum(p.cpu_times().user + p.cpu_times().system for p in procs)
+        except psutil.Error:
+            continue
+    return out
+
+
 class _RssSampler(threading.Thread):
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
@@ -172,6 +186,12 @@ def run_pipeline_bench(
     )
     with tempfile.TemporaryDirectory(prefix="livekg-bench-") as tmp:
         proc, _port = spawn_worker(settings, ep, Path(tmp))
+        pids = {"worker": proc.pid}
+        state = read_state(base.state_file)
+        for name in ("broker", "graph"):
+            svc = state.services.get(name) if state else None
+            if svc is not None:
+                pids[name] = svc.pid
         sampler = _RssSampler(proc.pid)
         sampler.start()
         try:
@@ -185,6 +205,7 @@ def run_pipeline_bench(
                     mix=mix,
                     limit_s=timeout,
                     sampler=sampler,
+                    pids=pids,
                 )
             )
         finally:
@@ -202,6 +223,7 @@ async def _phases(
     mix: str,
     limit_s: float,
     sampler: _RssSampler,
+    pids: dict[str, int],
 ) -> dict[str, Any]:
     store = open_store(settings, ep.falkordb_url)
     prefix = settings.kafka.topic_prefix
@@ -213,11 +235,14 @@ async def _phases(
         done = len(warm)
 
         burst = synthetic_events(events, mix, seed=1)
+        cpu0 = _cpu_seconds(pids)
         t0 = time.perf_counter()
         await asyncio.to_thread(_produce, ep.kafka_bootstrap, prefix, burst, None)
         t1 = await _wait_for(store, done + events, limit_s)
         done += events
         burst_s = t1 - t0
+        cpu1 = _cpu_seconds(pids)
+        cpu = {k: round(cpu1[k] - cpu0[k], 3) for k in cpu1 if k in cpu0}
 
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
@@ -239,5 +264,10 @@ async def _phases(
         "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
         "max_ms": round(float(lat.max()), 2) if lat.size else None,
         "rss_mb": round(sampler.peak / 2**20, 1),
+        # CPU seconds the burst cost each process: on a shared machine, events per
+        # worker CPU-second says what one worker sustains on a core of its own.
+        "burst_cpu_s": cpu,
+        "events_per_worker_cpu_s": round(events / cpu["worker"], 1) if cpu.get("worker") else None,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
         "partitions": settings.kafka.topic_partitions,
     }
