@@ -184,6 +184,7 @@ def load_default(
     embedder: Embedder | None = None,
     kind: str = "router",
     lexical_weight: float = LEXICAL_WEIGHT,
+    quantize: bool = False,
 ) -> SentimentClassifier:
     """The default CPU classifier from the committed artifacts (no ../shared needed).
 
@@ -207,8 +208,10 @@ def load_default(
     if enc_path.exists():
         english.append(
             _Lazy(
-                lambda: load_encoder_classifier(artifacts, num_threads=num_threads),
-                artifact_meta(enc_path)["model_id"],
+                lambda: load_encoder_classifier(
+                    artifacts, num_threads=num_threads, quantize=quantize
+                ),
+                artifact_meta(enc_path)["model_id"] + ("-int8" if quantize else ""),
             )
         )
         weights.append(1.0 - lexical_weight)

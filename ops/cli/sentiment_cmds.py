@@ -75,7 +75,7 @@ def export_instructions(
     emit_json({"export": "sentiment-instructions", "n": n, "path": str(out)})
 
 
-def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int):  # type: ignore[no-untyped-def]
+def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int, quantize: bool):  # type: ignore[no-untyped-def]
     from kg.sentiment.service import SentimentEngine
 
     retriever = None
@@ -100,9 +100,8 @@ def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int):  
         return SentimentEngine(llm=LLMSentiment(client), retriever=retriever), sources
     from kg.sentiment.model import load_default
 
-    return SentimentEngine(
-        load_default(num_threads=threads, kind=classifier), retriever=retriever
-    ), sources
+    clf = load_default(num_threads=threads, kind=classifier, quantize=quantize)
+    return SentimentEngine(clf, retriever=retriever), sources
 
 
 @eval_app.command("sentiment")
@@ -118,6 +117,7 @@ def eval_sentiment(
     ] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
+    quantize: Annotated[bool, typer.Option(help="int8 encoder (faster, less accurate)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Accuracy, macro-F1, per-class figures and texts/s on a labelled file."""
@@ -128,7 +128,9 @@ def eval_sentiment(
     if classifier not in CLASSIFIERS:
         raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS}")
     examples = load_eval_set(data, format_, limit)
-    engine, sources = _engine(classifier, rag=not no_rag, corpus=corpus, threads=threads)
+    engine, sources = _engine(
+        classifier, rag=not no_rag, corpus=corpus, threads=threads, quantize=quantize
+    )
     result = run_eval(engine, examples)
     emit_json(
         {
@@ -150,6 +152,7 @@ def bench_sentiment(
     seconds: Annotated[float, typer.Option(help="length of the latency phase")] = 10.0,
     classifier: Annotated[str, typer.Option(help="router | encoder | e5")] = "router",
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
+    quantize: Annotated[bool, typer.Option(help="int8 encoder (faster, less accurate)")] = False,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
@@ -159,7 +162,7 @@ def bench_sentiment(
     if classifier not in CLASSIFIERS[:4]:
         raise typer.BadParameter("--classifier must be router, encoder, lexical or e5")
     t0 = time.perf_counter()
-    clf = load_default(num_threads=threads, kind=classifier)
+    clf = load_default(num_threads=threads, kind=classifier, quantize=quantize)
     result = run_bench(clf, n=n, batch=batch, rate=rate, seconds=seconds)
     result["threads"] = threads
     result["wall_s"] = round(time.perf_counter() - t0, 1)

@@ -96,7 +96,8 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
 
         client = make_llm_client(ctx.settings, ctx.endpoints.llm_base_url)
         return SentimentEngine(llm=LLMSentiment(client), **common)
-    return SentimentEngine(load_default(num_threads=cfg.num_threads, kind=cfg.classifier), **common)
+    clf = load_default(num_threads=cfg.num_threads, kind=cfg.classifier, quantize=cfg.quantize)
+    return SentimentEngine(clf, **common)
 
 
 class TableState:

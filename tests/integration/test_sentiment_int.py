@@ -78,7 +78,7 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
         doc(3, "Beta Corp plunges after fraud probe and profit warning; CEO resigns", ["BETA"]),
         doc(4, "Beta Corp shares crash as lenders pull credit lines, bankruptcy feared", ["BETA"]),
         doc(
-            5, "Acme shares collapse after massive accounting fraud is uncovered", ["ACME", "BETA"]
+            5, "Acme shares collapse after massive accounting fraud is uncovered", ["ACME", "GAMMA"]
         ),
     ]
     hostile = [
@@ -114,7 +114,7 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
     for s in scores:
         by_doc.setdefault(s.doc_id, []).append(s)
     assert set(by_doc) == {d.id for d in good + hostile}
-    assert {s.entities[0] for s in by_doc["doc-5"]} == {"ACME", "BETA"}
+    assert {s.entities[0] for s in by_doc["doc-5"]} == {"ACME", "GAMMA"}
     assert by_doc["doc-15"][0].entities == []
     for s in scores:
         assert abs(sum(s.probabilities.values()) - 1) < 1e-3 and s.model_id
@@ -135,7 +135,7 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
     kinds = {(a.kind, a.entity_id) for a in alerts}
     assert (AlertKind.NEGATIVE_HIT, "ACME") in kinds
     assert (AlertKind.SENTIMENT_SHIFT, "BETA") in kinds
-    shift = next(a for a in alerts if a.kind == AlertKind.SENTIMENT_SHIFT)
+    shift = next(a for a in alerts if a.kind == AlertKind.SENTIMENT_SHIFT and a.entity_id == "BETA")
     assert shift.evidence.values["shift"] <= -0.5
     assert any(x.startswith("doc-") for x in shift.evidence.source_ids)
     hit = next(a for a in alerts if a.kind == AlertKind.NEGATIVE_HIT)
