@@ -100,7 +100,7 @@ class StreamSettings(BaseModel):
     rebalance_timeout_s: float = 20.0
     # Pause after an empty fetch (ms): the embedded broker does not long-poll, see
     # streams/kafka_compat.py. 0 disables (fine for a real Kafka cluster).
-    empty_fetch_backoff_ms: float = 5.0
+    empty_fetch_backoff_ms: float = 20.0
     web_port: int = 6066  # the worker's web server (/metrics); the runtime picks free ones
 
 

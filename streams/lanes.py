@@ -24,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from ops import metrics
 from streams.batch import Inbound
@@ -65,6 +66,8 @@ class Lane:
                 "session.timeout.ms": int(s.streams.broker_session_timeout_s * 1000),
                 "max.poll.interval.ms": 600_000,
                 "fetch.wait.max.ms": 100,
+                "fetch.error.backoff.ms": 10,
+                "fetch.queue.backoff.ms": 10,
                 "queued.max.messages.kbytes": 65_536,
             }
         )
@@ -78,6 +81,7 @@ class Lane:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane-{self.name}")
         loop = asyncio.get_running_loop()
         consumer = await loop.run_in_executor(pool, self._consumer)
+        admin = AdminClient({"bootstrap.servers": self.ctx.endpoints.kafka_bootstrap})
         by_topic: dict[str, list[Route]] = defaultdict(list)
         for route in self.routes:
             for t in route.sources:
@@ -88,10 +92,20 @@ class Lane:
                 msgs = await loop.run_in_executor(
                     pool, consumer.consume, s.batch_size, s.batch_within_s
                 )
+                if not msgs and idle_s > 0:
+                    # Idle: fetching would spin (the broker may not long-poll, see
+                    # streams/kafka_compat.py), so pause until the log has new records,
+                    # then wait for the first one and gather a batch as usual.
+                    waited = loop.run_in_executor(pool, _wait_for_data, consumer, admin, idle_s)
+                    if not await waited:
+                        continue
+                    msgs = await loop.run_in_executor(pool, consumer.consume, 1, 2.0)
+                    if msgs:
+                        msgs += await loop.run_in_executor(
+                            pool, consumer.consume, s.batch_size - 1, s.batch_within_s
+                        )
                 items = self._inbound(msgs)
                 if not items:
-                    if idle_s > 0:  # see streams/kafka_compat.py: the broker may not long-poll
-                        await loop.run_in_executor(pool, _pause_idle, consumer, idle_s)
                     continue
                 await self._dispatch(items, by_topic)
                 await loop.run_in_executor(pool, _commit, consumer)
@@ -147,10 +161,52 @@ def _commit(consumer: Consumer) -> None:
             log.warning("commit failed (redelivery is safe, writes are idempotent): %s", exc)
 
 
-def _pause_idle(consumer: Consumer, seconds: float) -> None:
+def _wait_for_data(
+    consumer: Consumer, admin: AdminClient, poll_s: float, max_wait_s: float = 1.0
+) -> bool:
+    """Pause fetching; every ``poll_s`` compare each partition's log end with where we
+    would read next. True once one has new records; False after ``max_wait_s`` so the
+    caller's consume can serve rebalances.
+    """
     assignment = consumer.assignment()
-    if assignment:
-        consumer.pause(assignment)
-    time.sleep(seconds)
-    if assignment:
+    if not assignment:
+        time.sleep(poll_s)
+        return False
+    consumer.pause(assignment)
+    try:
+        next_offsets = _next_offsets(consumer, assignment)
+        deadline = time.monotonic() + max_wait_s
+        while time.monotonic() < deadline:
+            time.sleep(poll_s)
+            ends = admin.list_offsets({tp: OffsetSpec.latest() for tp in next_offsets})
+            for tp, fut in ends.items():  # one ListOffsets request for every partition
+                if fut.result(timeout=5.0).offset > next_offsets[tp]:
+                    return True
+        return False
+    finally:
         consumer.resume(assignment)
+        # A request wakes librdkafka's broker thread, which otherwise may sleep up to a
+        # second with every partition paused before it acts on the resume.
+        consumer.get_watermark_offsets(assignment[0], timeout=2.0, cached=False)
+
+
+def _next_offsets(
+    consumer: Consumer, assignment: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """Our position; else the committed offset; else the log start (auto.offset.reset)."""
+    out: dict[TopicPartition, int] = {}
+    unknown = []
+    for tp in consumer.position(assignment):
+        if tp.offset >= 0:
+            out[TopicPartition(tp.topic, tp.partition)] = tp.offset
+        else:
+            unknown.append(TopicPartition(tp.topic, tp.partition))
+    if unknown:
+        for tp in consumer.committed(unknown, timeout=5.0):
+            key = TopicPartition(tp.topic, tp.partition)
+            if tp.offset >= 0:
+                out[key] = tp.offset
+            else:
+                low, _high = consumer.get_watermark_offsets(key, timeout=2.0, cached=False)
+                out[key] = low
+    return out
