@@ -113,7 +113,15 @@ class TableState:
 
     def set(self, entity: str, state: EntityState, partition: int) -> None:
         value = state.model_dump(mode="json")
-        self.table.data[entity] = value
+        store = self.table.data
+        if partition >= 0 and hasattr(store, "_db_for_partition"):
+            # The RocksDB store takes the partition from faust's current event, which a
+            # batch handler has none of (it asserted); write to that partition's DB.
+            key = store._encode_key(entity)
+            store._db_for_partition(partition).put(key, store._encode_value(value))
+            store._key_index[key] = partition
+        else:
+            store[entity] = value
         if partition >= 0:
             self.table.send_changelog(partition, entity, value)
 
