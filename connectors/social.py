@@ -102,6 +102,9 @@ class SocialSink:
     async def send(self, records: list[RawSocialPost]) -> None:
         await asyncio.to_thread(self._send, records)
 
+    def close(self, timeout: float = 10.0) -> None:
+        self.producer.flush(timeout)
+
 
 _sink: SocialSink | None = None
 

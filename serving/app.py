@@ -33,6 +33,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics.UP.labels("api").set(1)
         yield
         metrics.UP.labels("api").set(0)
+        for sink in app.state.social_sinks:
+            sink.close()
 
     app = FastAPI(title="livekg", version="0.1.0", lifespan=lifespan)
 
@@ -77,7 +79,7 @@ def _mount_ingest(app: FastAPI, settings: Settings, require_key: Callable[..., A
     from connectors import social
 
     sinks: list[social.SocialSink] = []
-
+    app.state.social_sinks = sinks  # closed by the lifespan
     def sink() -> social.SocialSink:
         if not sinks:
             from kg.errors import LivekgError

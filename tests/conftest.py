@@ -9,6 +9,7 @@ Tests under tests/integration and tests/e2e are marked automatically.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -51,6 +52,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         ep = runtime.start_infra(llm=False)
         yield Stack(settings=settings, endpoints=ep, runtime=runtime)
     finally:
+        gc.collect()  # drop tests' Kafka clients first: they log errors once the broker is gone
         runtime.stop_all()
 
 
