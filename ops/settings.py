@@ -181,7 +181,7 @@ class SentimentSettings(BaseModel):
 
     classifier: str = "router"  # router | encoder | lexical | e5 | llm
     num_threads: int = 2
-    quantize: bool = False  # int8 encoder: faster, slightly less accurate
+    quantize: bool = True  # int8 encoder: ~1.2-1.7x faster, -0.35 pt twitter dev accuracy
     max_entities_per_doc: int = 20
     rag: bool = True
     rag_window_hours: float = 72.0

@@ -48,12 +48,12 @@ class TrainConfig:
     data_dir: Path
     out_dir: Path = ARTIFACTS
     cache_dir: Path = Path(".cache/sentiment")
-    epochs: float = 2.0
+    epochs: float = 3.0
     rank: int = 32
     lr: float = 1e-3
     batch_size: int = 32
     max_length: int = 96
-    top_layers: int = 2
+    top_layers: int = 6
     num_threads: int = 2
     only: str = "all"  # all | e5 | encoder | lexical
     head_c: float = 4.0

@@ -24,9 +24,9 @@ def train_sentiment(
     out: Annotated[
         Path | None, typer.Option(help="artifact folder (default: the package's)")
     ] = None,
-    epochs: Annotated[float, typer.Option(help="encoder fine-tuning epochs")] = 2.0,
+    epochs: Annotated[float, typer.Option(help="encoder fine-tuning epochs")] = 3.0,
     rank: Annotated[int, typer.Option(help="LoRA rank")] = 32,
-    top_layers: Annotated[int, typer.Option(help="MiniLM layers adapted (from the top)")] = 2,
+    top_layers: Annotated[int, typer.Option(help="MiniLM layers adapted (from the top)")] = 6,
     lr: Annotated[float, typer.Option(help="learning rate")] = 1e-3,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
     only: Annotated[str, typer.Option(help="all | e5 | encoder | lexical (others kept)")] = "all",
@@ -75,6 +75,14 @@ def export_instructions(
     emit_json({"export": "sentiment-instructions", "n": n, "path": str(out)})
 
 
+def _quantize(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    from ops.settings import Settings
+
+    return Settings().sentiment.quantize
+
+
 def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int, quantize: bool):  # type: ignore[no-untyped-def]
     from kg.sentiment.service import SentimentEngine
 
@@ -117,7 +125,10 @@ def eval_sentiment(
     ] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    quantize: Annotated[bool, typer.Option(help="int8 encoder (faster, less accurate)")] = False,
+    quantize: Annotated[
+        bool | None,
+        typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Accuracy, macro-F1, per-class figures and texts/s on a labelled file."""
@@ -129,7 +140,7 @@ def eval_sentiment(
         raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS}")
     examples = load_eval_set(data, format_, limit)
     engine, sources = _engine(
-        classifier, rag=not no_rag, corpus=corpus, threads=threads, quantize=quantize
+        classifier, rag=not no_rag, corpus=corpus, threads=threads, quantize=_quantize(quantize)
     )
     result = run_eval(engine, examples)
     emit_json(
@@ -152,7 +163,10 @@ def bench_sentiment(
     seconds: Annotated[float, typer.Option(help="length of the latency phase")] = 10.0,
     classifier: Annotated[str, typer.Option(help="router | encoder | e5")] = "router",
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    quantize: Annotated[bool, typer.Option(help="int8 encoder (faster, less accurate)")] = False,
+    quantize: Annotated[
+        bool | None,
+        typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
@@ -162,7 +176,7 @@ def bench_sentiment(
     if classifier not in CLASSIFIERS[:4]:
         raise typer.BadParameter("--classifier must be router, encoder, lexical or e5")
     t0 = time.perf_counter()
-    clf = load_default(num_threads=threads, kind=classifier, quantize=quantize)
+    clf = load_default(num_threads=threads, kind=classifier, quantize=_quantize(quantize))
     result = run_bench(clf, n=n, batch=batch, rate=rate, seconds=seconds)
     result["threads"] = threads
     result["wall_s"] = round(time.perf_counter() - t0, 1)
