@@ -20,7 +20,6 @@ import orjson
 
 from connectors.base import Batch, SchemaDriftError, SourceError, require_columns
 from connectors.http import HttpSource
-from connectors.policy import RateLimiter, RetryPolicy
 from connectors.text import html_document, parse_time
 from ops.settings import ConnectorSettings
 from streams.records import RawFiling
@@ -78,12 +77,10 @@ class EdgarConnector:
         self.forms = set(cfg.edgar_forms)
         self.rate_per_s = min(cfg.rate_limits.get("edgar", 10.0), 10.0)
         self.interval_s = cfg.intervals.get("edgar", 300.0)
-        self.http = HttpSource(
+        self.http = HttpSource.from_settings(
             self.name,
-            user_agent=cfg.user_agent,
-            timeout_s=cfg.request_timeout_s,
-            limiter=RateLimiter(self.rate_per_s),
-            policy=RetryPolicy.from_settings(cfg),
+            cfg,
+            rate_per_s=self.rate_per_s,
             transport=transport,
             headers={"Accept-Encoding": "gzip, deflate"},
         )

@@ -19,7 +19,6 @@ import orjson
 
 from connectors.base import Batch, SchemaDriftError
 from connectors.http import HttpSource
-from connectors.policy import RateLimiter, RetryPolicy
 from connectors.text import cashtags, html_to_text, parse_time
 from ops.settings import ConnectorSettings
 from streams.records import RawNews, stable_id, utcnow
@@ -188,14 +187,8 @@ class FeedConnector:
         self.urls = list(urls)
         self.rate_per_s = cfg.rate_limits.get(name, 5.0)
         self.interval_s = cfg.intervals.get(name, 300.0)
-        self.http = HttpSource(
-            name,
-            user_agent=cfg.user_agent,
-            timeout_s=cfg.request_timeout_s,
-            limiter=RateLimiter(self.rate_per_s),
-            policy=RetryPolicy.from_settings(cfg),
-            transport=transport,
-            headers={"Accept": ACCEPT},
+        self.http = HttpSource.from_settings(
+            name, cfg, rate_per_s=self.rate_per_s, transport=transport, headers={"Accept": ACCEPT}
         )
 
     def streams(self) -> list[str]:

@@ -14,6 +14,7 @@ import httpx
 
 from connectors.base import PermanentSourceError, RetryableSourceError, SourceError
 from connectors.policy import RateLimiter, RetryPolicy, with_retries
+from ops.settings import ConnectorSettings
 
 T = TypeVar("T")
 
@@ -55,6 +56,27 @@ class HttpSource:
             timeout=httpx.Timeout(timeout_s),
             headers={"User-Agent": user_agent, **(headers or {})},
             follow_redirects=True,
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        source: str,
+        cfg: ConnectorSettings,
+        *,
+        rate_per_s: float,
+        transport: httpx.AsyncBaseTransport | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> HttpSource:
+        """The client a connector gets from its settings: UA, timeout, limiter, retries."""
+        return cls(
+            source,
+            user_agent=cfg.user_agent,
+            timeout_s=cfg.request_timeout_s,
+            limiter=RateLimiter(rate_per_s),
+            policy=RetryPolicy.from_settings(cfg),
+            transport=transport,
+            headers=headers,
         )
 
     async def get(

@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field, ValidationError
 from connectors.base import Batch
 from connectors.feeds import parse_json_feed
 from connectors.http import HttpSource
-from connectors.policy import RateLimiter, RetryPolicy
 from connectors.text import cashtags
 from ops.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
 from ops.settings import ConnectorSettings, Settings
@@ -164,12 +163,10 @@ class SocialFeedConnector:
         self.urls = list(urls)
         self.rate_per_s = cfg.rate_limits.get(name, 5.0)
         self.interval_s = cfg.intervals.get(name, 60.0)
-        self.http = HttpSource(
+        self.http = HttpSource.from_settings(
             name,
-            user_agent=cfg.user_agent,
-            timeout_s=cfg.request_timeout_s,
-            limiter=RateLimiter(self.rate_per_s),
-            policy=RetryPolicy.from_settings(cfg),
+            cfg,
+            rate_per_s=self.rate_per_s,
             transport=transport,
             headers={"Accept": "application/feed+json, application/json"},
         )
