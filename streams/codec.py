@@ -8,6 +8,7 @@ than an exception inside the consumer.
 from __future__ import annotations
 
 import base64
+import hashlib
 from typing import TypeVar
 
 import orjson
@@ -16,6 +17,9 @@ from pydantic import ValidationError
 from streams.records import DeadLetter, Record, stable_id, utcnow
 
 R = TypeVar("R", bound=Record)
+
+# Raw bytes kept in a dead letter: base64 of this stays under Kafka's default 1 MB limit.
+DLQ_MAX_RAW_BYTES = 512 * 1024
 
 
 class DecodeFailure(Exception):
@@ -80,6 +84,7 @@ def dead_letter(
     else:
         error_type, error = type(failure).__name__, str(failure)[:2000]
     now = utcnow()
+    kept = value[:DLQ_MAX_RAW_BYTES]
     return DeadLetter(
         id=stable_id("dlq", topic, partition, offset, value[:256]),
         source=source,
@@ -91,8 +96,10 @@ def dead_letter(
         error_type=error_type,
         error=error,
         raw_key_b64=base64.b64encode(raw_key).decode() if raw_key else None,
-        raw_value_b64=base64.b64encode(value).decode(),
+        raw_value_b64=base64.b64encode(kept).decode(),
         raw_size=len(value),
+        raw_truncated=len(kept) < len(value),
+        raw_sha256=hashlib.sha256(value).hexdigest(),
     )
 
 

@@ -11,8 +11,9 @@ from kg import sink
 from kg.store import GraphStore, open_store
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
+from streams.codec import DecodeFailure, dead_letter
 from streams.publisher import Publisher
-from streams.records import Record
+from streams.records import DeadLetter, Record
 from streams.topics import CATALOG
 
 if TYPE_CHECKING:
@@ -58,11 +59,28 @@ class WorkerContext:
         return self._publisher
 
     async def send(self, logical: str, records: Sequence[Record]) -> None:
-        """Produce records (keyed by entity) and wait until the broker has them all."""
+        """Produce records (keyed by entity) and wait until the broker has them all.
+
+        A record too big for the broker would fail forever and block its input
+        partition; it goes to the DLQ instead (``output_oversize``, bytes capped), and
+        its input stays in the source topic.
+        """
         if not records:
             return
-        items = [(r.key().encode(), r.__pydantic_serializer__.to_json(r)) for r in records]
+        limit = self.settings.streams.max_record_bytes
+        items: list[tuple[bytes, bytes]] = []
+        oversize: list[DeadLetter] = []
+        for r in records:
+            value = r.__pydantic_serializer__.to_json(r)
+            if len(value) > limit and logical != "dlq":
+                failure = DecodeFailure("output_oversize", f"{len(value)} bytes > {limit}")
+                oversize.append(dead_letter(topic=logical, raw_value=value, raw_key=None,
+                                            failure=failure, source=f"publish:{r.id}"))  # fmt: skip
+                continue
+            items.append((r.key().encode(), value))
         await self.publisher.send_many(self.physical(logical), items)
+        if oversize:
+            await self.send("dlq", oversize)
 
     async def close(self) -> None:
         if self._store is not None:

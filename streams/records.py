@@ -265,7 +265,12 @@ class BondReport(Record):
 
 
 class DeadLetter(Record):
-    """A record that could not be processed, with why, and its bytes (base64) intact."""
+    """A record that could not be processed, with why, and its bytes (base64).
+
+    Bytes beyond ``codec.DLQ_MAX_RAW_BYTES`` are cut (``raw_truncated``) so a huge
+    payload cannot exceed the broker's message limit and block its partition; the
+    original stays in ``topic`` at ``partition``/``offset`` and ``raw_sha256`` names it.
+    """
 
     topic: str
     partition: int = -1
@@ -275,6 +280,8 @@ class DeadLetter(Record):
     raw_key_b64: str | None = None
     raw_value_b64: str
     raw_size: int
+    raw_truncated: bool = False
+    raw_sha256: str = ""
 
     def key(self) -> str:
         return self.topic

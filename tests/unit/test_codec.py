@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import orjson
 import pytest
 
 from streams.batch import Inbound, decode_batch, map_batch
-from streams.codec import DecodeFailure, dead_letter, decode, encode
+from streams.codec import DLQ_MAX_RAW_BYTES, DecodeFailure, dead_letter, decode, encode
 from streams.records import IndicatorTick, RawNews
 
 GOOD = orjson.dumps(
@@ -60,6 +61,20 @@ def test_dead_letter_keeps_the_bytes() -> None:
         topic="raw.news", raw_value=raw, raw_key=b"k", failure=failure, partition=1, offset=7
     )
     assert again.id == dl.id  # stable per (topic, partition, offset)
+
+
+def test_dead_letter_of_a_huge_payload_is_capped_and_names_the_original() -> None:
+    raw = b"z" * (DLQ_MAX_RAW_BYTES + 1000)
+    dl = dead_letter(
+        topic="raw.news", raw_value=raw, raw_key=None, failure=DecodeFailure("oversize", "big")
+    )
+    assert dl.raw_truncated is True
+    assert dl.raw_size == len(raw)
+    assert base64.b64decode(dl.raw_value_b64) == raw[:DLQ_MAX_RAW_BYTES]
+    assert dl.raw_sha256 == hashlib.sha256(raw).hexdigest()
+    assert len(encode(dl)) < 1_000_000  # fits the broker's default message size
+    small = dead_letter(topic="t", raw_value=b"abc", raw_key=None, failure=ValueError("x"))
+    assert small.raw_truncated is False
 
 
 def test_decode_batch_routes_good_and_bad() -> None:

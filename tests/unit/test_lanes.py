@@ -90,3 +90,33 @@ def test_default_lanes_leave_table_agents_on_faust() -> None:
     lanes = Settings().streams.lanes
     assert lanes["normalize"] == lanes["tick_sink"] == "ingest"
     assert not any(name.startswith("sentiment") for name in lanes)
+
+
+async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> None:
+    from streams.records import IndicatorTick, RawNews
+
+    settings = Settings(data_dir=tmp_path, streams={"max_record_bytes": 2000})
+    ctx = WorkerContext(
+        settings=settings, endpoints=Endpoints(kafka_bootstrap="x:1", falkordb_url=None)
+    )
+    sent: dict[str, list[tuple[bytes, bytes]]] = {}
+
+    class Recorder:
+        async def send_many(self, topic: str, items: list[tuple[bytes, bytes]]) -> None:
+            sent.setdefault(topic, []).extend(items)
+
+    ctx._publisher = Recorder()  # type: ignore[assignment]
+    small = IndicatorTick(source="s", indicator_id="X", value=1.0, event_time="2026-01-01")
+    big = RawNews(source="s", title="t", body="b" * 5000, event_time="2026-01-01")
+    await ctx.send("raw.news", [small, big])  # type: ignore[list-item]
+    assert [k for k, _ in sent["raw.news"]] == [b"X"]
+    from streams.records import DeadLetter
+
+    ((_key, dl_value),) = sent["dlq"]
+    dead = DeadLetter.model_validate_json(dl_value)
+    assert (dead.error_type, dead.topic, dead.raw_size > 5000) == (
+        "output_oversize",
+        "raw.news",
+        True,
+    )
+    assert dead.source == f"publish:{big.id}"
