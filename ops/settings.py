@@ -199,6 +199,16 @@ class SentimentSettings(BaseModel):
     strong_negative_p: float = 0.8
 
 
+class IndicatorAlertSettings(BaseModel):
+    """Indicator move/threshold alerts (streams/moves.py)."""
+
+    move_bp: float = 10.0  # rates quoted in % or bp
+    move_pct: float = 2.0  # other indicators, relative to the reference value
+    window_s: float = 3600.0
+    # indicator id -> [{"level": 2.0, "direction": "above"|"below"}]
+    thresholds: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -217,6 +227,7 @@ class Settings(BaseSettings):
     connectors: ConnectorSettings = Field(default_factory=ConnectorSettings)
     kg: KgSettings = Field(default_factory=KgSettings)
     sentiment: SentimentSettings = Field(default_factory=SentimentSettings)
+    indicator_alerts: IndicatorAlertSettings = Field(default_factory=IndicatorAlertSettings)
 
     @classmethod
     def settings_customise_sources(

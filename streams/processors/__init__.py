@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams.processors import graph_sink, kg_upkeep, normalize, sentiment
+from streams.processors import graph_sink, indicator_alerts, kg_upkeep, normalize, sentiment
 
 Register = Callable[[Any, Any], None]
 
@@ -15,6 +15,7 @@ PROCESSORS: dict[str, Register] = {
     "graph_sink": graph_sink.register,
     "kg_upkeep": kg_upkeep.register,
     "sentiment": sentiment.register,
+    "indicator_alerts": indicator_alerts.register,
 }
 
 

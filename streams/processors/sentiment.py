@@ -27,6 +27,7 @@ from kg.sentiment.labels import LABELS, label_of, polarity
 from kg.sentiment.service import ScoreInput, ScoreOutput, SentimentEngine
 from kg.sentiment.state import AlertRules, EntityState, update
 from ops import metrics
+from streams import tables
 from streams.batch import Inbound, dead_for, decode_batch
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
@@ -100,30 +101,15 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     return SentimentEngine(clf, **common)
 
 
-class TableState:
-    """Entity states in a faust table, written with the changelog partition given
-    explicitly: batch handlers run outside faust's per-event context."""
+class TableState(tables.TableState):
+    """Entity sentiment states in a faust table (see streams/tables.py)."""
 
-    def __init__(self, table: faust.Table) -> None:
-        self.table = table
-
-    def get(self, entity: str) -> EntityState | None:
-        raw = self.table.get(entity)
+    def get(self, entity: str) -> EntityState | None:  # type: ignore[override]
+        raw = super().get(entity)
         return EntityState.model_validate(raw) if raw else None
 
-    def set(self, entity: str, state: EntityState, partition: int) -> None:
-        value = state.model_dump(mode="json")
-        store = self.table.data
-        if partition >= 0 and hasattr(store, "_db_for_partition"):
-            # The RocksDB store takes the partition from faust's current event, which a
-            # batch handler has none of (it asserted); write to that partition's DB.
-            key = store._encode_key(entity)
-            store._db_for_partition(partition).put(key, store._encode_value(value))
-            store._key_index[key] = partition
-        else:
-            store[entity] = value
-        if partition >= 0:
-            self.table.send_changelog(partition, entity, value)
+    def set(self, entity: str, state: EntityState, partition: int) -> None:  # type: ignore[override]
+        super().set(entity, state.model_dump(mode="json"), partition)
 
 
 async def score_docs(

@@ -50,6 +50,7 @@ def flowed(snap: dict[str, Any]) -> bool:
         topics.get("docs.clean", 0) >= SAMPLE_DOCS
         and topics.get("sentiment.scored", 0) >= SAMPLE_DOCS  # one score per doc and entity
         and topics.get("alerts.sentiment", 0) >= 1  # the sample day has sentiment shifts
+        and topics.get("alerts.indicator", 0) >= 1  # ... and a SHIBOR overnight jump
         and nodes.get("Document", 0) == SAMPLE_DOCS
         and nodes.get("Observation", 0) == SAMPLE_TICKS
     )

@@ -1,0 +1,54 @@
+"""raw.ticks -> alerts.indicator: moves and threshold crossings per indicator.
+
+A faust agent (its state is a faust table, co-partitioned with raw.ticks by indicator
+id) over the pure rules in streams/moves.py. It consumes raw.ticks in its own consumer
+group, beside the tick sink that writes the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import faust
+
+from ops import metrics
+from streams.batch import Inbound, decode_batch
+from streams.context import WorkerContext
+from streams.moves import IndicatorState, MoveRules, update
+from streams.processors.base import batch_agent
+from streams.records import Alert, IndicatorTick
+from streams.tables import TableState
+from streams.topics import ALERTS_INDICATOR, RAW_TICKS
+
+AGENT = "indicator_alerts"
+TABLE = "indicator_alert_state"
+
+
+def register(app: faust.App, ctx: WorkerContext) -> None:
+    cfg = ctx.settings.indicator_alerts
+    rules = MoveRules.model_validate(cfg.model_dump())
+    table = TableState(
+        app.Table(TABLE, default=None, partitions=ctx.settings.kafka.topic_partitions)
+    )
+
+    async def handle(items: Sequence[Inbound]) -> None:
+        decoded = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
+        )
+        alerts: list[Alert] = []
+        for rec, origin in zip(decoded.records, decoded.origins, strict=True):
+            tick: IndicatorTick = rec  # type: ignore[assignment]
+            raw = table.get(tick.indicator_id)
+            state = IndicatorState.model_validate(raw) if raw else None
+            new, fired = update(state, tick, rules)
+            if new is not None and new is not state:
+                table.set(tick.indicator_id, new.model_dump(mode="json"), origin.partition)
+            alerts += fired
+        await ctx.send(ALERTS_INDICATOR.name, alerts)
+        metrics.EVENTS_OUT.labels(AGENT, ALERTS_INDICATOR.name).inc(len(alerts))
+        # Invalid ticks are dead-lettered once, by the tick sink that reads the same
+        # topic; here they are only counted.
+        for d in decoded.dead:
+            metrics.ERRORS.labels(AGENT, f"skipped_{d.error_type}").inc()
+
+    batch_agent(app, ctx, name=AGENT, sources=[RAW_TICKS.name], handler=handle)

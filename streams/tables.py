@@ -1,0 +1,35 @@
+"""faust tables written from batch handlers.
+
+Batch handlers run outside faust's per-event context, so the changelog partition (the
+input record's partition: tables are co-partitioned with their input by key) is given
+explicitly, and the RocksDB store, which takes the partition from the current event,
+is written per partition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+
+
+class TableState:
+    """JSON-able values in a faust table, keyed by entity/indicator id."""
+
+    def __init__(self, table: faust.Table) -> None:
+        self.table = table
+
+    def get(self, key: str) -> Any:
+        return self.table.get(key)
+
+    def set(self, key: str, value: Any, partition: int) -> None:
+        store = self.table.data
+        if partition >= 0 and hasattr(store, "_db_for_partition"):
+            # The RocksDB store asserts a current faust event to pick the partition.
+            raw_key = store._encode_key(key)
+            store._db_for_partition(partition).put(raw_key, store._encode_value(value))
+            store._key_index[raw_key] = partition
+        else:
+            store[key] = value
+        if partition >= 0:
+            self.table.send_changelog(partition, key, value)
