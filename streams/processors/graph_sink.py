@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import faust
-from pydantic import ValidationError
 
 from kg import sink
 from kg.canonical import AliasIndex, load_alias_index
@@ -29,7 +28,7 @@ from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from ops import metrics
 from streams.batch import Decoded, Inbound, dead_for, decode_batch
-from streams.codec import DecodeFailure, decode
+from streams.codec import DecodeFailure
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
 from streams.records import DeadLetter, Record, Triple
@@ -87,46 +86,6 @@ def rejected_letter(origin: Inbound, check: TripleCheck, agent: str) -> DeadLett
     return dead_for(origin, DecodeFailure("invalid_triple", f"{reason}: {check.detail}"), agent)
 
 
-class _WireTriple(Triple):
-    """``Triple`` whose id arrives on the wire (every producer sets it).
-
-    The base class derives a missing id in a ``mode="before"`` validator, which makes
-    pydantic hand the parsed JSON to Python and back; overriding it with an identity
-    keeps every field, constraint and after-validator and is about a third cheaper.
-    A payload this rejects (no id, or anything invalid) is decoded again as a plain
-    ``Triple``, so derived ids and dead-letter reasons are exactly those of ``decode``.
-    """
-
-    @classmethod
-    def _derive_id(cls, data: Any) -> Any:
-        return data
-
-
-def decode_triples(items: Sequence[Inbound], *, max_bytes: int, agent: str) -> Decoded[Triple]:
-    """``decode_batch`` for ``kg.triples`` with the id-on-the-wire fast path."""
-    out: Decoded[Triple] = Decoded()
-    fast = _WireTriple.model_validate_json
-    for item in items:
-        raw = item.value
-        record: Triple | None = None
-        if raw is not None and len(raw) <= max_bytes:
-            try:
-                record = fast(raw)
-                if not record.id:  # pragma: no cover - Id has min_length=1
-                    record = None
-            except ValidationError:
-                record = None
-        if record is None:
-            try:
-                record = decode(raw, Triple, max_bytes=max_bytes)
-            except DecodeFailure as failure:
-                out.dead.append(dead_for(item, failure, agent))
-                continue
-        out.records.append(record)
-        out.origins.append(item)
-    return out
-
-
 class TripleSink:
     """kg.triples -> graph: prune, canonicalize, write; the alias index is cached, and
     so are the ids of entities known to exist (``sink.KnownEntities``)."""
@@ -154,14 +113,9 @@ class TripleSink:
 
     async def handle(self, items: Sequence[Inbound]) -> None:
         ctx, agent = self.ctx, self.agent
-        if all(item.topic == KG_TRIPLES.name for item in items):
-            decoded: Decoded = decode_triples(
-                items, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
-            )
-        else:  # pragma: no cover - the agent only subscribes to kg.triples
-            decoded = decode_batch(
-                items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
-            )
+        decoded: Decoded = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
+        )
         dead = list(decoded.dead)
         valid: list[Triple] = []
         origins: list[Inbound] = []
