@@ -32,7 +32,6 @@ from ops.runtime_state import (
     endpoints,
     pid_alive,
     read_state,
-    running_service,
     write_state,
 )
 from ops.settings import Settings
@@ -477,8 +476,3 @@ def services(settings: Settings, *, llm: bool = False) -> Iterator[tuple[Setting
             yield temp_settings, ep
         finally:
             runtime.stop_all()
-
-
-def any_running(settings: Settings) -> bool:
-    state = read_state(settings.state_file)
-    return any(running_service(state, n) for n in (state.services if state else {}))

@@ -11,7 +11,6 @@ import base64
 import hashlib
 from typing import TypeVar
 
-import orjson
 from pydantic import ValidationError
 
 from streams.records import DeadLetter, Record, stable_id, utcnow
@@ -101,7 +100,3 @@ def dead_letter(
         raw_truncated=len(kept) < len(value),
         raw_sha256=hashlib.sha256(value).hexdigest(),
     )
-
-
-def loads(raw: bytes) -> object:
-    return orjson.loads(raw)
