@@ -131,3 +131,18 @@ def shared_training_set(data_dir: Path) -> list[Example]:
     for name in FIQA_FILES:
         out += load_examples(data_dir / "fiqa_sentiment" / name, DataFormat.FIQA)
     return out
+
+
+TRAINSETS = Path(__file__).resolve().parent / "trainsets"
+
+
+def bundled_training_set(folder: Path = TRAINSETS) -> list[Example]:
+    """The team's hand-written Chinese training sets (finfe format; see trainsets/README.md).
+
+    No Chinese labelled data is available here, so these are what the multilingual
+    encoder learns Chinese investor-forum and news register from.
+    """
+    out: list[Example] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        out += load_examples(path, DataFormat.FINFE)
+    return out

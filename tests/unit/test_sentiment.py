@@ -436,3 +436,41 @@ def test_lexical_fit_save_load_and_ensemble(tmp_path: Path) -> None:
     assert clf.predict_proba([]).shape == (0, 3)
     ens = EnsembleClassifier([clf, clf], [0.7, 0.3])
     assert np.allclose(ens.predict_proba(["meeting"]), clf.predict_proba(["meeting"]), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_e5_encoder_artifact_reads_english_and_chinese() -> None:
+    from kg.sentiment.model import ARTIFACTS, E5_ENCODER_ARTIFACT, load_default
+
+    if not (ARTIFACTS / E5_ENCODER_ARTIFACT).exists():
+        pytest.skip("e5 encoder artifact not built")
+    clf = load_default(kind="e5-encoder")
+    p = clf.predict_proba(
+        [
+            "Company shares plunge after profit warning and fraud probe",
+            "公司股价暴跌，被证监会立案调查，业绩巨亏",
+            "公司将于下周二召开年度股东大会",
+            "公司一季度净利润同比增长50%，超出市场预期，股价涨停",
+        ]
+    )
+    assert [label_of(row) for row in p] == [NEG, NEG, NEU, POS]
+
+
+@pytest.mark.slow
+def test_default_router_sends_chinese_to_e5_and_cascades_english() -> None:
+    from kg.sentiment.model import (
+        ARTIFACTS,
+        E5_ENCODER_ARTIFACT,
+        CascadeClassifier,
+        RoutedClassifier,
+        load_default,
+    )
+
+    if not (ARTIFACTS / E5_ENCODER_ARTIFACT).exists():
+        pytest.skip("e5 encoder artifact not built")
+    clf = load_default()
+    assert isinstance(clf, RoutedClassifier) and isinstance(clf.english, CascadeClassifier)
+    assert clf.model_id_for("贵州茅台净利润增长") == clf.chinese.model_id
+    p = clf.predict_proba(["Stock soars after record profit and raised guidance", "利空出尽，大涨"])
+    assert p.shape == (2, 3) and np.allclose(p.sum(1), 1, atol=1e-5)
+    assert label_of(p[0]) == POS
