@@ -182,8 +182,8 @@ class SentimentSettings(BaseModel):
     classifier: str = "router"  # router | encoder | e5-encoder | lexical | e5 | llm
     num_threads: int = 2
     runtime: Literal["onnx", "torch"] = "onnx"  # encoders: ONNX Runtime ~2x faster than torch
-    quantize: bool = False  # int8 encoder weights: a little faster, lower accuracy
-    cascade_threshold: float = 0.9  # English: below this confidence, ask the e5 encoder too
+    quantize: bool = True  # int8 encoder weights: ~1.5x faster; same cascade dev accuracy
+    cascade_threshold: float = 0.85  # English: below this confidence, ask the e5 encoder too
     max_entities_per_doc: int = 20
     rag: bool = True
     rag_window_hours: float = 72.0

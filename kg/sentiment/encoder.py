@@ -355,4 +355,7 @@ def _ort_session(path: Path, num_threads: int):  # type: ignore[no-untyped-def]
     opts.intra_op_num_threads = num_threads
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Each session has its own thread pool; spinning idle threads of one model (MiniLM)
+    # would steal the two cores from the next (e5) in a cascade.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])

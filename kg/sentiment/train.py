@@ -61,7 +61,7 @@ class TrainConfig:
     lr: float | None = None
     top_layers: int | None = None
     num_threads: int = 2
-    only: str = "all"  # all | e5 | encoder | e5-encoder | lexical
+    only: str = "all"  # all | e5 | encoder | e5-encoder | lexical | metrics (train nothing)
     head_c: float = 4.0
 
 
@@ -349,8 +349,9 @@ def train(cfg: TrainConfig) -> dict:
 
     if (cfg.out_dir / ENCODER_ARTIFACT).exists():
         metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
-        default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
-        metrics["dev"]["default"] = _by_source(dev_ex, default.predict_proba(dev_texts))
+        for key, quantize in (("default", True), ("default_fp32", False)):
+            default = load_default(cfg.out_dir, num_threads=cfg.num_threads, quantize=quantize)
+            metrics["dev"][key] = _by_source(dev_ex, default.predict_proba(dev_texts))
     metrics["handwritten"] = handwritten_metrics(cfg)
     metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
     write_model_card(metrics, cfg.out_dir)
@@ -369,28 +370,30 @@ PROXY_SETS = (
 
 
 def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequence[str]) -> dict:
-    """Twitter dev accuracy and share sent to the second model, per cascade threshold."""
+    """Twitter dev accuracy and share sent to the second model per cascade threshold,
+    with float and with int8 (``sentiment.quantize``) encoder weights."""
     from kg.sentiment.model import load_encoder_classifier
 
     if not (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         return {}
-    p_first = load_encoder_classifier(cfg.out_dir, num_threads=cfg.num_threads).predict_proba(
-        dev_texts
-    )
-    p_second = load_encoder_classifier(
-        cfg.out_dir, E5_ENCODER_ARTIFACT, num_threads=cfg.num_threads
-    ).predict_proba(dev_texts)
     tw = np.array([e.source.startswith("sent_") for e in dev_ex])
-    out = {}
-    for tau in (0.0, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01):
-        unsure = p_first.max(1) < tau
-        probs = np.where(unsure[:, None], (p_first + p_second) / 2, p_first)
-        rep = _report([e for e, t in zip(dev_ex, tw, strict=True) if t], probs[tw])
-        out[f"{tau:.2f}"] = {
-            "sent_to_second": round(float(unsure[tw].mean()), 3),
-            "accuracy": round(rep.accuracy, 4),
-            "macro_f1": round(rep.macro_f1, 4),
-        }
+    out: dict = {}
+    for precision, quantize in (("fp32", False), ("int8", True)):
+        p_first, p_second = (
+            load_encoder_classifier(
+                cfg.out_dir, name, num_threads=cfg.num_threads, quantize=quantize
+            ).predict_proba(dev_texts)
+            for name in (ENCODER_ARTIFACT, E5_ENCODER_ARTIFACT)
+        )
+        for tau in (0.0, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01):
+            unsure = p_first.max(1) < tau
+            probs = np.where(unsure[:, None], (p_first + p_second) / 2, p_first)
+            rep = _report([e for e, t in zip(dev_ex, tw, strict=True) if t], probs[tw])
+            out[f"{precision}@{tau:.2f}"] = {
+                "sent_to_second": round(float(unsure[tw].mean()), 3),
+                "accuracy": round(rep.accuracy, 4),
+                "macro_f1": round(rep.macro_f1, 4),
+            }
     return out
 
 

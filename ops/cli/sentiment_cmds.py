@@ -34,7 +34,10 @@ def train_sentiment(
     lr: Annotated[float | None, typer.Option(help="learning rate (default: recipe)")] = None,
     threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
     only: Annotated[
-        str, typer.Option(help="all | e5 | encoder | e5-encoder | lexical (others kept)")
+        str,
+        typer.Option(
+            help="all | e5 | encoder | e5-encoder | lexical (others kept) | metrics (none)"
+        ),
     ] = "all",
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
@@ -42,8 +45,8 @@ def train_sentiment(
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
-    if only not in ("all", "e5", "encoder", "e5-encoder", "lexical"):
-        raise typer.BadParameter("--only must be all, e5, encoder, e5-encoder or lexical")
+    if only not in ("all", "e5", "encoder", "e5-encoder", "lexical", "metrics"):
+        raise typer.BadParameter("--only: all, e5, encoder, e5-encoder, lexical or metrics")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")

@@ -136,3 +136,25 @@ def test_cascade_asks_the_second_model_only_when_unsure() -> None:
     second.seen.clear()
     never.predict_proba(["unsure"])
     assert second.seen == []
+
+
+def test_router_asks_the_shared_second_model_once_for_unsure_and_chinese() -> None:
+    from kg.sentiment.model import RoutedClassifier
+
+    first = _Fixed({"sure": [0.05, 0.05, 0.9], "unsure": [0.4, 0.5, 0.1]}, "a")
+    e5 = _Fixed({"unsure": [0.0, 0.0, 1.0], "利好大涨": [0.0, 0.1, 0.9]}, "b")
+    calls: list[list[str]] = []
+    inner = e5.predict_proba
+
+    def counting(texts):  # type: ignore[no-untyped-def]
+        calls.append(list(texts))
+        return inner(texts)
+
+    e5.predict_proba = counting  # type: ignore[method-assign]
+    router = RoutedClassifier(CascadeClassifier(first, e5, threshold=0.85), e5)
+    out = router.predict_proba(["利好大涨", "sure", "unsure"])
+    assert calls == [["unsure", "利好大涨"]]
+    assert np.allclose(out[0], [0.0, 0.1, 0.9])
+    assert np.allclose(out[1], [0.05, 0.05, 0.9])
+    assert np.allclose(out[2], [0.2, 0.25, 0.55])
+    assert router.predict_proba([]).shape == (0, 3)
