@@ -404,23 +404,6 @@ def test_e5_head_artifact_loads_and_routes() -> None:
     assert routed.model_id_for("贵州茅台净利润增长") == e5.model_id
 
 
-@pytest.mark.slow
-def test_encoder_artifact_classifies_obvious_headlines() -> None:
-    from kg.sentiment.model import ARTIFACTS, ENCODER_ARTIFACT, load_default
-
-    if not (ARTIFACTS / ENCODER_ARTIFACT).exists():
-        pytest.skip("encoder artifact not built")
-    clf = load_default(kind="encoder")
-    p = clf.predict_proba(
-        [
-            "Company shares plunge after profit warning and fraud probe",
-            "Company to present at the annual investor conference on Tuesday",
-            "Company beats estimates and raises full-year guidance; stock soars",
-        ]
-    )
-    assert [label_of(row) for row in p] == [NEG, NEU, POS]
-
-
 def test_lexical_fit_save_load_and_ensemble(tmp_path: Path) -> None:
     from kg.sentiment import lexical
     from kg.sentiment.model import EnsembleClassifier
@@ -438,22 +421,33 @@ def test_lexical_fit_save_load_and_ensemble(tmp_path: Path) -> None:
     assert np.allclose(ens.predict_proba(["meeting"]), clf.predict_proba(["meeting"]), atol=1e-6)
 
 
-@pytest.mark.slow
-def test_e5_encoder_artifact_reads_english_and_chinese() -> None:
-    from kg.sentiment.model import ARTIFACTS, E5_ENCODER_ARTIFACT, load_default
+OBVIOUS_EN = [
+    ("Company shares plunge after profit warning and fraud probe", NEG),
+    ("Company to present at the annual investor conference on Tuesday", NEU),
+    ("Company beats estimates and raises full-year guidance; stock soars", POS),
+]
+OBVIOUS_ZH = [
+    ("公司股价暴跌，被证监会立案调查，业绩巨亏", NEG),
+    ("公司将于下周二召开年度股东大会", NEU),
+    ("公司一季度净利润同比增长50%，超出市场预期，股价涨停", POS),
+]
 
-    if not (ARTIFACTS / E5_ENCODER_ARTIFACT).exists():
-        pytest.skip("e5 encoder artifact not built")
-    clf = load_default(kind="e5-encoder")
-    p = clf.predict_proba(
-        [
-            "Company shares plunge after profit warning and fraud probe",
-            "公司股价暴跌，被证监会立案调查，业绩巨亏",
-            "公司将于下周二召开年度股东大会",
-            "公司一季度净利润同比增长50%，超出市场预期，股价涨停",
-        ]
-    )
-    assert [label_of(row) for row in p] == [NEG, NEG, NEU, POS]
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("kind", "artifact", "cases"),
+    [
+        ("encoder", "minilm_lora.npz", OBVIOUS_EN),
+        ("e5-encoder", "e5_lora.npz", OBVIOUS_EN + OBVIOUS_ZH),
+    ],
+)
+def test_encoder_artifacts_classify_obvious_texts(kind: str, artifact: str, cases) -> None:  # type: ignore[no-untyped-def]
+    from kg.sentiment.model import ARTIFACTS, load_default
+
+    if not (ARTIFACTS / artifact).exists():
+        pytest.skip(f"{artifact} not built")
+    p = load_default(kind=kind).predict_proba([text for text, _ in cases])
+    assert [label_of(row) for row in p] == [label for _, label in cases]
 
 
 @pytest.mark.slow
