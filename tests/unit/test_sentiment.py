@@ -468,3 +468,22 @@ def test_default_router_sends_chinese_to_e5_and_cascades_english() -> None:
     p = clf.predict_proba(["Stock soars after record profit and raised guidance", "利空出尽，大涨"])
     assert p.shape == (2, 3) and np.allclose(p.sum(1), 1, atol=1e-5)
     assert label_of(p[0]) == POS
+
+
+@pytest.mark.slow
+def test_default_scores_do_not_depend_on_micro_batch_neighbours() -> None:
+    """Replays and re-scoring must give the same label: the float default is exact per text
+    (ORT's dynamic int8 is not, which is why it is opt-in)."""
+    from kg.sentiment.model import load_default
+
+    texts = [
+        "Company shares plunge after profit warning",
+        "Fed holds rates steady, signals patience",
+        "公司一季度净利润同比增长50%",
+        "Bank beats on trading revenue but flags higher loan losses",
+        "Retailer to open 40 new stores next year",
+    ]
+    clf = load_default()
+    together = clf.predict_proba(texts)
+    alone = np.concatenate([clf.predict_proba([t]) for t in texts])
+    assert np.abs(together - alone).max() < 1e-4
