@@ -207,6 +207,51 @@ def _mask(enc, attention_mask, hidden):  # type: ignore[no-untyped-def]
     )[0]
 
 
+def _optimize(opt, logits, y: np.ndarray, recipe: EncoderRecipe, label: str) -> None:  # type: ignore[no-untyped-def]
+    """Mini-batch AdamW steps over shuffled rows for ``recipe.epochs``: linear warm-up (6%)
+    and decay, label smoothing 0.05. ``logits(idx)`` runs the model on rows ``idx``."""
+    import torch
+    from torch import nn
+
+    rng = np.random.default_rng(SEED)
+    steps = int(math.ceil(len(y) / recipe.batch_size) * recipe.epochs)
+    warm = max(1, int(0.06 * steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps)
+    )
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.05)
+    step, t0 = 0, time.time()
+    while step < steps:
+        order = rng.permutation(len(y))
+        for start in range(0, len(order), recipe.batch_size):
+            if step >= steps:
+                break
+            idx = order[start : start + recipe.batch_size]
+            loss = loss_fn(logits(idx), torch.from_numpy(y[idx]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            if step % 50 == 0:
+                log.info(
+                    "%s step %d/%d loss %.4f (%.0fs)",
+                    label,
+                    step,
+                    steps,
+                    loss.item(),
+                    time.time() - t0,
+                )
+
+
+def _head_arrays(head) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    lin = head[1]
+    return {
+        "head.weight": lin.weight.detach().numpy().astype(np.float32),
+        "head.bias": lin.bias.detach().numpy().astype(np.float32),
+    }
+
+
 def finetune_encoder(
     texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, cfg: TrainConfig
 ) -> dict[str, np.ndarray]:
@@ -221,7 +266,6 @@ def finetune_encoder(
 
     torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
-    rng = np.random.default_rng(SEED)
     base = load_base(recipe.base)
     enc = base.model.eval()
     n_layers = len(enc.encoder.layer)
@@ -244,15 +288,9 @@ def finetune_encoder(
     head = nn.Sequential(nn.Dropout(0.1), nn.Linear(enc.config.hidden_size, len(LABELS)))
     params = [p for p in enc.parameters() if p.requires_grad] + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=0.01)
-    steps = int(math.ceil(len(texts) / recipe.batch_size) * recipe.epochs)
-    warm = max(1, int(0.06 * steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps)
-    )
-    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.05)
     top = enc.encoder.layer[upto:]
 
-    def forward(idx: np.ndarray) -> torch.Tensor:
+    def logits(idx: np.ndarray) -> torch.Tensor:
         seqs = [states[i].float() for i in idx]
         h = nn.utils.rnn.pad_sequence(seqs, batch_first=True)
         am = torch.zeros(h.shape[:2], dtype=torch.long)
@@ -263,34 +301,10 @@ def finetune_encoder(
             h = layer(h, mask)
         return head(mean_pool(h, am))
 
-    step, t0 = 0, time.time()
     top.train()
     head.train()
-    while step < steps:
-        order = rng.permutation(len(texts))
-        for start in range(0, len(order), recipe.batch_size):
-            if step >= steps:
-                break
-            idx = order[start : start + recipe.batch_size]
-            loss = loss_fn(forward(idx), torch.from_numpy(y[idx]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            step += 1
-            if step % 50 == 0:
-                log.info(
-                    "%s step %d/%d loss %.4f (%.0fs)",
-                    recipe.base,
-                    step,
-                    steps,
-                    loss.item(),
-                    time.time() - t0,
-                )
-    state = adapter_state(enc)
-    lin = head[1]
-    state["head.weight"] = lin.weight.detach().numpy().astype(np.float32)
-    state["head.bias"] = lin.bias.detach().numpy().astype(np.float32)
+    _optimize(opt, logits, y, recipe, label=f"{recipe.base} lora")
+    state = {**adapter_state(enc), **_head_arrays(head)}
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,
@@ -317,7 +331,6 @@ def full_finetune_encoder(
 
     torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
-    rng = np.random.default_rng(SEED)
     base = load_base(recipe.base)
     enc = base.model
     original = {k: v.detach().clone() for k, v in enc.state_dict().items()}
@@ -338,44 +351,17 @@ def full_finetune_encoder(
         ),
     ]
     opt = torch.optim.AdamW(groups, weight_decay=0.01)
-    steps = int(math.ceil(len(texts) / recipe.batch_size) * recipe.epochs)
-    warm = max(1, int(0.06 * steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / steps)
-    )
-    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.05)
-    step, t0 = 0, time.time()
+
+    def logits(idx: np.ndarray) -> torch.Tensor:
+        b = base.tokenize([texts[i] for i in idx], recipe.max_length)
+        ids, am = torch.from_numpy(b["input_ids"]), torch.from_numpy(b["attention_mask"])
+        return head(mean_pool(enc(input_ids=ids, attention_mask=am).last_hidden_state, am))
+
     enc.train()
     head.train()
-    while step < steps:
-        order = rng.permutation(len(texts))
-        for start in range(0, len(order), recipe.batch_size):
-            if step >= steps:
-                break
-            idx = order[start : start + recipe.batch_size]
-            b = base.tokenize([texts[i] for i in idx], recipe.max_length)
-            ids, am = torch.from_numpy(b["input_ids"]), torch.from_numpy(b["attention_mask"])
-            logits = head(mean_pool(enc(input_ids=ids, attention_mask=am).last_hidden_state, am))
-            loss = loss_fn(logits, torch.from_numpy(y[idx]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            step += 1
-            if step % 50 == 0:
-                log.info(
-                    "%s full step %d/%d loss %.4f (%.0fs)",
-                    recipe.base,
-                    step,
-                    steps,
-                    loss.item(),
-                    time.time() - t0,
-                )
+    _optimize(opt, logits, y, recipe, label=f"{recipe.base} full")
     tuned = {k: v.detach() for k, v in enc.state_dict().items()}
-    state = svd_adapters(tuned, original, recipe.rank)
-    lin = head[1]
-    state["head.weight"] = lin.weight.detach().numpy().astype(np.float32)
-    state["head.bias"] = lin.bias.detach().numpy().astype(np.float32)
+    state = {**svd_adapters(tuned, original, recipe.rank), **_head_arrays(head)}
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,

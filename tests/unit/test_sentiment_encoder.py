@@ -158,3 +158,32 @@ def test_router_asks_the_shared_second_model_once_for_unsure_and_chinese() -> No
     assert np.allclose(out[1], [0.05, 0.05, 0.9])
     assert np.allclose(out[2], [0.2, 0.25, 0.55])
     assert router.predict_proba([]).shape == (0, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["lora", "full"])
+def test_training_recipes_write_loadable_artifacts(tmp_path, method: str) -> None:  # type: ignore[no-untyped-def]
+    """A few steps of each recipe on MiniLM: the arrays load, merge and classify."""
+    from dataclasses import replace
+
+    from kg.sentiment.encoder import EncoderClassifier
+    from kg.sentiment.train import (
+        MINILM_RECIPE,
+        TrainConfig,
+        finetune_encoder,
+        full_finetune_encoder,
+    )
+
+    texts = ["shares plunge on loss", "profit soars to record", "board meets on Tuesday"] * 6
+    y = np.array([0, 2, 1] * 6)
+    recipe = replace(MINILM_RECIPE, epochs=1.0, rank=8, method=method, batch_size=6)
+    cfg = TrainConfig(data_dir=tmp_path, out_dir=tmp_path, cache_dir=tmp_path / "cache")
+    tune = full_finetune_encoder if method == "full" else finetune_encoder
+    state = tune(texts, y, recipe, cfg)
+    a_keys = [k for k in state if k.endswith(".A")]
+    assert a_keys and all(state[k].shape[0] == 8 for k in a_keys)
+    assert state["head.weight"].shape == (3, 384)
+    np.savez(tmp_path / "m.npz", **state)
+    clf = EncoderClassifier(tmp_path / "m.npz", runtime="torch")
+    p = clf.predict_proba(texts[:3])
+    assert p.shape == (3, 3) and np.allclose(p.sum(1), 1, atol=1e-5)
