@@ -203,24 +203,20 @@ def merge_adapters(model: nn.Module, data: Any, scale: float) -> None:
                 params[key].copy_(torch.from_numpy(data[key].astype(np.float32)))
 
 
-class _Pooled:
+def _pooled_module(model: nn.Module) -> nn.Module:
     """Export wrapper: encoder + mean pooling, so ONNX returns one vector per text."""
+    from torch import nn
 
-    def __new__(cls, model: nn.Module) -> nn.Module:  # type: ignore[misc]
-        from torch import nn
+    class Pooled(nn.Module):
+        def __init__(self, inner: nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
 
-        class Pooled(nn.Module):
-            def __init__(self, inner: nn.Module) -> None:
-                super().__init__()
-                self.inner = inner
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            hidden = self.inner(input_ids=input_ids, attention_mask=attention_mask)
+            return mean_pool(hidden.last_hidden_state, attention_mask)
 
-            def forward(
-                self, input_ids: torch.Tensor, attention_mask: torch.Tensor
-            ) -> torch.Tensor:
-                hidden = self.inner(input_ids=input_ids, attention_mask=attention_mask)
-                return mean_pool(hidden.last_hidden_state, attention_mask)
-
-        return Pooled(model)
+    return Pooled(model)
 
 
 def export_onnx(model: nn.Module, path: Path, quantize: bool) -> Path:
@@ -239,7 +235,7 @@ def export_onnx(model: nn.Module, path: Path, quantize: bool) -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            _Pooled(model).eval(),
+            _pooled_module(model).eval(),
             (ids, mask),
             str(tmp),
             input_names=["input_ids", "attention_mask"],
