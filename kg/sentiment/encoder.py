@@ -55,19 +55,24 @@ def onnx_cache_dir() -> Path:
 
 @dataclass
 class Base:
-    """A loaded base encoder; ``tokenize`` gives int64 ``input_ids``/``attention_mask`` arrays."""
+    """A base encoder; ``tokenize`` gives int64 ``input_ids``/``attention_mask`` arrays."""
 
     name: str
-    model: Any  # transformers BertModel
+    model: Any  # transformers BertModel; None when loaded for tokenizing only
     tokenize: Any  # (texts, max_length) -> dict[str, np.ndarray]
 
 
-def load_base(name: str) -> Base:
+def load_base(name: str, *, with_model: bool = True) -> Base:
+    """Tokenizer and (unless ``with_model=False``) the torch model of base ``name``.
+
+    A cached ONNX export needs only the tokenizer: building the torch model (for e5,
+    dequantizing ~118M weights) would be wasted work at every worker start.
+    """
     if name == "minilm":
         from transformers import AutoModel, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(base_model_path())
-        model = AutoModel.from_pretrained(base_model_path())
+        model = AutoModel.from_pretrained(base_model_path()) if with_model else None
 
         def tokenize(texts: Sequence[str], max_length: int) -> dict[str, np.ndarray]:
             enc = tok(
@@ -81,15 +86,21 @@ def load_base(name: str) -> Base:
 
         return Base(name, model, tokenize)
     if name == "e5":
-        from kg.sentiment.e5_torch import load_e5_torch
+        from kg.sentiment.e5_torch import (
+            build_model,
+            build_tokenizer,
+            default_model_path,
+            read_e5_file,
+        )
 
-        model, e5tok = load_e5_torch(arch="bert")
+        f = read_e5_file(default_model_path())
+        e5tok = build_tokenizer(f)
 
         def tokenize_e5(texts: Sequence[str], max_length: int) -> dict[str, np.ndarray]:
             enc = e5tok(list(texts), max_length=max_length, prefix="query: ")
             return {k: enc[k].numpy().astype(np.int64) for k in ("input_ids", "attention_mask")}
 
-        return Base(name, model, tokenize_e5)
+        return Base(name, build_model(f, "bert") if with_model else None, tokenize_e5)
     raise ValueError(f"unknown encoder base {name!r} (minilm | e5)")
 
 
@@ -284,8 +295,6 @@ class EncoderClassifier:
         import torch
 
         torch.set_num_threads(num_threads)
-        base = load_base(self.base_name)
-        self._tokenize = base.tokenize
         scale = (
             float(meta["scale"]) if "scale" in meta else float(meta["alpha"]) / float(meta["rank"])
         )
@@ -294,7 +303,10 @@ class EncoderClassifier:
             onnx_cache_dir()
             / f"{self.base_name}-{digest}-{ONNX_FORMAT}{'-int8' if quantize else ''}.onnx"
         )
-        if runtime == "onnx" and onnx_path.exists():
+        cached = runtime == "onnx" and onnx_path.exists()
+        base = load_base(self.base_name, with_model=not cached)
+        self._tokenize = base.tokenize
+        if cached:
             self._session = _ort_session(onnx_path, num_threads)
             return
         merge_adapters(base.model, data, scale)
