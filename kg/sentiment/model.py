@@ -136,7 +136,7 @@ class RoutedClassifier:
         if en:
             first = cascade.first.predict_proba([texts[i] for i in en])
             out[en] = first
-            unsure = [i for i, row in zip(en, first, strict=True) if row.max() < cascade.threshold]
+            unsure = [en[j] for j in np.flatnonzero(cascade_unsure(first, cascade.threshold))]
         ask = unsure + zh
         if ask:
             second = self.chinese.predict_proba([texts[i] for i in ask])
@@ -161,6 +161,11 @@ class EnsembleClassifier:
         return out
 
 
+def cascade_unsure(probs: np.ndarray, threshold: float) -> np.ndarray:
+    """Rows whose top probability is below ``threshold``: those a cascade asks again."""
+    return probs.max(axis=1) < threshold if len(probs) else np.zeros(0, dtype=bool)
+
+
 class CascadeClassifier:
     """``first`` decides when confident; unsure items get the mean of ``first`` and ``second``.
 
@@ -178,7 +183,7 @@ class CascadeClassifier:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = self.first.predict_proba(texts)
-        unsure = np.flatnonzero(out.max(axis=1) < self.threshold) if len(out) else []
+        unsure = np.flatnonzero(cascade_unsure(out, self.threshold))
         if len(unsure):
             second = self.second.predict_proba([texts[i] for i in unsure])
             out[unsure] = (out[unsure] + second) / 2

@@ -463,7 +463,7 @@ PROXY_SETS = (
 def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequence[str]) -> dict:
     """Twitter dev accuracy and share sent to the second model per cascade threshold,
     with float and with int8 (``sentiment.quantize``) encoder weights."""
-    from kg.sentiment.model import load_encoder_classifier
+    from kg.sentiment.model import cascade_unsure, load_encoder_classifier
 
     if not (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         return {}
@@ -477,7 +477,7 @@ def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequen
             for name in (ENCODER_ARTIFACT, E5_ENCODER_ARTIFACT)
         )
         for tau in (0.0, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01):
-            unsure = p_first.max(1) < tau
+            unsure = cascade_unsure(p_first, tau)
             probs = np.where(unsure[:, None], (p_first + p_second) / 2, p_first)
             rep = _report([e for e, t in zip(dev_ex, tw, strict=True) if t], probs[tw])
             out[f"{precision}@{tau:.2f}"] = {
