@@ -16,6 +16,13 @@ from ops.cli.output import emit_json
 DEFAULT_DATA = Path("../shared/data")
 FORMATS = ("twitter", "fpb", "fiqa", "finfe")
 CLASSIFIERS = ("router", "encoder", "e5-encoder", "lexical", "e5", "llm")
+# Options shared by ``eval sentiment`` and ``bench sentiment`` (classifier construction).
+ThreadsOpt = Annotated[int, typer.Option(help="CPU threads")]
+QuantizeOpt = Annotated[
+    bool | None,
+    typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
+]
+RuntimeOpt = Annotated[str | None, typer.Option(help="onnx | torch (encoders; default: settings)")]
 
 
 @train_app.command("sentiment")
@@ -146,14 +153,9 @@ def eval_sentiment(
         str, typer.Option(help="router | encoder | e5-encoder | lexical | e5 | llm")
     ] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
-    threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    quantize: Annotated[
-        bool | None,
-        typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
-    ] = None,
-    runtime: Annotated[
-        str | None, typer.Option(help="onnx | torch (encoders; default: settings)")
-    ] = None,
+    threads: ThreadsOpt = 2,
+    quantize: QuantizeOpt = None,
+    runtime: RuntimeOpt = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Accuracy, macro-F1, per-class figures and texts/s on a labelled file."""
@@ -194,14 +196,9 @@ def bench_sentiment(
     classifier: Annotated[
         str, typer.Option(help="router | encoder | e5-encoder | lexical | e5")
     ] = "router",
-    threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
-    quantize: Annotated[
-        bool | None,
-        typer.Option("--quantize/--no-quantize", help="int8 encoder (default: settings)"),
-    ] = None,
-    runtime: Annotated[
-        str | None, typer.Option(help="onnx | torch (encoders; default: settings)")
-    ] = None,
+    threads: ThreadsOpt = 2,
+    quantize: QuantizeOpt = None,
+    runtime: RuntimeOpt = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
