@@ -182,9 +182,9 @@ class SentimentSettings(BaseModel):
     classifier: str = "router"  # router | encoder | e5-encoder | lexical | e5 | llm
     num_threads: int = 2
     runtime: Literal["onnx", "torch"] = "onnx"  # encoders: ONNX Runtime ~2x faster than torch
-    # int8 encoders: ~1.2x faster, but ORT's dynamic quantization makes a text's score
-    # depend on its micro-batch neighbours (up to 0.28 in probability); off by default
-    quantize: bool = False
+    # int8 encoders (ONNX runs each text alone, so a score depends on the text only):
+    # 1.8x the float throughput for -0.3 pt Twitter dev accuracy
+    quantize: bool = True
     cascade_threshold: float = 0.8  # English: below this confidence, ask the e5 encoder too
     max_entities_per_doc: int = 20
     rag: bool = True

@@ -80,6 +80,7 @@ def _mount_ingest(app: FastAPI, settings: Settings, require_key: Callable[..., A
 
     sinks: list[social.SocialSink] = []
     app.state.social_sinks = sinks  # closed by the lifespan
+
     def sink() -> social.SocialSink:
         if not sinks:
             from kg.errors import LivekgError

@@ -253,7 +253,7 @@ def load_default(
     embedder: Embedder | None = None,
     kind: str = "router",
     lexical_weight: float = LEXICAL_WEIGHT,
-    quantize: bool = False,
+    quantize: bool = True,
     runtime: str = "onnx",
     cascade_threshold: float = CASCADE_THRESHOLD,
 ) -> SentimentClassifier:

@@ -440,7 +440,7 @@ def train(cfg: TrainConfig) -> dict:
 
     if (cfg.out_dir / ENCODER_ARTIFACT).exists():
         metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
-        for key, quantize in (("default", False), ("default_int8", True)):
+        for key, quantize in (("default", True), ("default_fp32", False)):
             default = load_default(cfg.out_dir, num_threads=cfg.num_threads, quantize=quantize)
             metrics["dev"][key] = _by_source(dev_ex, default.predict_proba(dev_texts))
     metrics["handwritten"] = handwritten_metrics(cfg)

@@ -472,8 +472,8 @@ def test_default_router_sends_chinese_to_e5_and_cascades_english() -> None:
 
 @pytest.mark.slow
 def test_default_scores_do_not_depend_on_micro_batch_neighbours() -> None:
-    """Replays and re-scoring must give the same label: the float default is exact per text
-    (ORT's dynamic int8 is not, which is why it is opt-in)."""
+    """Replays and re-scoring must give the same score: the default runs each text alone,
+    so its int8 activation scales come from the text only (in a padded batch they did not)."""
     from kg.sentiment.model import load_default
 
     texts = [

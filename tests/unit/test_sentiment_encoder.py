@@ -19,6 +19,7 @@ from kg.sentiment.encoder import (  # noqa: E402
     export_onnx,
     mean_pool,
     merge_adapters,
+    quantize_onnx,
     svd_adapters,
 )
 from kg.sentiment.model import CascadeClassifier  # noqa: E402
@@ -96,20 +97,21 @@ def test_lora_adapter_state_merges_into_the_plain_model() -> None:
     assert not torch.allclose(_hidden(plain, IDS), _hidden(tiny_bert(), IDS), atol=5e-3)
 
 
-@pytest.mark.parametrize("quantize", [False, True])
-def test_onnx_export_matches_torch_mean_pooling(tmp_path, quantize: bool) -> None:  # type: ignore[no-untyped-def]
+def test_onnx_export_and_int8_copy_match_torch_mean_pooling(tmp_path) -> None:  # type: ignore[no-untyped-def]
     model = tiny_bert()
-    path = export_onnx(model, tmp_path / "m.onnx", quantize=quantize)
-    assert path.exists() and not list(tmp_path.glob("*.tmp*"))
+    path = export_onnx(model, tmp_path / "m.onnx")
+    qpath = quantize_onnx(path, tmp_path / "m-int8.onnx")
+    assert path.exists() and qpath.exists() and not list(tmp_path.glob("*.tmp*"))
+    assert qpath.stat().st_size < path.stat().st_size
     ids = np.array([[1, 5, 7, 9, 2, 4, 2], [1, 8, 2, 0, 0, 0, 0]], dtype=np.int64)
     mask = (ids != 0).astype(np.int64)
-    got = _ort_session(path, 1).run(None, {"input_ids": ids, "attention_mask": mask})[0]
     with torch.no_grad():
         t_ids, t_mask = torch.from_numpy(ids), torch.from_numpy(mask)
         want = mean_pool(model(input_ids=t_ids, attention_mask=t_mask).last_hidden_state, t_mask)
-    assert got.shape == (2, 32)
-    tol = 0.15 if quantize else 1e-4
-    assert np.abs(got - want.numpy()).max() < tol
+    for onnx_file, tol in ((path, 1e-4), (qpath, 0.15)):
+        got = _ort_session(onnx_file, 1).run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        assert got.shape == (2, 32)
+        assert np.abs(got - want.numpy()).max() < tol
 
 
 class _Fixed:
@@ -162,8 +164,9 @@ def test_router_asks_the_shared_second_model_once_for_unsure_and_chinese() -> No
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["lora", "full"])
-def test_training_recipes_write_loadable_artifacts(tmp_path, method: str) -> None:  # type: ignore[no-untyped-def]
-    """A few steps of each recipe on MiniLM: the arrays load, merge and classify."""
+def test_training_recipes_write_loadable_artifacts(tmp_path, monkeypatch, method: str) -> None:  # type: ignore[no-untyped-def]
+    """A few steps of each recipe on MiniLM: the arrays load, merge and classify, in torch
+    and as the int8 ONNX export (one run per text: the same scores alone or together)."""
     from dataclasses import replace
 
     from kg.sentiment.encoder import EncoderClassifier
@@ -187,3 +190,10 @@ def test_training_recipes_write_loadable_artifacts(tmp_path, method: str) -> Non
     clf = EncoderClassifier(tmp_path / "m.npz", runtime="torch")
     p = clf.predict_proba(texts[:3])
     assert p.shape == (3, 3) and np.allclose(p.sum(1), 1, atol=1e-5)
+    monkeypatch.setenv("LIVEKG_CACHE_DIR", str(tmp_path / "onnx-cache"))
+    int8 = EncoderClassifier(tmp_path / "m.npz", quantize=True)
+    assert any(f.name.endswith("-int8pc.onnx") for f in (tmp_path / "onnx-cache/onnx").iterdir())
+    q = int8.predict_proba(texts[:3])
+    assert np.abs(q - p).max() < 0.15
+    alone = np.concatenate([int8.predict_proba([t]) for t in texts[:3]])
+    assert np.abs(q - alone).max() < 1e-6
