@@ -115,11 +115,20 @@ class RagResult(BaseModel):
 
 @runtime_checkable
 class KnowledgeSource(Protocol):
-    """One place to search. External search connectors implement this too."""
+    """One place to search. External search connectors implement this too.
+
+    A source may also offer ``search_many(queries, limit) -> list[list[ContextDoc]]``
+    (one list per query, in order): the retriever then asks it once per micro-batch
+    instead of once per item (``GraphNewsSource``, ``GraphFactsSource``).
+    """
 
     name: str
 
     async def search(self, query: RagQuery, limit: int) -> list[ContextDoc]: ...
+
+
+def _keys(query: RagQuery) -> list[str]:
+    return list(dict.fromkeys([*query.entities, *query.tickers]))
 
 
 class RagSettingsLike(Protocol):
@@ -220,12 +229,39 @@ class Retriever:
             log.warning("rag source %s failed: %r", source.name, exc)
             return []
 
+    async def _many(
+        self, source: KnowledgeSource, queries: Sequence[RagQuery]
+    ) -> list[list[ContextDoc]]:
+        search_many = getattr(source, "search_many", None)
+        if search_many is None:
+            return list(await asyncio.gather(*(self._one(source, q) for q in queries)))
+        try:
+            found = await asyncio.wait_for(search_many(queries, self.max_docs), self.timeout_s)
+        except Exception as exc:  # a slow or failing source must not fail the batch
+            log.warning("rag source %s failed: %r", source.name, exc)
+            return [[] for _ in queries]
+        return list(found)
+
     async def retrieve(self, query: RagQuery) -> RagResult:
-        if not self.sources or not query.cleaned:
-            return RagResult(query=query)
-        found = await asyncio.gather(*(self._one(s, query) for s in self.sources))
-        docs = [d for batch in found for d in batch]
-        return filter_context(query, docs, max_chars=self.max_chars)
+        return (await self.retrieve_many([query]))[0]
+
+    async def retrieve_many(self, queries: Sequence[RagQuery]) -> list[RagResult]:
+        """One round per source for a whole micro-batch.
+
+        Per-item queries (three sources x every document) made the graph the stream's
+        bottleneck: at 100 docs/s they queued on connections and the produce-to-score p99
+        went from ~150 ms to over 500 ms.
+        """
+        active = [i for i, q in enumerate(queries) if self.sources and q.cleaned]
+        results = [RagResult(query=q) for q in queries]
+        if not active:
+            return results
+        asked = [queries[i] for i in active]
+        per_source = await asyncio.gather(*(self._many(s, asked) for s in self.sources))
+        for k, i in enumerate(active):
+            docs = [d for found in per_source for d in found[k]]
+            results[i] = filter_context(queries[i], docs, max_chars=self.max_chars)
+        return results
 
 
 # -- sources ------------------------------------------------------------------------
@@ -240,13 +276,20 @@ def _from_ms(value: object) -> datetime | None:
 class GraphNewsSource:
     """Recent documents in the graph that mention the item's entities (news, posts, filings)."""
 
+    # Per item (``q``): its newest ``limit`` documents over all its entities, in its window,
+    # exactly what a per-item query returns; the texts come in a second query, once per id.
     CYPHER = """
-    MATCH (d:Document)-[:MENTIONS]->(e:Entity)
-    WHERE e.id IN $entities AND d.kind IN $kinds
-      AND d.published_at >= $since AND d.published_at <= $until
-    RETURN DISTINCT d.id AS id, d.title AS title, d.text AS text, d.published_at AS published_at
-    ORDER BY published_at DESC
-    LIMIT $limit
+    UNWIND $asks AS ask
+    MATCH (d:Document)-[:MENTIONS]->(:Entity {id: ask.key})
+    WHERE d.kind IN $kinds AND d.published_at >= ask.since AND d.published_at <= ask.until
+    WITH DISTINCT ask.q AS q, d
+    ORDER BY d.published_at DESC
+    WITH q, collect(d.id)[0..$limit] AS ids
+    RETURN q, ids
+    """
+    DOCS_CYPHER = """
+    MATCH (d:Document) WHERE d.id IN $ids
+    RETURN d.id AS id, d.title AS title, d.text AS text, d.published_at AS published_at
     """
 
     def __init__(
@@ -261,25 +304,37 @@ class GraphNewsSource:
         self.name = name
 
     async def search(self, query: RagQuery, limit: int) -> list[ContextDoc]:
-        keys = list(dict.fromkeys([*query.entities, *query.tickers]))
-        if not keys:
-            return []
-        since = to_epoch_ms(query.since) if query.since else 0
-        until = to_epoch_ms(query.until) if query.until else 2**53
-        rows = await self.store.query(
-            self.CYPHER,
-            {"entities": keys, "kinds": self.kinds, "since": since, "until": until, "limit": limit},
-        )
-        return [
-            ContextDoc(
-                id=str(r["id"]),
-                source=self.name,
-                title=str(r.get("title") or ""),
-                text=str(r.get("text") or "")[:5000],
-                published_at=_from_ms(r.get("published_at")),
-            )
-            for r in rows
+        return (await self.search_many([query], limit))[0]
+
+    async def search_many(self, queries: Sequence[RagQuery], limit: int) -> list[list[ContextDoc]]:
+        asks = [
+            {
+                "q": i,
+                "key": key,
+                "since": to_epoch_ms(q.since) if q.since else 0,
+                "until": to_epoch_ms(q.until) if q.until else 2**53,
+            }
+            for i, q in enumerate(queries)
+            for key in _keys(q)
         ]
+        if not asks:
+            return [[] for _ in queries]
+        rows = await self.store.query(
+            self.CYPHER, {"asks": asks, "kinds": self.kinds, "limit": limit}
+        )
+        picked = {int(r["q"]): [str(x) for x in r["ids"]] for r in rows}
+        ids = list(dict.fromkeys(x for found in picked.values() for x in found))
+        docs: dict[str, ContextDoc] = {}
+        if ids:
+            for r in await self.store.query(self.DOCS_CYPHER, {"ids": ids}):
+                docs[str(r["id"])] = ContextDoc(
+                    id=str(r["id"]),
+                    source=self.name,
+                    title=str(r.get("title") or ""),
+                    text=str(r.get("text") or "")[:5000],
+                    published_at=_from_ms(r.get("published_at")),
+                )
+        return [[docs[x] for x in picked.get(i, []) if x in docs] for i in range(len(queries))]
 
 
 def filings_source(store: GraphStore) -> GraphNewsSource:
@@ -295,10 +350,12 @@ class GraphFactsSource:
     """
 
     CYPHER = """
-    MATCH (e:Entity)-[r]->(t)
-    WHERE e.id IN $entities AND type(r) <> 'MENTIONS'
-    RETURN e.id AS head, type(r) AS rel, coalesce(t.name, t.id) AS tail
-    LIMIT $limit
+    UNWIND $keys AS key
+    MATCH (e:Entity {id: key})-[r]->(t)
+    WHERE type(r) <> 'MENTIONS'
+    WITH key, collect([type(r), coalesce(t.name, t.id)])[0..$limit] AS facts
+    UNWIND facts AS f
+    RETURN key, f[0] AS rel, f[1] AS tail
     """
 
     name = "graph_facts"
@@ -307,22 +364,28 @@ class GraphFactsSource:
         self.store = store
 
     async def search(self, query: RagQuery, limit: int) -> list[ContextDoc]:
-        keys = list(dict.fromkeys([*query.entities, *query.tickers]))
+        return (await self.search_many([query], limit))[0]
+
+    async def search_many(self, queries: Sequence[RagQuery], limit: int) -> list[list[ContextDoc]]:
+        """One query for the batch (up to ``limit`` facts per entity); each item gets
+        one document with the facts of its entities, at most ``limit`` of them."""
+        keys = list(dict.fromkeys(k for q in queries for k in _keys(q)))
         if not keys:
-            return []
-        rows = await self.store.query(self.CYPHER, {"entities": keys, "limit": limit})
-        lines = [
-            f"{r['head']} {str(r['rel']).lower().replace('_', ' ')} {r['tail']}."
-            for r in rows
-            if r.get("tail") is not None
-        ]
-        if not lines:
-            return []
-        return [
-            ContextDoc(
-                id=f"facts:{','.join(keys)[:100]}", source=self.name, text="\n\n".join(lines)
+            return [[] for _ in queries]
+        rows = await self.store.query(self.CYPHER, {"keys": keys, "limit": limit})
+        lines: dict[str, list[str]] = {}
+        for r in rows:
+            if r.get("tail") is not None:
+                rel = str(r["rel"]).lower().replace("_", " ")
+                lines.setdefault(str(r["key"]), []).append(f"{r['key']} {rel} {r['tail']}.")
+        out: list[list[ContextDoc]] = []
+        for q in queries:
+            own = [line for k in _keys(q) for line in lines.get(k, ())][:limit]
+            doc_id = f"facts:{','.join(_keys(q))[:100]}"
+            out.append(
+                [ContextDoc(id=doc_id, source=self.name, text="\n\n".join(own))] if own else []
             )
-        ]
+        return out
 
 
 class CorpusSource:

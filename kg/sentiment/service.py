@@ -75,7 +75,6 @@ class SentimentEngine:
         context_weight: float = 0.3,
         window: timedelta = timedelta(hours=72),
         future: timedelta = timedelta(hours=1),
-        rag_concurrency: int = 16,
     ) -> None:
         if classifier is None and llm is None:
             raise ValueError("SentimentEngine needs a classifier or an LLM")
@@ -85,30 +84,32 @@ class SentimentEngine:
         self.context_weight = context_weight
         self.window = window
         self.future = future
-        self._rag_sem = asyncio.Semaphore(rag_concurrency)
 
     @property
     def model_id(self) -> str:
         return self.llm.model_id if self.llm else self.classifier.model_id  # type: ignore[union-attr]
 
-    async def _retrieve(self, item: ScoreInput) -> RagResult | None:
+    async def _retrieve(self, items: Sequence[ScoreInput]) -> list[RagResult | None]:
+        """Context for a whole micro-batch: one round per knowledge source."""
         if self.retriever is None:
-            return None
-        query = build_query(
-            item.text,
-            entities=item.entities,
-            event_time=item.event_time,
-            window=self.window,
-            future=self.future,
-            exclude_ids=[item.doc_id] if item.doc_id else [],
-        )
-        async with self._rag_sem:
-            return await self.retriever.retrieve(query)
+            return [None] * len(items)
+        queries = [
+            build_query(
+                item.text,
+                entities=item.entities,
+                event_time=item.event_time,
+                window=self.window,
+                future=self.future,
+                exclude_ids=[item.doc_id] if item.doc_id else [],
+            )
+            for item in items
+        ]
+        return list(await self.retriever.retrieve_many(queries))
 
     async def score(self, items: Sequence[ScoreInput]) -> list[ScoreOutput]:
         if not items:
             return []
-        rag = await asyncio.gather(*(self._retrieve(i) for i in items))
+        rag = await self._retrieve(items)
         contexts = [r.context if r else "" for r in rag]
         ids = [r.context_ids if r else [] for r in rag]
         if self.llm is not None:

@@ -309,3 +309,53 @@ async def test_sink_handler_dead_letters_bad_triples_and_writes_the_rest(
         ]
     finally:
         await ctx.close()
+
+
+async def test_rag_graph_sources_answer_a_whole_batch_per_item(store: GraphStore) -> None:
+    """Sentiment RAG asks the graph once per micro-batch; each item still gets its own
+    newest documents (its entities, its time window, at most ``limit``) and facts."""
+    from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, RagQuery, filings_source
+
+    await store.execute(
+        "CREATE (:Entity {id: 'A'}), (:Entity {id: 'B'}), (:Entity {id: 'X', name: 'Xcorp'})"
+    )
+    docs = [
+        ("n0", "news", 1000, ["A"]),
+        ("n1", "news", 2000, ["A"]),
+        ("n2", "news", 3000, ["A", "B"]),
+        ("n3", "social", 4000, ["A"]),
+        ("n4", "news", 5000, ["A"]),
+        ("old", "news", 10, ["B"]),
+        ("f1", "filing", 3500, ["A"]),
+    ]
+    for doc_id, kind, ms, entities in docs:
+        await store.execute(
+            "CREATE (d:Document {id: $id, kind: $kind, published_at: $t, title: $id, "
+            "text: 'body of ' + $id}) WITH d MATCH (e:Entity) WHERE e.id IN $entities "
+            "CREATE (d)-[:MENTIONS]->(e)",
+            {"id": doc_id, "kind": kind, "t": ms, "entities": entities},
+        )
+    await store.execute(
+        "MATCH (a:Entity {id: 'A'}), (x:Entity {id: 'X'}) CREATE (a)-[:SUPPLIES]->(x)"
+    )
+
+    def q(entities: list[str], since: int | None = None, until: int | None = None) -> RagQuery:
+        at = lambda ms: datetime.fromtimestamp(ms / 1000, tz=UTC) if ms is not None else None  # noqa: E731
+        return RagQuery(text="t", cleaned="t", entities=entities, since=at(since), until=at(until))
+
+    batch = [q(["A"], 2000, 4500), q(["B"]), q(["A", "B"], 0, 10**9), q([])]
+    news = await GraphNewsSource(store).search_many(batch, limit=2)
+    assert [[d.id for d in found] for found in news] == [
+        ["n3", "n2"],
+        ["n2", "old"],
+        ["n4", "n3"],
+        [],
+    ]
+    assert news[0][0].text == "body of n3" and news[0][0].published_at is not None
+    filings = await filings_source(store).search_many(batch, limit=2)
+    assert [[d.id for d in found] for found in filings] == [["f1"], [], ["f1"], []]
+    facts = await GraphFactsSource(store).search_many(batch, limit=5)
+    assert [len(found) for found in facts] == [1, 0, 1, 0]
+    assert facts[0][0].text == "A supplies Xcorp."
+    single = await GraphNewsSource(store).search(batch[0], limit=2)
+    assert [d.id for d in single] == ["n3", "n2"]

@@ -195,6 +195,39 @@ async def test_retriever_survives_failing_source() -> None:
     assert res.context_ids == ["c1"]
 
 
+async def test_retriever_asks_batch_sources_once_per_micro_batch() -> None:
+    class Batched:
+        name = "batched"
+
+        def __init__(self, fail: bool = False) -> None:
+            self.calls: list[int] = []
+            self.fail = fail
+
+        async def search(self, query, limit):  # type: ignore[no-untyped-def]
+            raise AssertionError("a batch source is asked per batch")
+
+        async def search_many(self, queries, limit):  # type: ignore[no-untyped-def]
+            self.calls.append(len(queries))
+            if self.fail:
+                raise RuntimeError("down")
+            return [
+                [ContextDoc(id=f"b{i}", source=self.name, text=q.cleaned + " today")]
+                for i, q in enumerate(queries)
+            ]
+
+    batched, broken = Batched(), Batched(fail=True)
+    corpus = CorpusSource(
+        [ContextDoc(id="c1", source="corpus", text="Tesla recalls cars in Europe")]
+    )
+    r = Retriever([batched, broken, corpus])
+    texts = ["Nvidia raises guidance on AI demand", "", "Tesla recalls cars"]
+    out = await r.retrieve_many([build_query(t) for t in texts])
+    assert batched.calls == [2] and broken.calls == [2]  # the empty text asks nothing
+    assert out[0].context_ids == ["b0"]
+    assert out[1].units == [] and out[1].candidates == 0
+    assert out[2].context_ids == ["b1", "c1"]
+
+
 def test_corpus_from_jsonl(tmp_path: Path) -> None:
     p = tmp_path / "c.jsonl"
     p.write_text(
