@@ -1,4 +1,4 @@
-"""``livekg bench pipeline``."""
+"""``livekg bench pipeline`` and ``livekg bench sentiment-stream``: through the broker."""
 
 from __future__ import annotations
 
@@ -32,4 +32,19 @@ def bench_pipeline(
         result = run_pipeline_bench(
             settings, ep, events=events, rate=rate, steady_events=steady, mix=mix
         )
+    emit_json(result)
+
+
+@bench_app.command("sentiment-stream")
+def bench_sentiment_stream(
+    rate: Annotated[float, typer.Option(help="documents/s produced to docs.clean")] = 100.0,
+    seconds: Annotated[float, typer.Option(help="length of the run")] = 20.0,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Clean document -> sentiment score latency through the broker and a real worker."""
+    from ops.bench.sentiment_stream import run_sentiment_stream_bench
+    from ops.runtime import services
+
+    with services(Settings()) as (settings, ep):
+        result = run_sentiment_stream_bench(settings, ep, rate=rate, seconds=seconds)
     emit_json(result)

@@ -140,3 +140,16 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
     assert any(x.startswith("doc-") for x in shift.evidence.source_ids)
     hit = next(a for a in alerts if a.kind == AlertKind.NEGATIVE_HIT)
     assert hit.evidence.source_ids and hit.evidence.values["p_negative"] >= 0.6
+
+
+def test_stream_bench_scores_every_document_through_the_broker(iso: Isolated) -> None:
+    """``livekg bench sentiment-stream`` at a low rate: each document produced to
+    docs.clean comes back scored (none lost, none dead-lettered), with its latency."""
+    from ops.bench.sentiment_stream import run_sentiment_stream_bench
+
+    ep = Endpoints(kafka_bootstrap=iso.bootstrap, falkordb_url=iso.falkordb_url)
+    out = run_sentiment_stream_bench(iso.settings, ep, rate=20.0, seconds=1.0, timeout=240)
+    assert out["docs"] == out["scored"] == 20
+    assert out["dead_letters"] == 0
+    assert out["model_id"].startswith("router(")
+    assert 0 < out["p50_ms"] <= out["p99_ms"] <= out["max_ms"]
