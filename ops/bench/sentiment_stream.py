@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, Producer
 from prometheus_client.parser import text_string_to_metric_families
 
 from connectors.replay import producer
+from kg.sentiment.clean import is_chinese
 from ops.bench.sentiment import bench_texts
 from ops.runtime import spawn_worker, stop_pid
 from ops.runtime_state import Endpoints
@@ -52,7 +53,7 @@ def bench_docs(texts: list[str], tag: str) -> list[CleanDocument]:
             raw_id=f"raw-{tag}-{i}",
             title=text,
             text=text,
-            lang="zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en",
+            lang="zh" if is_chinese(text) else "en",
             entities=[ENTITIES[i % len(ENTITIES)]],
             content_hash=content_hash(text),
         )
