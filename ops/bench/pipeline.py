@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +35,7 @@ from ops.runtime import spawn_worker, stop_pid
 from ops.runtime_state import Endpoints, read_state
 from ops.settings import Settings
 from streams.admin import create_topics
-from streams.records import IndicatorTick, RawNews, Record
+from streams.records import CleanDocument, IndicatorTick, RawNews, Record
 
 INDICATORS = ["CN10Y", "CN1Y", "SHIBOR_ON", "SHIBOR_3M", "DR007", "US10Y", "US2Y", "US5Y"]
 TICKERS = ["AAPL", "MSFT", "NVDA", "JPM", "TSLA", "600519.SH", "601398.SH", "000001.SZ"]
@@ -80,13 +81,20 @@ def synthetic_events(n: int, mix: str, seed: int = 0) -> list[Record]:
     return out
 
 
-def _produce(prod: Producer, prefix: str, records: list[Record], rate: float | None) -> None:
-    """Produce with ``ingest_time`` stamped at send time (the latency's start).
+def produce_stamped(
+    prod: Producer, prefix: str, records: Sequence[Record], rate: float | None
+) -> None:
+    """Produce at ``rate``/s (None: as fast as possible), each record's ``ingest_time``
+    stamped at send time (the latency's start).
 
     One producer serves every phase and is connected by the warm-up, so its own start
     (metadata, connections) is not counted as pipeline latency.
     """
-    topics = {RawNews: f"{prefix}raw.news", IndicatorTick: f"{prefix}raw.ticks"}
+    topics = {
+        RawNews: f"{prefix}raw.news",
+        IndicatorTick: f"{prefix}raw.ticks",
+        CleanDocument: f"{prefix}docs.clean",
+    }
     started = time.perf_counter()
     for n, rec in enumerate(records, 1):
         rec.ingest_time = datetime.now(UTC)
@@ -235,14 +243,14 @@ async def _phases(
     try:
         # warm-up: the worker has joined its group and written once
         warm = synthetic_events(50, mix, seed=9)
-        await asyncio.to_thread(_produce, prod, prefix, warm, None)
+        await asyncio.to_thread(produce_stamped, prod, prefix, warm, None)
         await _wait_for(store, len(warm), limit_s=120)
         done = len(warm)
 
         burst = synthetic_events(events, mix, seed=1)
         cpu0 = _cpu_seconds(pids)
         t0 = time.perf_counter()
-        await asyncio.to_thread(_produce, prod, prefix, burst, None)
+        await asyncio.to_thread(produce_stamped, prod, prefix, burst, None)
         t1 = await _wait_for(store, done + events, limit_s)
         done += events
         burst_s = t1 - t0
@@ -251,7 +259,7 @@ async def _phases(
 
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
-        await asyncio.to_thread(_produce, prod, prefix, steady, rate)
+        await asyncio.to_thread(produce_stamped, prod, prefix, steady, rate)
         await _wait_for(store, done + steady_events, limit_s)
         lat = await _latencies(store, since_ms)
         await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph

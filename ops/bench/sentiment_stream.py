@@ -26,18 +26,19 @@ from typing import Any
 import httpx
 import numpy as np
 import orjson
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
 from prometheus_client.parser import text_string_to_metric_families
 
 from connectors.replay import producer
 from kg.sentiment.clean import is_chinese
+from ops.bench.pipeline import produce_stamped
 from ops.bench.sentiment import bench_texts
 from ops.runtime import spawn_worker, stop_pid
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.admin import create_topics
 from streams.records import CleanDocument, DocKind, content_hash
-from streams.topics import DLQ, DOCS_CLEAN, SENTIMENT_SCORED
+from streams.topics import DLQ, SENTIMENT_SCORED
 
 ENTITIES = ["AAPL", "TSLA", "JPM", "BA", "NVDA", "XOM", "PFE", "BABA"]
 
@@ -125,24 +126,6 @@ def agent_batches(metrics_text: str, agent: str) -> dict[str, float]:
     }
 
 
-def _produce(prod: Producer, topic: str, docs: list[CleanDocument], rate: float) -> list[float]:
-    """At ``rate``/s (0: as fast as possible); returns each document's send time."""
-    sent: list[float] = []
-    started = time.perf_counter()
-    for n, doc in enumerate(docs):
-        if rate:
-            ahead = n / rate - (time.perf_counter() - started)
-            if ahead > 0:
-                time.sleep(ahead)
-        doc.ingest_time = datetime.now(UTC)
-        sent.append(time.time())
-        prod.produce(topic, key=doc.key().encode(), value=doc.__pydantic_serializer__.to_json(doc))
-        prod.poll(0)
-    if prod.flush(60):
-        raise RuntimeError("benchmark producer could not deliver every document")
-    return sent
-
-
 def run_sentiment_stream_bench(
     base: Settings, ep: Endpoints, *, rate: float, seconds: float, timeout: float = 600.0
 ) -> dict[str, Any]:
@@ -155,22 +138,21 @@ def run_sentiment_stream_bench(
     prefix = settings.kafka.topic_prefix
     create_topics(ep.kafka_bootstrap, partitions=settings.kafka.topic_partitions, prefix=prefix)
     prod = producer(ep.kafka_bootstrap, **{"linger.ms": 1})
-    topic = prefix + DOCS_CLEAN.name
     with tempfile.TemporaryDirectory(prefix="livekg-bench-") as tmp:
         proc, port = spawn_worker(settings, ep, Path(tmp))
         try:
             t0 = time.perf_counter()
             warm = bench_docs(bench_texts(20, seed=7), f"warm{tag}")
-            _produce(prod, topic, warm, 0)
+            produce_stamped(prod, prefix, warm, None)
             collect_scores(ep.kafka_bootstrap, prefix, [d.id for d in warm], timeout)
             warm_s = time.perf_counter() - t0  # models load on first use
             docs = bench_docs(bench_texts(max(1, int(rate * seconds)), seed=1), f"doc{tag}")
-            sent = _produce(prod, topic, docs, rate)
+            produce_stamped(prod, prefix, docs, rate)
             scored = collect_scores(ep.kafka_bootstrap, prefix, [d.id for d in docs], timeout)
             exposition = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
         finally:
             stop_pid(proc.pid)
-    ms = np.array([scored.at[d.id] - t for d, t in zip(docs, sent, strict=True)]) * 1000
+    ms = np.array([scored.at[d.id] - d.ingest_time.timestamp() for d in docs]) * 1000
     return {
         "bench": "sentiment_stream",
         "model_id": scored.model_id,
