@@ -19,12 +19,15 @@ import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from kg.embed import Embedder
 from kg.sentiment.clean import is_chinese, strip_urls
+
+if TYPE_CHECKING:
+    from ops.settings import SentimentSettings
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
@@ -303,6 +306,17 @@ def load_default(
         )
     chinese = e5 or e5_head
     return RoutedClassifier(english or chinese, chinese)
+
+
+def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:
+    """The CPU classifier the ``sentiment.*`` settings describe (worker and CLI alike)."""
+    return load_default(
+        num_threads=cfg.num_threads,
+        kind=cfg.classifier,
+        quantize=cfg.quantize,
+        runtime=cfg.runtime,
+        cascade_threshold=cfg.cascade_threshold,
+    )
 
 
 def read_metrics(artifacts: Path = ARTIFACTS) -> dict:

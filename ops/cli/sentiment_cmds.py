@@ -93,17 +93,15 @@ def export_instructions(
 
 def _classifier(kind: str, threads: int, quantize: bool | None, runtime: str | None):  # type: ignore[no-untyped-def]
     """The CPU classifier as configured (settings), with command-line overrides."""
-    from kg.sentiment.model import load_default
+    from kg.sentiment.model import load_from_settings
     from ops.settings import Settings
 
-    cfg = Settings().sentiment
-    return load_default(
-        num_threads=threads,
-        kind=kind,
-        quantize=cfg.quantize if quantize is None else quantize,
-        runtime=runtime or cfg.runtime,
-        cascade_threshold=cfg.cascade_threshold,
-    )
+    over: dict[str, object] = {"classifier": kind, "num_threads": threads}
+    if quantize is not None:
+        over["quantize"] = quantize
+    if runtime:
+        over["runtime"] = runtime
+    return load_from_settings(Settings().sentiment.model_copy(update=over))
 
 
 def _engine(  # type: ignore[no-untyped-def]

@@ -73,7 +73,7 @@ def scores_for(doc: CleanDocument, out: ScoreOutput, max_entities: int) -> list[
 
 def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     """Build the configured engine (models load lazily, on first use, in a thread)."""
-    from kg.sentiment.model import load_default
+    from kg.sentiment.model import load_from_settings
     from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
     from kg.sentiment.service import LLMSentiment
 
@@ -97,14 +97,7 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
 
         client = make_llm_client(ctx.settings, ctx.endpoints.llm_base_url)
         return SentimentEngine(llm=LLMSentiment(client), **common)
-    clf = load_default(
-        num_threads=cfg.num_threads,
-        kind=cfg.classifier,
-        quantize=cfg.quantize,
-        runtime=cfg.runtime,
-        cascade_threshold=cfg.cascade_threshold,
-    )
-    return SentimentEngine(clf, **common)
+    return SentimentEngine(load_from_settings(cfg), **common)
 
 
 class TableState(tables.TableState):
