@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kg.sentiment.model import LinearHead
+
 if TYPE_CHECKING:
     import torch
     from torch import nn
@@ -324,14 +326,10 @@ class EncoderClassifier:
         self.model_id = str(meta.get("model_id", artifact.stem))
         self.base_name = str(meta.get("base_name", "minilm"))
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
-        self.head_w = data["head.weight"].astype(np.float32)
-        self.head_b = data["head.bias"].astype(np.float32)
+        self.head = LinearHead(data["head.weight"], data["head.bias"], self.model_id)
         self.batch_size = 1 if quantize and runtime == "torch" else batch_size
         self.runtime = runtime
         self._lock = threading.Lock()
-        import torch
-
-        torch.set_num_threads(num_threads)
         scale = (
             float(meta["scale"]) if "scale" in meta else float(meta["alpha"]) / float(meta["rank"])
         )
@@ -341,7 +339,10 @@ class EncoderClassifier:
         exported = runtime == "onnx" and (path.exists() or float_path.exists())
         base = load_base(self.base_name, with_model=not exported)
         self._tokenize = base.tokenize
-        if base.model is not None:
+        if base.model is not None:  # torch runs (export or inference): its threads
+            import torch
+
+            torch.set_num_threads(num_threads)
             merge_adapters(base.model, data, scale)
             base.model.eval()
         if runtime == "onnx":
@@ -350,12 +351,14 @@ class EncoderClassifier:
                 export_onnx(base.model, float_path)
             if not path.exists():
                 quantize_onnx(float_path, path)
-            self._session = _ort_session(path, 1)
+            self._session = _ort_session(path)
             self._pool = ThreadPoolExecutor(num_threads, thread_name_prefix="encoder")
             return
         model = base.model
         if quantize:
             import warnings
+
+            import torch
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -373,7 +376,7 @@ class EncoderClassifier:
     def _run_each(self, texts: Sequence[str]) -> np.ndarray:
         """One ONNX run per text (tokenized together, padding cut off per row)."""
         if not texts:
-            return np.zeros((0, self.head_w.shape[1]), dtype=np.float32)
+            return np.zeros((0, self.head.weight.shape[1]), dtype=np.float32)
         enc = self._tokenize(texts, self.max_length)
         lengths = enc["attention_mask"].sum(axis=1)
 
@@ -384,7 +387,7 @@ class EncoderClassifier:
 
         # longest first: the two workers finish together
         order = sorted(range(len(texts)), key=lambda i: -int(lengths[i]))
-        out = np.zeros((len(texts), self.head_w.shape[1]), dtype=np.float32)
+        out = np.zeros((len(texts), self.head.weight.shape[1]), dtype=np.float32)
         for i, vec in zip(order, self._pool.map(one, order), strict=True):
             out[i] = vec[0]
         return out
@@ -401,27 +404,26 @@ class EncoderClassifier:
         with self._lock:
             if self.runtime == "onnx":
                 return self._run_each(texts)
-            out = np.zeros((len(texts), self.head_w.shape[1]), dtype=np.float32)
+            out = np.zeros((len(texts), self.head.weight.shape[1]), dtype=np.float32)
             for idx, batch in self._batches(texts):
                 out[idx] = self._pooled(self._tokenize(batch, self.max_length))
             return out
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, len(self.head_b)), dtype=np.float32)
-        from kg.sentiment.model import softmax
-
-        return softmax(self.embed(texts) @ self.head_w.T + self.head_b)
+            return np.zeros((0, len(self.head.bias)), dtype=np.float32)
+        return self.head.proba(self.embed(texts))
 
 
-def _ort_session(path: Path, num_threads: int):  # type: ignore[no-untyped-def]
+def _ort_session(path: Path):  # type: ignore[no-untyped-def]
+    """A single-threaded session: parallelism comes from the callers' worker threads."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = num_threads
+    opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    # Each session has its own thread pool; spinning idle threads of one model (MiniLM)
-    # would steal the two cores from the next (e5) in a cascade.
+    # Idle spinning threads of one model (MiniLM) stole the cores from the next (e5) when
+    # sessions had pools of their own; kept off so no session spins.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
