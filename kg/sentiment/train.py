@@ -19,7 +19,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -155,8 +155,6 @@ E5_RECIPE = EncoderRecipe(
 
 def _recipe(recipe: EncoderRecipe, cfg: TrainConfig) -> EncoderRecipe:
     """Command-line overrides (``None`` keeps the recipe's value)."""
-    from dataclasses import replace
-
     over = {
         k: v
         for k, v in (
@@ -503,10 +501,12 @@ def handwritten_metrics(cfg: TrainConfig) -> dict:
         )
         if (cfg.out_dir / name).exists()
     ]
+    classifiers = {
+        kind: load_default(cfg.out_dir, num_threads=cfg.num_threads, kind=kind) for kind in kinds
+    }
     for name, fmt in PROXY_SETS:
         ex = load_examples(EVALSETS / name, fmt)
-        for kind in kinds:
-            clf = load_default(cfg.out_dir, num_threads=cfg.num_threads, kind=kind)
+        for kind, clf in classifiers.items():
             rep = _report(ex, clf.predict_proba([e.text for e in ex]))
             out[f"{name.split('.')[0]}/{kind}"] = {
                 "n": rep.n,
