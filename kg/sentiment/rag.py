@@ -249,7 +249,7 @@ class Retriever:
         """One round per source for a whole micro-batch.
 
         Per-item queries (three sources x every document) queued on the graph's
-        connections: at 100 docs/s the produce-to-score p99 was 455 ms, against 109-134 ms
+        connections: at 100 docs/s the produce-to-score p99 was 455 ms, against 107-134 ms
         asked per batch (``livekg bench sentiment-stream``).
         """
         active = [i for i, q in enumerate(queries) if self.sources and q.cleaned]
