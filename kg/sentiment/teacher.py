@@ -80,10 +80,9 @@ def teacher_model_path(cache: Path | None = None) -> Path:
 
 def soft_targets(logp: np.ndarray, temperature: float) -> np.ndarray:
     """Teacher log-probabilities softened by ``temperature`` (rows sum to 1)."""
-    z = logp / temperature
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    from kg.sentiment.model import softmax
+
+    return softmax(logp / temperature).astype(np.float32)
 
 
 def distillation_targets(
@@ -104,14 +103,13 @@ def predict_logp(
     """Log-probabilities of ``model_logits(idx)`` over all rows, batched by similar length."""
     import torch
 
-    out = np.zeros((len(lengths), 0), np.float32)
     order = np.argsort(lengths, kind="stable")
-    rows: list[np.ndarray] = []
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            rows.append(torch.log_softmax(model_logits(idx), -1).numpy())  # type: ignore[arg-type]
-    flat = np.concatenate(rows) if rows else out
+        rows = [
+            torch.log_softmax(model_logits(order[s : s + batch_size]), -1).numpy()  # type: ignore[arg-type]
+            for s in range(0, len(order), batch_size)
+        ]
+    flat = np.concatenate(rows) if rows else np.zeros((0, 0), np.float32)
     result = np.empty_like(flat)
     result[order] = flat
     return result

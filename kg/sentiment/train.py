@@ -376,6 +376,17 @@ def finetune_encoder(
     return state
 
 
+def _head_logits(base, enc, head, texts: Sequence[str], max_length: int):  # type: ignore[no-untyped-def]
+    """The head over ``enc``'s mean-pooled states for ``texts`` (training and teacher asks)."""
+    import torch
+
+    from kg.sentiment.encoder import mean_pool
+
+    b = base.tokenize(texts, max_length)
+    ids, am = torch.from_numpy(b["input_ids"]), torch.from_numpy(b["attention_mask"])
+    return head(mean_pool(enc(input_ids=ids, attention_mask=am).last_hidden_state, am))
+
+
 def _full_finetune(texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, cfg: TrainConfig):  # type: ignore[no-untyped-def]
     """Every layer of ``recipe.base`` (word embeddings frozen, layer-wise decayed learning
     rate) + a linear head on mean-pooled states. Returns ``(base, enc, head, original)``,
@@ -383,7 +394,7 @@ def _full_finetune(texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, c
     import torch
     from torch import nn
 
-    from kg.sentiment.encoder import load_base, mean_pool
+    from kg.sentiment.encoder import load_base
 
     torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
@@ -409,9 +420,7 @@ def _full_finetune(texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, c
     opt = torch.optim.AdamW(groups, weight_decay=0.01)
 
     def logits(idx: np.ndarray) -> torch.Tensor:
-        b = base.tokenize([texts[i] for i in idx], recipe.max_length)
-        ids, am = torch.from_numpy(b["input_ids"]), torch.from_numpy(b["attention_mask"])
-        return head(mean_pool(enc(input_ids=ids, attention_mask=am).last_hidden_state, am))
+        return _head_logits(base, enc, head, [texts[i] for i in idx], recipe.max_length)
 
     enc.train()
     head.train()
@@ -460,7 +469,6 @@ def teacher_logp(
     ~32 min and asking about the ~29k training texts, copies and dev rows ~16 min."""
     import torch
 
-    from kg.sentiment.encoder import mean_pool
     from kg.sentiment.teacher import predict_logp
 
     recipe = recipe or TEACHER_RECIPE
@@ -474,9 +482,7 @@ def teacher_logp(
     base, enc, head, _ = _full_finetune(rows_texts, y, recipe, cfg)
 
     def logits(idx: np.ndarray) -> torch.Tensor:
-        b = base.tokenize([ask[i] for i in idx], recipe.max_length)
-        ids, am = torch.from_numpy(b["input_ids"]), torch.from_numpy(b["attention_mask"])
-        return head(mean_pool(enc(input_ids=ids, attention_mask=am).last_hidden_state, am))
+        return _head_logits(base, enc, head, [ask[i] for i in idx], recipe.max_length)
 
     out = predict_logp(logits, np.array([len(t) for t in ask]))
     cfg.cache_dir.mkdir(parents=True, exist_ok=True)
