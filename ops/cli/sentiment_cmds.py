@@ -43,7 +43,7 @@ def train_sentiment(
     only: Annotated[
         str,
         typer.Option(
-            help="all | e5 | encoder | e5-encoder | lexical (others kept) | metrics (none)"
+            help="all | e5 | encoder | e5-encoder | memory | lexical (others kept) | metrics (none)"
         ),
     ] = "all",
     teacher: Annotated[
@@ -58,8 +58,8 @@ def train_sentiment(
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
-    if only not in ("all", "e5", "encoder", "e5-encoder", "lexical", "metrics"):
-        raise typer.BadParameter("--only: all, e5, encoder, e5-encoder, lexical or metrics")
+    if only not in ("all", "e5", "encoder", "e5-encoder", "memory", "lexical", "metrics"):
+        raise typer.BadParameter("--only: all, e5, encoder, e5-encoder, memory, lexical or metrics")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
