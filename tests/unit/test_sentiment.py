@@ -520,3 +520,13 @@ def test_default_scores_do_not_depend_on_micro_batch_neighbours() -> None:
     together = clf.predict_proba(texts)
     alone = np.concatenate([clf.predict_proba([t]) for t in texts])
     assert np.abs(together - alone).max() < 1e-4
+
+
+def test_load_default_names_the_missing_artifacts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A partial artifact folder (``train --out``) gives a clear error, not a crash on the
+    absent e5 head's metadata."""
+    from kg.sentiment.model import load_default
+
+    for kind in ("router", "encoder", "e5-encoder", "e5"):
+        with pytest.raises(FileNotFoundError):
+            load_default(tmp_path, kind=kind)
