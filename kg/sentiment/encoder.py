@@ -26,7 +26,6 @@ function of the text. ``runtime="torch"`` keeps everything in torch (no export).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import os
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from kg.sentiment.memory import file_sha
 from kg.sentiment.model import LinearHead
 
 if TYPE_CHECKING:
@@ -347,7 +347,7 @@ class EncoderClassifier:
         scale = (
             float(meta["scale"]) if "scale" in meta else float(meta["alpha"]) / float(meta["rank"])
         )
-        digest = hashlib.sha256(artifact.read_bytes()).hexdigest()[:16]
+        digest = file_sha(artifact)
         float_path = onnx_path(self.base_name, digest, quantize=False)
         path = onnx_path(self.base_name, digest, quantize)
         exported = runtime == "onnx" and (path.exists() or float_path.exists())

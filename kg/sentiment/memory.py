@@ -93,6 +93,8 @@ def blend_unsure(
 
 
 def file_sha(path: Path) -> str:
+    """An artifact's identity: 16 hex digits of its sha256 (ONNX export names, the
+    memory's tie to its encoder)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
@@ -125,12 +127,11 @@ class LabelMemory:
         return knn_vote(vectors, self.keys, self.labels, self.k, self.temperature)
 
     def save(self, path: Path, **meta: str | int | float) -> None:
-        unit = unit_rows(self.keys)
-        peak = np.abs(unit).max(axis=1, keepdims=True)
+        peak = np.abs(self.keys).max(axis=1, keepdims=True)  # keys are unit rows already
         scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
         np.savez_compressed(
             path,
-            keys_q=np.round(unit / scale).astype(np.int8),
+            keys_q=np.round(self.keys / scale).astype(np.int8),
             keys_scale=scale,
             labels=self.labels.astype(np.int8),
             k=np.asarray(self.k),

@@ -145,12 +145,7 @@ class RoutedClassifier:
             unsure = [en[j] for j in np.flatnonzero(cascade_unsure(first, cascade.threshold))]
         ask = unsure + zh
         if ask:
-            vectors, second = _second_opinion(cascade, [texts[i] for i in ask])
-            vote = None
-            if vectors is not None and cascade.memory is not None:
-                vote = cascade.memory.vote(vectors[: len(unsure)])
-            out[unsure] = cascade.blend(out[unsure], second[: len(unsure)], vote)
-            out[zh] = second[len(unsure) :]
+            out[unsure], out[zh] = cascade.second_opinion(out[unsure], [texts[i] for i in ask])
         return out
 
 
@@ -197,31 +192,29 @@ class CascadeClassifier:
         mem = f"+mem{len(memory)}" if memory is not None else ""
         self.model_id = f"cascade({first.model_id}>{second.model_id}{mem}@{threshold:g})"
 
-    def blend(self, first: np.ndarray, second: np.ndarray, vote: np.ndarray | None) -> np.ndarray:
+    def second_opinion(
+        self, unsure: np.ndarray, texts: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One ``second`` pass over ``texts``, whose first ``len(unsure)`` are the unsure
+        items (``first``'s probabilities ``unsure``): their blended probabilities, and
+        ``second``'s own for the rest (the router's Chinese items ride along). The memory
+        votes on the vectors of that same pass (``embed_proba``)."""
+        n = len(unsure)
+        vote = None
+        if self.memory is not None and hasattr(self.second, "embed_proba"):
+            vectors, probs = self.second.embed_proba(texts)
+            vote = self.memory.vote(vectors[:n])
+        else:
+            probs = self.second.predict_proba(texts)
         weight = self.memory.weight if self.memory is not None else 0.0
-        return blend_unsure(first, second, vote, weight)
+        return blend_unsure(unsure, probs[:n], vote, weight), probs[n:]
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = self.first.predict_proba(texts)
         unsure = np.flatnonzero(cascade_unsure(out, self.threshold))
         if len(unsure):
-            vectors, second = _second_opinion(self, [texts[i] for i in unsure])
-            vote = None
-            if vectors is not None and self.memory is not None:
-                vote = self.memory.vote(vectors)
-            out[unsure] = self.blend(out[unsure], second, vote)
+            out[unsure], _ = self.second_opinion(out[unsure], [texts[i] for i in unsure])
         return out
-
-
-def _second_opinion(
-    cascade: CascadeClassifier, texts: Sequence[str]
-) -> tuple[np.ndarray | None, np.ndarray]:
-    """The second model's probabilities, with its vectors when the memory needs them and
-    the model can give both from one pass (``embed_proba``)."""
-    second = cascade.second
-    if cascade.memory is not None and hasattr(second, "embed_proba"):
-        return second.embed_proba(texts)
-    return None, second.predict_proba(texts)
 
 
 class _Lazy:

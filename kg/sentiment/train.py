@@ -652,14 +652,12 @@ def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequen
     """Twitter dev accuracy and share sent to the second model per cascade threshold,
     with float and with int8 (``sentiment.quantize``) encoder weights, without and with
     the label memory (``+mem`` rows)."""
-    from kg.sentiment.memory import MEMORY_ARTIFACT, blend_unsure, load_memory
+    from kg.sentiment.memory import blend_unsure, load_memory
     from kg.sentiment.model import cascade_unsure, load_encoder_classifier
 
     if not (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         return {}
-    memory = None
-    if (cfg.out_dir / MEMORY_ARTIFACT).exists():
-        memory = load_memory(cfg.out_dir, E5_ENCODER_ARTIFACT)
+    memory = load_memory(cfg.out_dir, E5_ENCODER_ARTIFACT)
     tw = np.array([e.source.startswith("sent_") for e in dev_ex])
     tw_ex = [e for e, t in zip(dev_ex, tw, strict=True) if t]
     out: dict = {}
@@ -672,15 +670,14 @@ def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequen
         )
         p_first = first.predict_proba(dev_texts)
         vectors, p_second = second.embed_proba(dev_texts)
-        variants = {precision: None}
+        # what an unsure item gets, per variant (independent of the threshold)
+        blends = {precision: blend_unsure(p_first, p_second)}
         if memory is not None:
-            variants[f"{precision}+mem"] = memory
+            vote = memory.vote(vectors)
+            blends[f"{precision}+mem"] = blend_unsure(p_first, p_second, vote, memory.weight)
         for tau in (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 1.01):
             unsure = cascade_unsure(p_first, tau)
-            for name, mem in variants.items():
-                vote = mem.vote(vectors) if mem is not None else None
-                weight = mem.weight if mem is not None else 0.0
-                blended = blend_unsure(p_first, p_second, vote, weight)
+            for name, blended in blends.items():
                 probs = np.where(unsure[:, None], blended, p_first)
                 rep = _report(tw_ex, probs[tw])
                 out[f"{name}@{tau:.2f}"] = {
