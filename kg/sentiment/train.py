@@ -136,7 +136,6 @@ class EncoderRecipe:
     layer_decay: float = 0.9
     bucket: bool = False  # batch rows of similar length (``_batches``)
     distill: bool = False  # learn from the teacher (``kg/sentiment/teacher.py``) too
-    seed: int = SEED  # initial head, dropout masks and batch order
 
 
 # A full fine-tune beat LoRA on MiniLM by ~0.5 pt on the dev split, alone and inside the
@@ -170,12 +169,6 @@ TEACHER_RECIPE = EncoderRecipe(
     method="full",
     layer_decay=0.95,
     bucket=True,
-)
-# A second teacher (another seed, one more epoch: the first still underfits its training
-# rows); the students learn from the two teachers' mean probabilities.
-TEACHER_RECIPES = (
-    TEACHER_RECIPE,
-    replace(TEACHER_RECIPE, model_id="mpnet-base+ft@teacher-v2", epochs=3.0, seed=7),
 )
 AUG_COPIES = 2  # perturbed copies per training text that the teacher labels
 DISTILL_TEMPERATURE = 2.0
@@ -271,7 +264,7 @@ def _optimize(opt, logits, y: np.ndarray, recipe: EncoderRecipe, label: str, len
     import torch
     from torch import nn
 
-    rng = np.random.default_rng(recipe.seed)
+    rng = np.random.default_rng(SEED)
     steps = int(math.ceil(len(y) / recipe.batch_size) * recipe.epochs)
     warm = max(1, int(0.06 * steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -325,7 +318,7 @@ def finetune_encoder(
 
     from kg.sentiment.encoder import adapter_state, add_lora, load_base, mean_pool
 
-    torch.manual_seed(recipe.seed)
+    torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
     base = load_base(recipe.base)
     enc = base.model.eval()
@@ -378,7 +371,7 @@ def finetune_encoder(
         "base": BASE_DESCRIPTIONS[recipe.base],
     }
     if recipe.distill:
-        meta["distilled_from"] = " + ".join(r.model_id for r in TEACHER_RECIPES)
+        meta["distilled_from"] = TEACHER_RECIPE.model_id
     state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
     return state
 
@@ -403,7 +396,7 @@ def _full_finetune(texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, c
 
     from kg.sentiment.encoder import load_base
 
-    torch.manual_seed(recipe.seed)
+    torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
     base = load_base(recipe.base)
     enc = base.model
@@ -459,7 +452,7 @@ def full_finetune_encoder(
         "base": BASE_DESCRIPTIONS[recipe.base],
     }
     if recipe.distill:
-        meta["distilled_from"] = " + ".join(r.model_id for r in TEACHER_RECIPES)
+        meta["distilled_from"] = TEACHER_RECIPE.model_id
     state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
     return state
 
@@ -505,22 +498,19 @@ def distillation_set(
     dev_rows: np.ndarray,
     cfg: TrainConfig,
     english: np.ndarray,
-) -> tuple[list[str], np.ndarray, dict[str, np.ndarray]]:
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """What a distilled student trains on: the English training rows and ``AUG_COPIES``
-    perturbed copies of each, with target probabilities (``teacher.distillation_targets``)
-    from the mean of the ``TEACHER_RECIPES`` teachers, then any other rows with their
-    plain labels, each ``1 + AUG_COPIES`` times (the teachers read English only); and
-    the dev rows' log-probabilities, ``teacher`` for the ensemble and ``teacher_<n>``
-    for each teacher, to report how good they are."""
+    perturbed copies of each, with target probabilities (``teacher.distillation_targets``),
+    then any other rows with their plain labels, each ``1 + AUG_COPIES`` times (the
+    teacher reads English only); and the teacher's log-probabilities on the dev rows,
+    to report how good the teacher is."""
     from kg.sentiment.augment import augment
-    from kg.sentiment.teacher import distillation_targets, ensemble_logp, soft_targets
+    from kg.sentiment.teacher import distillation_targets, soft_targets
 
     en, other = rows[english[rows]], rows[~english[rows]]
     originals = [texts[i] for i in en]
     copies = augment(originals, AUG_COPIES, SEED)
-    ask = originals + copies + [texts[i] for i in dev_rows]
-    each = [teacher_logp(originals, y[en], ask, cfg, recipe) for recipe in TEACHER_RECIPES]
-    logp = ensemble_logp(each)
+    logp = teacher_logp(originals, y[en], originals + copies + [texts[i] for i in dev_rows], cfg)
     n, m = len(originals), len(copies)
     targets = distillation_targets(
         y[en],
@@ -533,10 +523,7 @@ def distillation_set(
     other = np.repeat(other, 1 + AUG_COPIES)
     plain = np.eye(len(LABELS), dtype=np.float32)[y[other]]
     fit_texts = originals + copies + [texts[i] for i in other]
-    dev = {"teacher": logp[n + m :]}
-    if len(each) > 1:
-        dev.update({f"teacher_{i + 1}": lp[n + m :] for i, lp in enumerate(each)})
-    return fit_texts, np.concatenate([targets, plain]), dev
+    return fit_texts, np.concatenate([targets, plain]), logp[n + m :]
 
 
 def train(cfg: TrainConfig) -> dict:
@@ -589,9 +576,8 @@ def train(cfg: TrainConfig) -> dict:
             fit_texts, targets, dev_logp = distillation_set(
                 texts, y, rows, np.where(dv)[0], cfg, english=~zh
             )
-            for key, lp in dev_logp.items():
-                metrics["dev"][key] = _by_source(dev_ex, np.exp(lp))
-            metrics["teacher_config"] = [asdict(r) for r in TEACHER_RECIPES]
+            metrics["dev"]["teacher"] = _by_source(dev_ex, np.exp(dev_logp))
+            metrics["teacher_config"] = asdict(TEACHER_RECIPE)
         tune = full_finetune_encoder if recipe.method == "full" else finetune_encoder
         state = tune(fit_texts, targets, recipe, cfg)
         np.savez(cfg.out_dir / recipe.artifact, **state)
