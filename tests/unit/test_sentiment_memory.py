@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kg.embed import unit_rows
 from kg.sentiment.memory import (
     MEMORY_ARTIFACT,
     LabelMemory,
@@ -15,7 +16,6 @@ from kg.sentiment.memory import (
     file_sha,
     knn_vote,
     load_memory,
-    unit_rows,
 )
 from kg.sentiment.model import CascadeClassifier, RoutedClassifier
 
