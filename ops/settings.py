@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -170,6 +170,32 @@ class KgSettings(BaseModel):
     alias_refresh_s: float = 300.0
 
 
+class SearchConnectorSettings(BaseModel):
+    """An external search connector for retrieval augmentation (one entry of
+    ``sentiment.rag_search``; kg/sentiment/external_search.py)."""
+
+    kind: Literal["elasticsearch", "searxng"]
+    url: str  # base URL: http://es:9200 or http://searx:8080
+    name: str = ""  # the source name on context documents (default: the kind)
+    # elasticsearch / opensearch: an article index
+    index: str = "news"
+    fields: list[str] = Field(default_factory=lambda: ["title^2", "text"])
+    title_field: str = "title"
+    text_field: str = "text"
+    time_field: str = "published_at"
+    api_key: SecretStr | None = None  # Elasticsearch "ApiKey" credentials
+    username: str = ""  # basic auth (OpenSearch)
+    password: SecretStr | None = None
+    # searxng: a metasearch instance with the JSON format enabled
+    categories: str = "news"
+    language: str = ""
+    max_concurrency: int = 4  # searches in flight per connector
+    # its own bound instead of sentiment.rag_timeout_s: a micro-batch waits for its slowest
+    # source, so this adds up to as much to the stream's latency (SearxNG asks upstream
+    # engines and takes ~1-2 s)
+    timeout_s: float | None = None
+
+
 class SentimentSettings(BaseModel):
     """Sentiment stream (issue 6): classifier, retrieval augmentation, rolling state, alerts.
 
@@ -183,7 +209,7 @@ class SentimentSettings(BaseModel):
     num_threads: int = 2
     runtime: Literal["onnx", "torch"] = "onnx"  # encoders: ONNX Runtime ~2x faster than torch
     # int8 encoders (ONNX runs each text alone, so a score depends on the text only):
-    # ~1.8x the float throughput (bench 420-445 vs 244 texts/s) for -0.3 pt Twitter dev
+    # ~1.5x the float throughput (bench 337-374 vs 244 texts/s), same Twitter dev accuracy
     quantize: bool = True
     cascade_threshold: float = 0.8  # English: below this confidence, ask the e5 encoder too
     label_memory: bool = True  # ...and the labels of their nearest training texts (memory.py)
@@ -195,6 +221,9 @@ class SentimentSettings(BaseModel):
     rag_max_context_chars: int = 2000
     rag_context_weight: float = 0.3  # CPU classifier: weight of the input+context pass
     rag_timeout_s: float = 0.2
+    # external search connectors, besides the graph's own sources, e.g.
+    # LIVEKG_SENTIMENT__RAG_SEARCH='[{"kind": "searxng", "url": "http://searx:8080"}]'
+    rag_search: list[SearchConnectorSettings] = Field(default_factory=list)
     short_alpha: float = 0.5
     long_alpha: float = 0.1
     shift_threshold: float = 0.5

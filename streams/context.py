@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,8 @@ class WorkerContext:
     topics: dict[str, faust.TopicT] = field(default_factory=dict)
     worker_id: str = "0"
     lanes: dict[str, Lane] = field(default_factory=dict)
+    # what agents opened and the worker must close on stop (e.g. RAG search clients)
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _store: GraphStore | None = None
     _publisher: Publisher | None = None
     _store_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -83,6 +85,8 @@ class WorkerContext:
             await self.send("dlq", oversize)
 
     async def close(self) -> None:
+        while self.closers:
+            await self.closers.pop()()
         if self._store is not None:
             await self._store.close()
             self._store = None

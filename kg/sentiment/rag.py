@@ -222,9 +222,17 @@ class Retriever:
         self.max_chars = max_context_chars
         self.timeout_s = timeout_s
 
+    def _timeout(self, source: KnowledgeSource) -> float:
+        """A source may carry its own ``timeout_s`` (a remote search engine is slower than
+        the graph); the micro-batch waits for its slowest source."""
+        own = getattr(source, "timeout_s", None)
+        return float(own) if own else self.timeout_s
+
     async def _one(self, source: KnowledgeSource, query: RagQuery) -> list[ContextDoc]:
         try:
-            return await asyncio.wait_for(source.search(query, self.max_docs), self.timeout_s)
+            return await asyncio.wait_for(
+                source.search(query, self.max_docs), self._timeout(source)
+            )
         except Exception as exc:  # a slow or failing source must not fail the item
             log.warning("rag source %s failed: %r", source.name, exc)
             return []
@@ -236,7 +244,9 @@ class Retriever:
         if search_many is None:
             return list(await asyncio.gather(*(self._one(source, q) for q in queries)))
         try:
-            found = await asyncio.wait_for(search_many(queries, self.max_docs), self.timeout_s)
+            found = await asyncio.wait_for(
+                search_many(queries, self.max_docs), self._timeout(source)
+            )
         except Exception as exc:  # a slow or failing source must not fail the batch
             log.warning("rag source %s failed: %r", source.name, exc)
             return [[] for _ in queries]

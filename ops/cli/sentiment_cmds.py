@@ -131,11 +131,26 @@ def _engine(  # type: ignore[no-untyped-def]
 
     retriever = None
     sources: list[str] = []
-    if rag and corpus is not None:
-        from kg.sentiment.rag import CorpusSource, Retriever
+    if rag:
+        from kg.sentiment.external_search import external_sources
+        from kg.sentiment.rag import CorpusSource, KnowledgeSource, Retriever
+        from ops.settings import Settings
 
-        retriever = Retriever([CorpusSource.from_jsonl(corpus)])
-        sources.append(f"corpus:{corpus.name}")
+        found: list[KnowledgeSource] = []
+        if corpus is not None:
+            found.append(CorpusSource.from_jsonl(corpus))
+            sources.append(f"corpus:{corpus.name}")
+        cfg = Settings().sentiment
+        for source in external_sources(cfg.rag_search):  # sentiment.rag_search, if any
+            found.append(source)
+            sources.append(source.name)
+        if found:
+            retriever = Retriever(
+                found,
+                max_docs_per_source=cfg.rag_max_docs_per_source,
+                max_context_chars=cfg.rag_max_context_chars,
+                timeout_s=cfg.rag_timeout_s,
+            )
     if classifier == "llm":
         from kg.llm import make_llm_client
         from kg.sentiment.service import LLMSentiment

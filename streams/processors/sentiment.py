@@ -73,6 +73,7 @@ def scores_for(doc: CleanDocument, out: ScoreOutput, max_entities: int) -> list[
 
 def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     """Build the configured engine (models load lazily, on first use, in a thread)."""
+    from kg.sentiment.external_search import external_sources
     from kg.sentiment.model import load_from_settings
     from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
     from kg.sentiment.service import LLMSentiment
@@ -80,8 +81,10 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     cfg = ctx.settings.sentiment
     retriever = None
     if cfg.rag and store is not None:
+        external = external_sources(cfg.rag_search)
+        ctx.closers += [source.aclose for source in external]
         retriever = Retriever(
-            [GraphNewsSource(store), filings_source(store), GraphFactsSource(store)],
+            [GraphNewsSource(store), filings_source(store), GraphFactsSource(store), *external],
             max_docs_per_source=cfg.rag_max_docs_per_source,
             max_context_chars=cfg.rag_max_context_chars,
             timeout_s=cfg.rag_timeout_s,
