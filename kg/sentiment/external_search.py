@@ -35,7 +35,7 @@ from ops.settings import SearchConnectorSettings
 
 log = logging.getLogger(__name__)
 
-USER_AGENT = "livekg-rag/1 (+https://github.com/livekg)"
+USER_AGENT = "livekg-rag/1"
 
 
 def _parse_time(value: object) -> datetime | None:
@@ -90,11 +90,11 @@ class _HttpSearch:
         self.timeout_s = cfg.timeout_s  # None: the retriever's rag_timeout_s
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
-        self._slots = asyncio.Semaphore(1)
+        self._slots: asyncio.Semaphore | None = None
 
     def _bound(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
+        if self._client is None or self._slots is None or self._loop is not loop:
             self._client = _client(self.cfg, self.transport)
             self._slots = asyncio.Semaphore(max(1, self.cfg.max_concurrency))
             self._loop = loop
