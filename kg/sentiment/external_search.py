@@ -80,12 +80,13 @@ class _HttpSearch:
     loop: a source outlives one ``asyncio.run`` (the eval CLI runs two), and httpx's pooled
     connections and asyncio's semaphores belong to the loop that made them."""
 
-    name: str
+    kind: str  # the default source name
 
     def __init__(
-        self, cfg: SearchConnectorSettings, transport: httpx.AsyncBaseTransport | None
+        self, cfg: SearchConnectorSettings, transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
         self.cfg = cfg
+        self.name = cfg.name or self.kind
         self.transport = transport
         self.timeout_s = cfg.timeout_s  # None: the retriever's rag_timeout_s
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -109,11 +110,7 @@ class _HttpSearch:
 class ElasticsearchSource(_HttpSearch):
     """An Elasticsearch/OpenSearch article index, asked once per micro-batch (``_msearch``)."""
 
-    def __init__(
-        self, cfg: SearchConnectorSettings, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
-        super().__init__(cfg, transport)
-        self.name = cfg.name or "elasticsearch"
+    kind = "elasticsearch"
 
     def request_body(self, query: RagQuery, limit: int) -> dict[str, Any]:
         """The search for one item: the cleaned text against ``fields``, inside its window."""
@@ -192,11 +189,7 @@ def searxng_time_range(query: RagQuery, now: datetime | None = None) -> str | No
 class SearxngSource(_HttpSearch):
     """A SearxNG instance's JSON API (``search.formats`` must include ``json``)."""
 
-    def __init__(
-        self, cfg: SearchConnectorSettings, transport: httpx.AsyncBaseTransport | None = None
-    ) -> None:
-        super().__init__(cfg, transport)
-        self.name = cfg.name or "searxng"
+    kind = "searxng"
 
     def params(self, query: RagQuery, now: datetime | None = None) -> dict[str, str]:
         params = {"q": query.cleaned, "format": "json", "categories": self.cfg.categories}
