@@ -209,7 +209,7 @@ class SentimentSettings(BaseModel):
     num_threads: int = 2
     runtime: Literal["onnx", "torch"] = "onnx"  # encoders: ONNX Runtime ~2x faster than torch
     # int8 encoders (ONNX runs each text alone, so a score depends on the text only):
-    # ~1.5x the float throughput (bench 337-374 vs 244 texts/s), same Twitter dev accuracy
+    # ~1.5x the float throughput (bench 337-396 vs 244 texts/s), same Twitter dev accuracy
     quantize: bool = True
     cascade_threshold: float = 0.8  # English: below this confidence, ask the e5 encoder too
     label_memory: bool = True  # ...and the labels of their nearest training texts (memory.py)
