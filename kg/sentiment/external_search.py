@@ -13,7 +13,7 @@ user's news archive or a search engine reaches further. Two real back ends, chos
   relative to now, so it is only sent when the item's window reaches the present
   (live items); replayed items are filtered by ``rag.in_window`` on the dated results.
 
-Both are ``rag.KnowledgeSource`` s: the retriever's timeout bounds them, and an error
+Both implement ``rag.KnowledgeSource``: the retriever's timeout bounds them, and an error
 (refused, HTTP 4xx/5xx, malformed body) costs the item its context from that source, never
 the item. Tests swap the wire with ``transport=`` (httpx's seam); the code path is the live
 one.
@@ -239,7 +239,6 @@ def external_sources(
 ) -> list[ExternalSource]:
     """The configured connectors, in order (each a ``rag.KnowledgeSource``)."""
     kinds: dict[str, type[ExternalSource]] = {
-        "elasticsearch": ElasticsearchSource,
-        "searxng": SearxngSource,
+        cls.kind: cls for cls in (ElasticsearchSource, SearxngSource)
     }
     return [kinds[c.kind](c, transport) for c in configs]
