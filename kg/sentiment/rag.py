@@ -132,10 +132,11 @@ def _keys(query: RagQuery) -> list[str]:
 
 
 class RagSettingsLike(Protocol):
-    rag_window_hours: float
-    rag_future_hours: float
+    """The ``sentiment.*`` settings a retriever takes (``Retriever.from_settings``)."""
+
     rag_max_docs_per_source: int
     rag_max_context_chars: int
+    rag_timeout_s: float
 
 
 def build_query(
@@ -221,6 +222,16 @@ class Retriever:
         self.max_docs = max_docs_per_source
         self.max_chars = max_context_chars
         self.timeout_s = timeout_s
+
+    @classmethod
+    def from_settings(cls, sources: Sequence[KnowledgeSource], cfg: RagSettingsLike) -> Retriever:
+        """The retriever the stream and ``livekg eval`` build from ``sentiment.*``."""
+        return cls(
+            sources,
+            max_docs_per_source=cfg.rag_max_docs_per_source,
+            max_context_chars=cfg.rag_max_context_chars,
+            timeout_s=cfg.rag_timeout_s,
+        )
 
     def _timeout(self, source: KnowledgeSource) -> float:
         """A source may carry its own ``timeout_s`` (a remote search engine is slower than

@@ -145,12 +145,7 @@ def _engine(  # type: ignore[no-untyped-def]
             found.append(source)
             sources.append(source.name)
         if found:
-            retriever = Retriever(
-                found,
-                max_docs_per_source=cfg.rag_max_docs_per_source,
-                max_context_chars=cfg.rag_max_context_chars,
-                timeout_s=cfg.rag_timeout_s,
-            )
+            retriever = Retriever.from_settings(found, cfg)
     if classifier == "llm":
         from kg.llm import make_llm_client
         from kg.sentiment.service import LLMSentiment

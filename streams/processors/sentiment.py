@@ -83,11 +83,9 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     if cfg.rag and store is not None:
         external = external_sources(cfg.rag_search)
         ctx.closers += [source.aclose for source in external]
-        retriever = Retriever(
+        retriever = Retriever.from_settings(
             [GraphNewsSource(store), filings_source(store), GraphFactsSource(store), *external],
-            max_docs_per_source=cfg.rag_max_docs_per_source,
-            max_context_chars=cfg.rag_max_context_chars,
-            timeout_s=cfg.rag_timeout_s,
+            cfg,
         )
     common: dict[str, Any] = {
         "retriever": retriever,

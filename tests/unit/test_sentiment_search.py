@@ -231,6 +231,8 @@ async def test_worker_engine_asks_configured_connectors(tmp_path: Path) -> None:
     )
     engine = make_engine(ctx, store=object())
     assert engine.retriever is not None
+    assert engine.retriever.timeout_s == settings.sentiment.rag_timeout_s
+    assert engine.retriever.max_docs == settings.sentiment.rag_max_docs_per_source
     names = [s.name for s in engine.retriever.sources]
     assert names[-1] == "searxng" and len(names) == 4  # news, filings, facts, searxng
     searx = engine.retriever.sources[-1]
