@@ -243,6 +243,21 @@ class IndicatorAlertSettings(BaseModel):
     thresholds: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
 
+class QuerySettings(BaseModel):
+    """The query service (kg/cypher, serving/): NL -> Cypher, API limits, alerts stream."""
+
+    revise: bool = False  # LLM revision when no candidate returns rows (slow on a CPU LLM)
+    rank_with_embeddings: bool = True  # seed 002 ranking; off: the synthesizer's prior only
+    timeout_s: float = 5.0  # per query
+    row_limit: int = 200  # per query
+    lexicon_refresh_s: float = 300.0  # rebuild the dictionary from the graph
+    max_body_bytes: int = 16_384  # larger request bodies get 413
+    rate_limit_per_min: int = 600  # per API key (or client address without keys)
+    cors_origins: list[str] = Field(default_factory=list)  # empty: CORS off
+    sse_buffer: int = 1000  # alerts kept for Last-Event-ID resume (per partition on start)
+    sse_keepalive_s: float = 15.0
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -262,6 +277,7 @@ class Settings(BaseSettings):
     kg: KgSettings = Field(default_factory=KgSettings)
     sentiment: SentimentSettings = Field(default_factory=SentimentSettings)
     indicator_alerts: IndicatorAlertSettings = Field(default_factory=IndicatorAlertSettings)
+    query: QuerySettings = Field(default_factory=QuerySettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,270 @@
+"""Keyword extraction by dictionary maximum matching (seed 002, "Keyword Extraction").
+
+The dictionary is built from the graph (entity ids, names, Chinese names, short
+names, aliases, tickers, codes and the distinct values of small string properties),
+from the ontology (concept labels and relation types with their aliases) and from
+``triggers.toml`` (the words people use for concepts, relations, properties and
+values). A question is tokenized (jieba for Chinese, with every dictionary word added
+so names stay whole; a word tokenizer for English) and matched left to right, longest
+span first.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from kg.ontology import Ontology, default_ontology
+
+TRIGGERS_PATH = Path(__file__).with_name("triggers.toml")
+MAX_SPAN = 10  # tokens in the longest dictionary entry we try
+VALUE_PROPS_MAX_DISTINCT = 60  # a string property with more values is not a category
+
+SenseKind = Literal["entity", "concept", "relation", "property", "value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Sense:
+    """One meaning of a dictionary entry."""
+
+    kind: SenseKind
+    key: str  # entity id, concept label, relation type, property name or property
+    label: str = ""  # entity: its concept label; value: the stored value
+    name: str = ""  # entity: display name
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    text: str  # the matched span, normalized
+    start: int  # token offsets
+    end: int
+    senses: tuple[Sense, ...]
+
+    def of(self, kind: SenseKind) -> list[Sense]:
+        return [s for s in self.senses if s.kind == kind]
+
+
+@cache
+def triggers() -> dict[str, Any]:
+    with TRIGGERS_PATH.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+_jieba_lock = threading.Lock()
+
+
+def _normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3 or not word.isalpha() or not word.endswith("s") or word.endswith("ss"):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1]
+
+
+class Tokenizer:
+    """English words (singularised) and jieba tokens for Chinese runs."""
+
+    def __init__(self) -> None:
+        import jieba
+
+        self._jieba = jieba.Tokenizer()
+        self._jieba.initialize()
+        self._added: set[str] = set()
+
+    def add_words(self, words: Iterable[str]) -> None:
+        with _jieba_lock:
+            for w in words:
+                if _CJK.fullmatch(w) and w not in self._added and len(w) > 1:
+                    self._jieba.add_word(w, freq=200_000)
+                    self._added.add(w)
+
+    def tokens(self, text: str) -> list[str]:
+        out: list[str] = []
+        for m in _WORD.finditer(_normalize(text)):
+            piece = m.group()
+            if _CJK.match(piece):
+                with _jieba_lock:
+                    out.extend(t for t in self._jieba.cut(piece, HMM=False) if t.strip())
+            else:
+                out.append(_singular(piece))
+        return out
+
+
+def join(tokens: Iterable[str]) -> str:
+    """Tokens back to a key: a space only between two ASCII words."""
+    out = ""
+    prev_ascii = False
+    for t in tokens:
+        cur_ascii = t.isascii()
+        if out and prev_ascii and cur_ascii:
+            out += " "
+        out += t
+        prev_ascii = cur_ascii
+    return out
+
+
+@dataclass
+class Lexicon:
+    """The dictionary and the matcher. Build with ``Lexicon.build``."""
+
+    tokenizer: Tokenizer
+    entries: dict[str, set[Sense]] = field(default_factory=dict)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> properties
+    value_props: dict[str, set[str]] = field(default_factory=dict)  # prop -> labels having it
+    min_ascii_len: int = 2
+
+    def add(self, phrase: str | None, sense: Sense) -> None:
+        if not phrase or not isinstance(phrase, str):
+            return
+        key = join(self.tokenizer.tokens(phrase))
+        if not key or (key.isascii() and len(key) < self.min_ascii_len):
+            return
+        self.entries.setdefault(key, set()).add(sense)
+
+    @classmethod
+    def build(
+        cls,
+        entity_rows: Iterable[Mapping[str, Any]],
+        ontology: Ontology | None = None,
+        tokenizer: Tokenizer | None = None,
+    ) -> Lexicon:
+        """``entity_rows``: property maps of Entity nodes plus ``labels`` (a list)."""
+        ontology = ontology or default_ontology()
+        lex = cls(tokenizer or Tokenizer())
+        trig = triggers()
+        words: list[str] = []
+        for table in ("concepts", "relations", "properties", "entity_aliases"):
+            for items in trig.get(table, {}).values():
+                words.extend(items)
+        rows = list(entity_rows)
+        for r in rows:
+            words.extend(str(r.get(k) or "") for k in ("name", "name_zh", "short_name"))
+            words.extend(str(a) for a in r.get("aliases") or [])
+        lex.tokenizer.add_words(words)
+
+        for c in ontology.concepts:
+            if c.abstract or c.partition.value != "static":
+                continue
+            sense = Sense("concept", c.label)
+            lex.add(c.label, sense)
+            lex.add(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", c.label), sense)
+            for a in c.aliases:
+                if not a.isupper():  # ORG, GPE ... are extractor tags, not words
+                    lex.add(a, sense)
+        for label, items in trig.get("concepts", {}).items():
+            for w in items:
+                lex.add(w, Sense("concept", label))
+        for r in ontology.relations:
+            if r.internal:
+                continue
+            for w in (r.type.replace("_", " "), *trig.get("relations", {}).get(r.type, [])):
+                lex.add(w, Sense("relation", r.type))
+        for prop, items in trig.get("properties", {}).items():
+            lex.add(prop.replace("_", " "), Sense("property", prop))
+            for w in items:
+                lex.add(w, Sense("property", prop))
+
+        distinct: dict[str, set[str]] = {}
+        for r in rows:
+            eid = str(r.get("id") or "")
+            if not eid:
+                continue
+            labels = [lb for lb in r.get("labels") or [] if lb != "Entity"]
+            label = _concrete(labels, ontology)
+            props = {k: v for k, v in r.items() if k != "labels"}
+            lex.entities[eid] = {**props, "label": label}
+            name = str(r.get("name") or eid)
+            sense = Sense("entity", eid, label, name)
+            for k in ("id", "name", "name_zh", "short_name", "ticker", "code"):
+                lex.add(r.get(k), sense)
+            for a in r.get("aliases") or []:
+                lex.add(str(a), sense)
+            for k, v in props.items():
+                if isinstance(v, str) and k not in _NOT_VALUES and len(v) <= 40:
+                    distinct.setdefault(k, set()).add(v)
+                    lex.value_props.setdefault(k, set()).add(label)
+        for eid, items in trig.get("entity_aliases", {}).items():
+            if eid in lex.entities:
+                e = lex.entities[eid]
+                for w in items:
+                    lex.add(w, Sense("entity", eid, e["label"], str(e.get("name") or eid)))
+        for prop, values in distinct.items():
+            if len(values) > VALUE_PROPS_MAX_DISTINCT:
+                lex.value_props.pop(prop, None)
+                continue
+            for v in values:
+                lex.add(v.replace("_", " "), Sense("value", prop, v))
+        for prop, table in trig.get("values", {}).items():
+            for value, items in table.items():
+                if value in distinct.get(prop, ()):
+                    for w in items:
+                        lex.add(w, Sense("value", prop, value))
+        return lex
+
+    def match(self, question: str) -> tuple[list[str], list[Mention]]:
+        """Forward maximum matching; returns the tokens and the mentions found."""
+        toks = self.tokenizer.tokens(question)
+        out: list[Mention] = []
+        i = 0
+        while i < len(toks):
+            for j in range(min(len(toks), i + MAX_SPAN), i, -1):
+                key = join(toks[i:j])
+                senses = self.entries.get(key)
+                if senses:
+                    out.append(Mention(key, i, j, tuple(sorted(senses, key=_sense_order))))
+                    i = j
+                    break
+            else:
+                i += 1
+        return toks, out
+
+
+_NOT_VALUES = frozenset(
+    {"id", "name", "name_zh", "short_name", "ticker", "code", "source", "partition", "label",
+     "text", "title", "url", "content_hash", "raw_id", "superseded_by", "evidence"}
+)  # fmt: skip
+_KIND_ORDER = {"entity": 0, "value": 1, "relation": 2, "concept": 3, "property": 4}
+
+
+def _sense_order(s: Sense) -> tuple[int, str, str]:
+    return (_KIND_ORDER[s.kind], s.key, s.label)
+
+
+def _concrete(labels: list[str], ontology: Ontology) -> str:
+    """The most specific label (Executive over Person, Company over Organization)."""
+    best = ""
+    for lb in labels:
+        if not best or len(ontology.ancestors(lb)) > len(ontology.ancestors(best)):
+            best = lb
+    return best or "Entity"
+
+
+ENTITY_ROWS_CYPHER = """
+MATCH (e:Entity)
+WHERE e.name IS NOT NULL
+RETURN e AS e, labels(e) AS labels
+LIMIT $limit
+"""
+
+
+def rows_from_result(result: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for r in result:
+        props = dict(r["e"]) if isinstance(r.get("e"), Mapping) else {}
+        props.pop("_labels", None)
+        props["labels"] = list(r.get("labels") or [])
+        out.append(props)
+    return out

@@ -1,0 +1,265 @@
+"""Question answering over the graph: NL -> Cypher, read-only execution, LLM revision,
+HybridRAG fallback. ``CypherQA.ask`` is what ``livekg ask`` and ``POST /ask`` call.
+
+Order of work for one question: keyword extraction (``lexicon``) -> units
+(``units``) -> candidates (``synth``) -> ranking (``rank``) -> execution of the best
+candidates until one returns rows -> when none does (or none was built) and revision
+is on, one LLM revision of the best candidate, accepted only if it passes the guard,
+runs and returns rows -> when still nothing, the HybridRAG answerer if one is wired
+-> else an honest "not known".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from kg.cypher import units as units_mod
+from kg.cypher.answer import render
+from kg.cypher.execute import run_read_only
+from kg.cypher.guard import check_read_only
+from kg.cypher.lexicon import ENTITY_ROWS_CYPHER, Lexicon, Tokenizer, rows_from_result
+from kg.cypher.rank import rank
+from kg.cypher.schema_view import relevant_schema
+from kg.cypher.synth import Candidate, Synthesizer, read_frame
+from kg.embed import Embedder
+from kg.errors import LivekgError
+from kg.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+MAX_EXECUTED = 4  # candidates tried before giving up on the heuristic path
+LEXICON_LIMIT = 200_000
+
+
+class Citation(BaseModel):
+    id: str
+    kind: Literal["entity", "fact", "document", "observation"]
+    label: str = ""
+    text: str = ""
+
+
+class AskResult(BaseModel):
+    """The one answer object of ``livekg ask --json`` and ``POST /ask``."""
+
+    question: str
+    method: Literal["cypher", "hybrid", "none"]
+    cypher: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict, description="milliseconds")
+    revised: bool = False
+    candidates: int = 0
+
+
+class HybridAnswer(BaseModel):
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+
+
+class HybridAnswerer(Protocol):
+    """The retrieval side (issue 16's HybridRAG): an answer with citations, or None."""
+
+    async def answer(self, question: str) -> HybridAnswer | None: ...
+
+
+class Reviser(Protocol):
+    async def revise(
+        self, question: str, schema: str, cypher: str, params: dict[str, Any]
+    ) -> str | None: ...
+
+
+class LLMReviser:
+    """Seed 002's revision step through the configured LLM (structured output)."""
+
+    def __init__(self, llm: Any, *, max_tokens: int = 300) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+
+    async def revise(
+        self, question: str, schema: str, cypher: str, params: dict[str, Any]
+    ) -> str | None:
+        from kg.prompts.cypher import RevisedCypher, revise_v1
+
+        msgs = revise_v1(question=question, schema=schema, cypher=cypher or "(none)",
+                         params=params)  # fmt: skip
+        try:
+            out = await self.llm.structured(
+                msgs, RevisedCypher, prompt_name="cypher.revise", max_tokens=self.max_tokens,
+                max_repairs=1,
+            )  # fmt: skip
+        except LivekgError as exc:
+            log.info("revision failed: %s", exc)
+            return None
+        return out.cypher.strip() or None
+
+
+def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
+    return any(any(v is not None for v in r.values()) for r in rows)
+
+
+class CypherQA:
+    def __init__(
+        self,
+        store: GraphStore,
+        lexicon: Lexicon,
+        *,
+        embedder: Embedder | None = None,
+        reviser: Reviser | None = None,
+        hybrid: HybridAnswerer | None = None,
+        timeout_s: float = 5.0,
+        row_limit: int = 200,
+    ) -> None:
+        self.store = store
+        self.lexicon = lexicon
+        self.synth = Synthesizer(lexicon)
+        self.embedder = embedder
+        self.reviser = reviser
+        self.hybrid = hybrid
+        self.timeout_s = timeout_s
+        self.row_limit = row_limit
+
+    @staticmethod
+    async def load_lexicon(store: GraphStore, tokenizer: Tokenizer | None = None) -> Lexicon:
+        rows = await store.query(ENTITY_ROWS_CYPHER, {"limit": LEXICON_LIMIT})
+        return Lexicon.build(rows_from_result(rows), tokenizer=tokenizer)
+
+    async def refresh(self) -> None:
+        """Rebuild the dictionary from the graph (new entities from extraction)."""
+        self.lexicon = await self.load_lexicon(self.store, self.lexicon.tokenizer)
+        self.synth = Synthesizer(self.lexicon)
+
+    async def ask(
+        self, question: str, *, revise: bool | None = None, now: datetime | None = None
+    ) -> AskResult:
+        now = now or datetime.now(UTC)
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+
+        def lap(name: str, since: float) -> float:
+            t = time.perf_counter()
+            timings[name] = round((t - since) * 1000, 3)
+            return t
+
+        question = question.strip()
+        _tokens, mentions = self.lexicon.match(question)
+        u = units_mod.parse(question, now)
+        frame = read_frame(question, mentions, u)
+        t = lap("keywords_ms", t0)
+        cands = self.synth.candidates(frame, now)
+        t = lap("synthesis_ms", t)
+        ranked = await rank(question, cands, self.embedder)
+        t = lap("ranking_ms", t)
+
+        chosen: Candidate | None = None
+        rows: list[dict[str, Any]] = []
+        for c in ranked[:MAX_EXECUTED]:
+            try:
+                got = await self._run(c.cypher, c.params)
+            except LivekgError as exc:
+                log.warning("candidate failed: %s\n%s", exc, c.cypher)
+                continue
+            if chosen is None:
+                chosen, rows = c, got
+            if _has_values(got):
+                chosen, rows = c, got
+                break
+        t = lap("execution_ms", t)
+
+        revised = False
+        cypher = chosen.cypher if chosen else None
+        params = dict(chosen.params) if chosen else {}
+        use_llm = self.reviser is not None if revise is None else revise
+        if use_llm and self.reviser is not None and not _has_values(rows):
+            better = await self._revise(frame, chosen, question)
+            if better is not None:
+                cypher, params, rows = better
+                revised = True
+            t = lap("revision_ms", t)
+
+        if cypher is not None and _has_values(rows):
+            citations = await self._citations(frame.anchors, rows, chosen)
+            lap("citations_ms", t)
+            timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            return AskResult(
+                question=question, method="cypher", cypher=cypher, params=params, rows=rows,
+                answer=render(question, rows), citations=citations, timings=timings,
+                revised=revised, candidates=len(cands),
+            )  # fmt: skip
+
+        if self.hybrid is not None:
+            h = await self.hybrid.answer(question)
+            lap("hybrid_ms", t)
+            if h is not None:
+                timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+                return AskResult(
+                    question=question, method="hybrid", cypher=cypher, params=params,
+                    answer=h.answer, citations=h.citations, timings=timings,
+                    candidates=len(cands),
+                )  # fmt: skip
+        timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+        return AskResult(
+            question=question, method="none" if cypher is None else "cypher", cypher=cypher,
+            params=params, rows=[], answer=render(question, []), timings=timings,
+            candidates=len(cands),
+        )  # fmt: skip
+
+    async def _run(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return await run_read_only(
+            self.store, cypher, params, timeout_s=self.timeout_s, row_limit=self.row_limit
+        )
+
+    async def _revise(
+        self, frame: Any, chosen: Candidate | None, question: str
+    ) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
+        """Accepted only if the revised query passes the guard, runs and has rows."""
+        assert self.reviser is not None
+        labels = {a.label for a in frame.anchors} | set(frame.concepts)
+        params = dict(chosen.params) if chosen else {
+            f"a{k}": a.key for k, a in enumerate(frame.anchors)
+        }  # fmt: skip
+        text = await self.reviser.revise(
+            question, relevant_schema(labels), chosen.cypher if chosen else "", params
+        )
+        if not text:
+            return None
+        try:
+            check_read_only(text)
+            rows = await self._run(text, params)
+        except LivekgError as exc:
+            log.info("revision rejected: %s", exc)
+            return None
+        if not _has_values(rows):
+            return None
+        return text, params, rows
+
+    async def _citations(
+        self, anchors: Sequence[Any], rows: list[dict[str, Any]], chosen: Candidate | None
+    ) -> list[Citation]:
+        out = [Citation(id=a.key, kind="entity", label=a.label, text=a.name) for a in anchors]
+        ids = [r["id"] for r in rows if isinstance(r.get("id"), str)][:50]
+        anchor_ids = [a.key for a in anchors]
+        if ids and anchor_ids and chosen is not None and chosen.kind == "entities":
+            try:
+                facts = await self._run(
+                    "MATCH (t:Entity)-[f]-(a:Entity) WHERE t.id IN $ids AND a.id IN $anchors "
+                    "AND f.id IS NOT NULL RETURN DISTINCT f.id AS id, type(f) AS relation, "
+                    "startNode(f).id AS head, endNode(f).id AS tail, f.doc_ids AS docs LIMIT 50",
+                    {"ids": ids, "anchors": anchor_ids},
+                )
+            except LivekgError:
+                facts = []
+            for f in facts:
+                text = f"{f['head']} {f['relation']} {f['tail']}"
+                out.append(Citation(id=str(f["id"]), kind="fact", label=str(f["relation"]),
+                                    text=text))  # fmt: skip
+                for d in f.get("docs") or []:
+                    out.append(Citation(id=str(d), kind="document"))
+        return out

@@ -1,0 +1,33 @@
+"""The relevant part of the schema for one question (what the LLM reviser sees)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kg.ontology import Ontology, default_ontology
+
+
+def relevant_schema(labels: Iterable[str], ontology: Ontology | None = None) -> str:
+    """Concepts named or linked, their properties, and relations touching them."""
+    onto = ontology or default_ontology()
+    wanted = {lb for lb in labels if onto.concept(lb)}
+    lines: list[str] = []
+    rels = []
+    for r in onto.relations:
+        if r.internal and r.type not in ("HAS_OBSERVATION", "HAS_DAILY"):
+            continue
+        ends = set(r.domain) | set(r.range)
+        if any(any(onto.is_a(w, e) for e in ends) for w in wanted):
+            rels.append(r)
+            wanted.update(e for e in ends if e != "Entity")
+    for lb in sorted(wanted):
+        c = onto.concept(lb)
+        if c is None or c.abstract:
+            continue
+        props = sorted({p.name for a in onto.ancestors(lb) for p in (onto.concept(a).properties
+                        if onto.concept(a) else ())})  # fmt: skip
+        lines.append(f"(:{onto.label_path(lb)}) {{{', '.join(props)}}}")
+    for r in rels:
+        lines.append(f"(:{'|'.join(r.domain)})-[:{r.type}]->(:{'|'.join(r.range)})")
+    lines.append("fact edges: id, valid_from, valid_to (null while valid), sources, doc_ids")
+    return "\n".join(lines)

@@ -1,0 +1,165 @@
+"""Trigger patterns -> parsing units (seed 002, "Unit Mapping").
+
+The regexes live in ``triggers.toml``; this module compiles them and turns a question
+into the units the synthesizer combines: an aggregation (RETURN), comparisons and a
+time window (WHERE). Times are UTC epoch milliseconds, as stored in the graph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+from kg.cypher.lexicon import _normalize, triggers
+
+DAY = timedelta(days=1)
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_NUMBER = re.compile(r"(?P<n>-?\d+(?:\.\d+)?)\s*(?P<unit>%|percent|bp|bps|个基点|基点)?")
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    kind: str
+    start_ms: int | None  # inclusive
+    end_ms: int | None  # exclusive
+    text: str
+
+    @property
+    def point(self) -> bool:
+        """An ``as of`` time: facts valid then, values up to then."""
+        return self.kind == "as_of"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    op: str  # > >= < <= =
+    value: float
+    pos: int  # character offset of the trigger in the normalized question
+    unit: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Units:
+    aggregation: str | None
+    comparisons: tuple[Comparison, ...]
+    time: TimeWindow | None
+    value_word: bool
+
+
+@cache
+def _compiled() -> dict[str, Any]:
+    t = triggers()
+
+    def comp(pats: list[str]) -> list[re.Pattern[str]]:
+        return [re.compile(p, re.IGNORECASE) for p in pats]
+
+    return {
+        "aggregations": [(a["op"], comp(a["patterns"])) for a in t["aggregations"]],
+        "comparisons": [(c["op"], comp(c["patterns"])) for c in t["comparisons"]],
+        "times": [(x["kind"], comp(x["patterns"])) for x in t["times"]],
+        "value_words": comp(t["value_words"]["patterns"]),
+    }
+
+
+def _ms(d: datetime) -> int:
+    return int(d.timestamp() * 1000)
+
+
+def _day(d: datetime) -> datetime:
+    return d.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _date(m: re.Match[str], name: str = "a") -> datetime | None:
+    g = m.groupdict()
+    try:
+        if g.get(name):
+            text = g[name].replace(" ", "T").rstrip("Z")
+            d = datetime.fromisoformat(text)
+            return d.replace(tzinfo=UTC) if d.tzinfo is None else d.astimezone(UTC)
+        if g.get("y") and g.get("d"):
+            month = int(g["m"]) if g.get("m") else _MONTHS[g["mon"][:3].lower()]
+            return datetime(int(g["y"]), month, int(g["d"]), tzinfo=UTC)
+    except (ValueError, KeyError):
+        return None
+    return None
+
+
+def time_window(question: str, now: datetime) -> TimeWindow | None:
+    text = _normalize(question)
+    today = _day(now)
+    for kind, pats in _compiled()["times"]:
+        for p in pats:
+            m = p.search(text)
+            if not m:
+                continue
+            if kind == "between":
+                a, b = _date(m, "a"), _date(m, "b")
+                if a and b:
+                    return TimeWindow(kind, _ms(a), _ms(b + DAY), m.group())
+            elif kind == "as_of":
+                a = _date(m)
+                if a:
+                    has_time = a != _day(a)
+                    end = a + (timedelta(milliseconds=1) if has_time else DAY)
+                    return TimeWindow(kind, None, _ms(end), m.group())
+            elif kind == "date":
+                a = _date(m)
+                if a:
+                    return TimeWindow(kind, _ms(a), _ms(a + DAY), m.group())
+            elif kind == "last_days":
+                n = int(m.group("n"))
+                return TimeWindow(kind, _ms(now - n * DAY), None, m.group())
+            elif kind == "last_week":
+                return TimeWindow(kind, _ms(now - 7 * DAY), None, m.group())
+            elif kind == "last_month":
+                return TimeWindow(kind, _ms(now - 30 * DAY), None, m.group())
+            elif kind == "this_month":
+                return TimeWindow(kind, _ms(today.replace(day=1)), None, m.group())
+            elif kind == "yesterday":
+                return TimeWindow(kind, _ms(today - DAY), _ms(today), m.group())
+            elif kind == "today":
+                return TimeWindow(kind, _ms(today), None, m.group())
+    return None
+
+
+def aggregation(question: str) -> str | None:
+    text = _normalize(question)
+    for op, pats in _compiled()["aggregations"]:
+        if any(p.search(text) for p in pats):
+            return op
+    return None
+
+
+def comparisons(question: str) -> list[Comparison]:
+    """Comparison triggers followed (within a few characters) by a number."""
+    text = _normalize(question)
+    out: list[Comparison] = []
+    taken: set[int] = set()
+    for op, pats in _compiled()["comparisons"]:
+        for p in pats:
+            for m in p.finditer(text):
+                num = _NUMBER.search(text, m.end(), min(len(text), m.end() + 12))
+                if not num or num.start() in taken:
+                    continue
+                if re.fullmatch(r"\d{4}", num.group("n")) and text[num.end() : num.end() + 1] == "-":
+                    continue  # a date, not a threshold
+                taken.add(num.start())
+                value = float(num.group("n"))
+                unit = (num.group("unit") or "").strip()
+                if unit in ("bp", "bps", "个基点", "基点"):
+                    value, unit = value / 100.0, "%"
+                out.append(Comparison(op, value, m.start(), unit))
+    return sorted(out, key=lambda c: c.pos)
+
+
+def value_word(question: str) -> bool:
+    text = _normalize(question)
+    return any(p.search(text) for p in _compiled()["value_words"])
+
+
+def parse(question: str, now: datetime) -> Units:
+    return Units(aggregation(question), tuple(comparisons(question)), time_window(question, now),
+                 value_word(question))  # fmt: skip
