@@ -67,11 +67,60 @@ def _normalize(text: str) -> str:
 
 
 def _singular(word: str) -> str:
-    if len(word) <= 3 or not word.isalpha() or not word.endswith("s") or word.endswith("ss"):
+    """A light stemmer applied to questions and dictionary alike: plurals and -ing."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ing") and len(word) > 5:
+        return word[:-3]
+    if not word.endswith("s") or word.endswith("ss"):
         return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     return word[:-1]
+
+
+_TENOR_UNIT = {"year": "y", "yr": "y", "y": "y", "年": "y", "年期": "y", "month": "m",
+               "个月": "m", "月期": "m", "week": "w", "day": "d", "天": "d"}  # fmt: skip
+_ZH_NUM = {"一": "1", "二": "2", "两": "2", "三": "3", "五": "5", "七": "7", "十": "10",
+           "二十": "20", "三十": "30"}  # fmt: skip
+
+
+def _tenors(tokens: list[str]) -> list[str]:
+    """"10-year", "10 year", "10y", "10年期", "十年期" -> "10y" (names and questions)."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        m = re.fullmatch(r"(\d+)(y|m|w|d)", t)
+        if m:
+            out.append(t)
+            i += 1
+            continue
+        zh = re.fullmatch(r"(\d+|[一二两三五七十]+)(年期|年|个月|月期|天)", t)
+        if zh:
+            n = _ZH_NUM.get(zh.group(1), zh.group(1))
+            out.append(n + _TENOR_UNIT[zh.group(2)])
+            i += 1
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        num = _ZH_NUM.get(t, t)
+        if num.isdigit() and nxt in _TENOR_UNIT:
+            out.append(num + _TENOR_UNIT[nxt])
+            i += 2
+            continue
+        if t == "期" and out and re.fullmatch(r"\d+[ymwd]", out[-1]):
+            i += 1
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
+STOPWORDS = frozenset(
+    "a an the of and or in on at to for by with from is are was were be been what which who "
+    "whom how many much does do did has have had its it this that these those there their "
+    "s co inc ltd corporation company limited group plc".split()
+)  # fmt: skip
 
 
 class Tokenizer:
@@ -100,7 +149,7 @@ class Tokenizer:
                     out.extend(t for t in self._jieba.cut(piece, HMM=False) if t.strip())
             else:
                 out.append(_singular(piece))
-        return out
+        return _tenors(out)
 
 
 def join(tokens: Iterable[str]) -> str:
@@ -124,15 +173,24 @@ class Lexicon:
     entries: dict[str, set[Sense]] = field(default_factory=dict)
     entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> properties
     value_props: dict[str, set[str]] = field(default_factory=dict)  # prop -> labels having it
+    unordered: dict[str, set[Sense]] = field(default_factory=dict)  # sorted-token keys
+    names: list[tuple[frozenset[str], Sense]] = field(default_factory=list)  # for subset links
+    edge_stats: dict[tuple[str, str, str], int] = field(default_factory=dict)
     min_ascii_len: int = 2
 
     def add(self, phrase: str | None, sense: Sense) -> None:
         if not phrase or not isinstance(phrase, str):
             return
-        key = join(self.tokenizer.tokens(phrase))
+        toks = self.tokenizer.tokens(phrase)
+        key = join(toks)
         if not key or (key.isascii() and len(key) < self.min_ascii_len):
             return
         self.entries.setdefault(key, set()).add(sense)
+        if sense.kind == "entity" and len(toks) > 1:
+            self.unordered.setdefault(" ".join(sorted(toks)), set()).add(sense)
+            content = frozenset(t for t in toks if t.isascii() and t not in STOPWORDS)
+            if len(content) >= 2:
+                self.names.append((content, sense))
 
     @classmethod
     def build(
@@ -183,7 +241,7 @@ class Lexicon:
             if not eid:
                 continue
             labels = [lb for lb in r.get("labels") or [] if lb != "Entity"]
-            label = _concrete(labels, ontology)
+            label = concrete_label(labels, ontology)
             props = {k: v for k, v in r.items() if k != "labels"}
             lex.entities[eid] = {**props, "label": label}
             name = str(r.get("name") or eid)
@@ -223,13 +281,44 @@ class Lexicon:
             for j in range(min(len(toks), i + MAX_SPAN), i, -1):
                 key = join(toks[i:j])
                 senses = self.entries.get(key)
+                if not senses and j - i > 1:
+                    senses = self.unordered.get(" ".join(sorted(toks[i:j])))
                 if senses:
                     out.append(Mention(key, i, j, tuple(sorted(senses, key=_sense_order))))
                     i = j
                     break
             else:
                 i += 1
-        return toks, out
+        return toks, self._subset_links(toks, out)
+
+    def _subset_links(self, toks: list[str], found: list[Mention]) -> list[Mention]:
+        """Words left over that name exactly one entity by a part of its name
+        ("Ministry of Finance" for "Ministry of Finance of the People's Republic of
+        China"): every content word of the span must occur in that one name."""
+        covered = {k for m in found for k in range(m.start, m.end)}
+        extra: list[Mention] = []
+        i = 0
+        while i < len(toks):
+            hit = None
+            for j in range(min(len(toks), i + MAX_SPAN), i + 1, -1):
+                span = toks[i:j]
+                if any(k in covered for k in range(i, j)) or span[0] in STOPWORDS:
+                    continue
+                if span[-1] in STOPWORDS:
+                    continue
+                content = {t for t in span if t.isascii() and t not in STOPWORDS}
+                if len(content) < 2:
+                    continue
+                ents = {s for names, s in self.names if content <= names}
+                if len({s.key for s in ents}) == 1:
+                    hit = Mention(join(span), i, j, (min(ents, key=_sense_order),))
+                    break
+            if hit:
+                extra.append(hit)
+                i = hit.end
+            else:
+                i += 1
+        return sorted(found + extra, key=lambda m: m.start)
 
 
 _NOT_VALUES = frozenset(
@@ -243,7 +332,7 @@ def _sense_order(s: Sense) -> tuple[int, str, str]:
     return (_KIND_ORDER[s.kind], s.key, s.label)
 
 
-def _concrete(labels: list[str], ontology: Ontology) -> str:
+def concrete_label(labels: list[str], ontology: Ontology) -> str:
     """The most specific label (Executive over Person, Company over Organization)."""
     best = ""
     for lb in labels:
@@ -251,6 +340,11 @@ def _concrete(labels: list[str], ontology: Ontology) -> str:
             best = lb
     return best or "Entity"
 
+
+EDGE_STATS_CYPHER = """
+MATCH (h:Entity)-[r]->(t:Entity)
+RETURN labels(h) AS h, type(r) AS r, labels(t) AS t, count(*) AS n
+"""
 
 ENTITY_ROWS_CYPHER = """
 MATCH (e:Entity)

@@ -23,12 +23,20 @@ from kg.cypher import units as units_mod
 from kg.cypher.answer import render
 from kg.cypher.execute import run_read_only
 from kg.cypher.guard import check_read_only
-from kg.cypher.lexicon import ENTITY_ROWS_CYPHER, Lexicon, Tokenizer, rows_from_result
+from kg.cypher.lexicon import (
+    EDGE_STATS_CYPHER,
+    ENTITY_ROWS_CYPHER,
+    Lexicon,
+    Tokenizer,
+    concrete_label,
+    rows_from_result,
+)
 from kg.cypher.rank import rank
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Candidate, Synthesizer, read_frame
 from kg.embed import Embedder
 from kg.errors import LivekgError
+from kg.ontology import default_ontology
 from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -129,7 +137,12 @@ class CypherQA:
     @staticmethod
     async def load_lexicon(store: GraphStore, tokenizer: Tokenizer | None = None) -> Lexicon:
         rows = await store.query(ENTITY_ROWS_CYPHER, {"limit": LEXICON_LIMIT})
-        return Lexicon.build(rows_from_result(rows), tokenizer=tokenizer)
+        lex = Lexicon.build(rows_from_result(rows), tokenizer=tokenizer)
+        onto = default_ontology()
+        for r in await store.query(EDGE_STATS_CYPHER):
+            key = (concrete_label(r["h"], onto), str(r["r"]), concrete_label(r["t"], onto))
+            lex.edge_stats[key] = lex.edge_stats.get(key, 0) + int(r["n"])
+        return lex
 
     async def refresh(self) -> None:
         """Rebuild the dictionary from the graph (new entities from extraction)."""
@@ -151,7 +164,7 @@ class CypherQA:
         question = question.strip()
         _tokens, mentions = self.lexicon.match(question)
         u = units_mod.parse(question, now)
-        frame = read_frame(question, mentions, u)
+        frame = read_frame(question, _tokens, mentions, u)
         t = lap("keywords_ms", t0)
         cands = self.synth.candidates(frame, now)
         t = lap("synthesis_ms", t)

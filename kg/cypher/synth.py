@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kg.cypher.lexicon import Lexicon, Mention, Sense
+from kg.cypher.lexicon import Lexicon, Mention, Sense, triggers
 from kg.cypher.units import Comparison, TimeWindow, Units
 from kg.ontology import Ontology, default_ontology
 
@@ -50,13 +50,26 @@ class Frame:
     units: Units
     wh: bool
     spread: bool
+    target: str | None = None  # the concept named right after a question word
+    same_as: bool = False
 
     @property
     def agg(self) -> str | None:
         return self.units.aggregation
 
 
-def read_frame(question: str, mentions: list[Mention], units: Units) -> Frame:
+def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
+    wh = set(triggers()["wh"]["tokens"])
+    positions = [i for i, t in enumerate(tokens) if t in wh]
+    concepts = [(m.start, s.key) for m in mentions if not m.of("entity") for s in m.of("concept")]
+    for p in positions:
+        after = [c for c in concepts if c[0] >= p]
+        if after:
+            return min(after)[1]
+    return None
+
+
+def read_frame(question: str, tokens: list[str], mentions: list[Mention], units: Units) -> Frame:
     anchors: list[Sense] = []
     concepts: list[str] = []
     relations: list[str] = []
@@ -72,8 +85,10 @@ def read_frame(question: str, mentions: list[Mention], units: Units) -> Frame:
             concepts.extend(s.key for s in m.of("concept") if s.key not in concepts)
         relations.extend(s.key for s in m.of("relation") if s.key not in relations)
         properties.extend(s.key for s in m.of("property") if s.key not in properties)
+    same = any(re.search(p, question, re.I) for p in triggers()["same_as"]["patterns"])
     return Frame(question, anchors, concepts, relations, properties, values, units,
-                 bool(_WH.search(question)), bool(_SPREAD.search(question)))  # fmt: skip
+                 bool(_WH.search(question)), bool(_SPREAD.search(question)),
+                 _wh_target(tokens, mentions), same)  # fmt: skip
 
 
 class Synthesizer:
@@ -143,6 +158,8 @@ class Synthesizer:
         out = []
         for pattern, aid, how in inds:
             prior = 3.0 if how == "indicator" else 2.0
+            if how == "tracks" and (u.time is not None or frame.agg in _VALUE_AGGS):
+                prior += 2.5  # "the highest yield of the 10-year bond on <day>"
             if how == "tracks" and any(a.label == "Indicator" for a in frame.anchors):
                 continue
             out.append(self._series_one(frame, pattern, aid, prior))
@@ -257,6 +274,8 @@ LIMIT 1"""
     def _targets(self, frame: Frame) -> list[str]:
         anchor_labels = {a.label for a in frame.anchors}
         named = [c for c in frame.concepts if c in self._concrete_labels()]
+        if frame.target in named:
+            return [frame.target, *[c for c in named if c != frame.target]][:2]
         if named:
             # the first concept named that is not only the anchors' own type
             first = [c for c in named if c not in anchor_labels] or named
@@ -293,48 +312,62 @@ LIMIT 1"""
         hinted_opts = [o for o in opts if o[0] in hinted]
         return hinted_opts or [o for o in opts if o[0] in _DEFAULT_RELS]
 
-    def _links(self, target: str, anchor: Sense, hinted: list[str]) -> list[tuple[str, float]]:
-        """Path patterns from ``t`` to the anchor variable ``{A}``, with a prior bonus."""
-        out: list[tuple[str, float]] = []
-        rels = [r for r in self.onto.relations if not r.internal]
-        for r in rels:
-            bonus = 1.0 if r.type in hinted else (0.0 if r.type in _DEFAULT_RELS else -1.0)
-            if any(self.is_a(target, d) for d in r.domain) and any(
-                self.is_a(anchor.label, g) for g in r.range
-            ):
-                out.append((f"(t)-[{{F}}:{r.type}]->({{A}})", bonus))
-            if any(self.is_a(anchor.label, d) for d in r.domain) and any(
-                self.is_a(target, g) for g in r.range
-            ):
-                out.append((f"({{A}})-[{{F}}:{r.type}]->(t)", bonus))
-        out.sort(key=lambda x: -x[1])
-        if out and out[0][1] >= 0:
-            return [o for o in out if o[1] >= 0][:3]
-        # two hops through a concept: t -r1- (x) -r2- anchor, hinted relations first
-        two: list[tuple[str, float]] = []
-        for mid in ("Company", "Fund", "Industry", "Theme", "Indicator", "Bond", "Institution"):
-            first = [p for p in self._pair(target, mid, rels, hinted)]
-            second = [p for p in self._pair(mid, anchor.label, rels, hinted)]
-            for p1, b1 in first:
-                for p2, b2 in second:
-                    if b1 + b2 < 0:
-                        continue
-                    pat = p1.replace("{X}", "t").replace("{Y}", f"(x:{mid})") + "," + p2.replace(
-                        "{X}", "x"
-                    ).replace("{Y}", "({A})").replace("{F}", "{F}b")
-                    two.append((pat, b1 + b2 - 0.5))
-        two.sort(key=lambda x: -x[1])
-        return two[:3] or out[:2]
+    def _data(self, head: str, rel: str, tail: str) -> bool | None:
+        """Whether the graph has (head)-[rel]->(tail) edges; None when not known."""
+        stats = self.lex.edge_stats
+        if not stats:
+            return None
+        return any(
+            n > 0 and r == rel and self.is_a(h, head) and self.is_a(t, tail)
+            for (h, r, t), n in stats.items()
+        )
 
-    def _pair(self, a: str, b: str, rels: list[Any], hinted: list[str]) -> list[tuple[str, float]]:
-        out = []
-        for r in rels:
+    def _pairs(self, a: str, b: str, hinted: list[str]) -> list[tuple[str, str, float]]:
+        """(relation, direction, prior bonus) linking label ``a`` to label ``b``;
+        direction ``out`` is (a)-[r]->(b). Relations with edges in the graph first."""
+        out: list[tuple[str, str, float]] = []
+        for r in self.onto.relations:
+            if r.internal:
+                continue
             bonus = 1.0 if r.type in hinted else (0.0 if r.type in _DEFAULT_RELS else -1.0)
-            if any(self.is_a(a, d) for d in r.domain) and any(self.is_a(b, g) for g in r.range):
-                out.append((f"({{X}})-[{{F}}:{r.type}]->{{Y}}", bonus))
-            if any(self.is_a(b, d) for d in r.domain) and any(self.is_a(a, g) for g in r.range):
-                out.append((f"{{Y}}<-[{{F}}:{r.type}]-({{X}})", bonus))
+            for direction, head, tail in (("out", a, b), ("in", b, a)):
+                if not (any(self.is_a(head, d) for d in r.domain)
+                        and any(self.is_a(tail, g) for g in r.range)):  # fmt: skip
+                    continue
+                seen = self._data(head, r.type, tail)
+                if seen is False:
+                    bonus_d = bonus - 2.0
+                else:
+                    bonus_d = bonus + (0.5 if seen else 0.0)
+                out.append((r.type, direction, bonus_d))
+        out.sort(key=lambda x: -x[2])
         return out
+
+    def _links(self, target: str, anchor: Sense, frame: Frame) -> list[tuple[str, float]]:
+        """Path patterns from ``t`` to the anchor variable ``{A}``, with a prior bonus."""
+        hinted = frame.relations
+        direct = [
+            (f"(t)-[{{F}}:{r}]->({{A}})" if d == "out" else f"({{A}})-[{{F}}:{r}]->(t)", b)
+            for r, d, b in self._pairs(target, anchor.label, hinted)
+        ]
+        good = [x for x in direct if x[1] >= 0]
+        if good:
+            return good[:3]
+        # two hops through a concept, the concepts the question names first
+        mids = [c for c in frame.concepts if c not in (target, anchor.label)]
+        mids += [m for m in _MIDS if m not in mids]
+        two: list[tuple[str, float]] = []
+        for mid in mids:
+            named = 0.5 if mid in frame.concepts else 0.0
+            for r1, d1, b1 in self._pairs(target, mid, hinted)[:2]:
+                for r2, d2, b2 in self._pairs(mid, anchor.label, hinted)[:2]:
+                    if b1 < -0.5 or b2 < -0.5:
+                        continue
+                    h1 = f"(t)-[{{F}}:{r1}]->(x:{mid})" if d1 == "out" else f"(t)<-[{{F}}:{r1}]-(x:{mid})"
+                    h2 = f"(x)-[{{F}}b:{r2}]->({{A}})" if d2 == "out" else f"(x)<-[{{F}}b:{r2}]-({{A}})"
+                    two.append((f"{h1}, {h2}", b1 + b2 + named - 1.0))
+        two.sort(key=lambda x: -x[1])
+        return two[:3] or direct[:2]
 
     def _entity_sets(self, frame: Frame, now: datetime) -> list[Candidate]:
         if frame.agg in ("change", "first") or (
@@ -343,8 +376,29 @@ LIMIT 1"""
             if not (frame.concepts and frame.anchors):
                 return []
         out: list[Candidate] = []
+        if frame.same_as and frame.anchors:
+            out.extend(self._same_group(frame))
         for target in self._targets(frame):
             out.extend(self._entity_set(frame, target, now))
+        return out
+
+    def _same_group(self, frame: Frame) -> list[Candidate]:
+        """Other members of the anchor's group: (t)-[r]->(x:Group)<-[r]-(anchor)."""
+        a = frame.anchors[0]
+        target = frame.target if frame.target and frame.target not in _GROUPS else a.label
+        groups = [c for c in frame.concepts if c != target] or list(_GROUPS)
+        out = []
+        for g in groups[:3]:
+            for r1, d1, b1 in self._pairs(target, g, frame.relations)[:1]:
+                for r2, d2, b2 in self._pairs(a.label, g, frame.relations)[:1]:
+                    if b1 < -0.5 or b2 < -0.5 or d1 != "out" or d2 != "out":
+                        continue
+                    cy = (f"MATCH (a0:Entity {{id: $a0}})-[f0:{r2}]->(x:{g})<-[f1:{r1}]-(t:{target})\n"
+                          "WHERE t.id <> $a0 AND f0.valid_to IS NULL AND f1.valid_to IS NULL\n")
+                    ret, _ = self._entity_return(frame, target, [])
+                    desc = f"{target.lower()} in the same {g.lower()} as {a.name}"
+                    prior = 4.0 + b1 + b2 + (0.5 if g in frame.concepts else 0)
+                    out.append(Candidate(cy + ret, {"a0": a.key}, desc, prior, "entities", [a.key]))
         return out
 
     def _entity_set(self, frame: Frame, target: str, now: datetime) -> list[Candidate]:
@@ -353,7 +407,7 @@ LIMIT 1"""
         # patterns per anchor (cartesian product, capped)
         combos: list[tuple[list[str], float]] = [([], 0.0)]
         for k, a in enumerate(anchors):
-            links = self._links(target, a, frame.relations)
+            links = self._links(target, a, frame)
             if a in same and not links:
                 continue
             if not links:
@@ -393,6 +447,12 @@ LIMIT 1"""
             prior = 1.0 + score + 0.5 * len(used) + (0.5 if target in frame.concepts else 0)
             if not anchors and not used and target not in frame.concepts:
                 prior -= 2
+            if target == frame.target:
+                prior += 1.5
+            if frame.agg in ("latest", "change", "first") or (
+                frame.units.time is not None and frame.units.time.kind != "as_of"
+            ):
+                prior -= 2.0  # values over time are series questions
             out.append(Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors]))
         return out
 
@@ -456,6 +516,10 @@ LIMIT 1"""
               "e.name_zh AS name_zh\nLIMIT 1")  # fmt: skip
         return Candidate(cy, {"a": a.key}, f"what {a.name} is", 0.0, "describe", [a.key])
 
+
+_VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")
+_GROUPS = ("Industry", "Theme", "Region")
+_MIDS = ("Company", "Fund", "Industry", "Theme", "Indicator", "Bond", "Institution")
 
 # relations tried when the question names none (the universe's structure)
 _DEFAULT_RELS = frozenset(
