@@ -224,13 +224,69 @@ q("AF+AC+RR", "What is the average tenor of bonds issued by the Ministry of Fina
               / len(rel(r="ISSUED_BY", tail="MOF_CN"))))
 
 
-def main() -> None:
-    out = HERE / "questions.jsonl"
-    with out.open("w", encoding="utf-8") as fh:
-        for type_, question, lang, fn in Q:
+# -- held out: written before the first run of the ones above was looked at for tuning,
+# other wordings and entities; kept apart to report accuracy the rules were not fit on.
+DEV = list(Q)
+Q.clear()
+q("AF", "List the companies traded on the Shanghai Stock Exchange.", "列出在上交所上市的股票。",
+  lambda: ids(c for c in companies if prop(c, "exchange") == "SSE"))
+q("AF", "What is the stock code of BYD?", "比亚迪的证券代码是什么？", lambda: [{"code": "002594"}])
+q("AF", "Which yield indicators are there?", "有哪些收益率指标？",
+  lambda: ids(i for i in typ("Indicator") if prop(i, "category") == "yield"))
+q("AF", "Which bonds are denominated in renminbi?", None,
+  lambda: ids(b for b in typ("Bond") if prop(b, "currency") == "CNY"))
+q("AF", "What is the exchange of JPMorgan?", "摩根大通在哪个交易所上市？", lambda: [{"exchange": "NYSE"}])
+q("AC", "What is the current US 2-year yield?", "美国2年期国债收益率目前是多少？",
+  lambda: val(latest("US2Y")))
+q("AC", "What was the lowest US 10-year yield on 2026-11-16?", None,
+  lambda: val(min(day("US10Y", "2026-11-16"))))
+q("AC", "What was the mean DR007 on 2026-11-20?", "2026年11月20日DR007均值是多少？",
+  lambda: val(sum(day("DR007", "2026-11-20")) / len(day("DR007", "2026-11-20"))))
+q("AC", "How many bonds are there?", "一共有几只债券？", lambda: cnt(len(typ("Bond"))))
+q("AC", "What is the latest M2 growth?", "M2最新值是多少？", lambda: val(latest("CN_M2")))
+q("AC", "What was the lowest China PMI?", None, lambda: val(min(v for _, v in series("CN_PMI"))))
+q("AF+AC", "How many companies are listed on the Shanghai Stock Exchange?", "上交所有几家上市公司？",
+  lambda: cnt(sum(prop(c, "exchange") == "SSE" for c in companies)))
+q("AF+AC", "How many bonds have a tenor of at least 10 years?", "期限不低于10年的债券有几只？",
+  lambda: cnt(sum(prop(b, "tenor_years") >= 10 for b in typ("Bond"))))
+q("AF+AC", "How many times did DR007 exceed 1.5% on 2026-11-19?", None,
+  lambda: cnt(sum(v > 1.5 for v in day("DR007", "2026-11-19"))))
+q("AF+RR", "Who runs Tesla as CEO?", "特斯拉的首席执行官是谁？", lambda: ids(["PERSON_ELON_MUSK"]))
+q("AF+RR", "Which companies are in the new energy vehicle theme?", "新能源汽车概念股有哪些？",
+  lambda: ids(x["head"] for x in rel(r="BELONGS_TO", tail="THEME_NEV")))
+q("AF+RR", "Who chairs the Federal Reserve?", "美联储主席是谁？", lambda: ids(["PERSON_JEROME_POWELL"]))
+q("AF+RR", "Which bonds does the China Development Bank issue?", "国家开发银行发行了哪些债券？",
+  lambda: ids(x["head"] for x in rel(r="ISSUED_BY", tail="CDB")))
+q("AF+RR", "Which company is Jensen Huang an executive of?", "黄仁勋是哪家公司的高管？",
+  lambda: ids(["NVDA"]))
+q("AF+RR", "Which Chinese liquor companies are there?", "白酒行业有哪些公司？",
+  lambda: ids(x["head"] for x in rel(r="BELONGS_TO", tail="IND_LIQUOR")))
+q("AF+RR", "Which companies are in the same industry as Moutai?", "和茅台同行业的公司有哪些？",
+  lambda: ids(["000858.SZ"]))
+q("AF+AC+RR", "How many companies are in the new energy vehicle theme?", "新能源汽车概念有几家公司？",
+  lambda: cnt(len(rel(r="BELONGS_TO", tail="THEME_NEV"))))
+q("AF+AC+RR", "How many US banks are there?", "美国有几家银行？",
+  lambda: cnt(sum(bool(rel(b, "LISTED_IN", "US")) for b in banks)))
+q("AF+AC+RR", "What is the latest value of the indicator tracking the China 10-year government bond?",
+  None, lambda: val(latest("CN10Y")))
+q("AF+AC+RR", "Which Chinese bond has the longest tenor?", "哪只中国债券期限最长？",
+  lambda: ids(["CGB_30Y"]))
+q("AF+AC+RR", "How many bonds does the Ministry of Finance issue?", "财政部发行了几只债券？",
+  lambda: cnt(len(rel(r="ISSUED_BY", tail="MOF_CN"))))
+HELDOUT = list(Q)
+
+
+def write(path: Path, items: list[tuple[str, str, str, Callable[[], list[dict[str, Any]]]]]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for type_, question, lang, fn in items:
             row = {"question": question, "type": type_, "lang": lang, "expected": fn(), "now": NOW}
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    print(f"{len(Q)} questions -> {out}")
+    print(f"{len(items)} questions -> {path}")
+
+
+def main() -> None:
+    write(HERE / "questions.jsonl", DEV)
+    write(HERE / "questions_heldout.jsonl", HELDOUT)
 
 
 if __name__ == "__main__":
