@@ -267,6 +267,8 @@ LIMIT 1"""
                 cy = f"MATCH (e:Entity {{id: $a}})\nRETURN e.{prop} AS {prop}\nLIMIT 1"
                 desc = f"the {prop.replace('_', ' ')} of {a.name}"
                 prior = 3.0 if not frame.concepts else 2.5
+                if frame.target is not None and self.is_a(a.label, frame.target):
+                    prior += 1.0  # "the stock code of BYD": the concept is the anchor's
                 out.append(Candidate(cy, {"a": a.key}, desc, prior, "attribute", [a.key]))
         return out
 
@@ -282,15 +284,27 @@ LIMIT 1"""
             return first[:2]
         labels: list[str] = []
         for a in frame.anchors:
-            for rel, _d, other in self._relations_for(a.label, frame.relations):
+            for other in self._neighbour_labels(a.label, frame.relations):
                 if other not in labels:
                     labels.append(other)
-                del rel
         for v in frame.values:
             for lb in sorted(self.lex.value_props.get(v.key, ())):
                 if lb not in labels:
                     labels.append(lb)
         return labels[:4]
+
+    def _neighbour_labels(self, label: str, hinted: list[str]) -> list[str]:
+        """Labels linked to ``label`` in the graph's edges (most edges first, hinted
+        relations before others); the ontology's when the graph has no statistics."""
+        counts: dict[str, tuple[int, int]] = {}
+        for (h, r, t), n in self.lex.edge_stats.items():
+            for mine, other in ((h, t), (t, h)):
+                if self.is_a(mine, label) and other != label:
+                    hint, total = counts.get(other, (0, 0))
+                    counts[other] = (hint + (n if r in hinted else 0), total + n)
+        if counts:
+            return sorted(counts, key=lambda lb: (-counts[lb][0], -counts[lb][1], lb))
+        return [o for _r, _d, o in self._relations_for(label, hinted)]
 
     def _concrete_labels(self) -> set[str]:
         return {c.label for c in self.onto.concepts if not c.abstract}
@@ -449,6 +463,8 @@ LIMIT 1"""
                 prior -= 2
             if target == frame.target:
                 prior += 1.5
+            if same and not frame.same_as:
+                prior -= 2.0  # companies "related" to a company without asking for peers
             if frame.agg in ("latest", "change", "first") or (
                 frame.units.time is not None and frame.units.time.kind != "as_of"
             ):
