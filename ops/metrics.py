@@ -57,3 +57,14 @@ CONNECTOR_LAG = Gauge(
 CONNECTOR_LAST_SUCCESS = Gauge(
     "livekg_connector_last_success_timestamp_seconds", "Last fully delivered poll", ["source"]
 )
+
+# -- query service (serving/, kg/cypher): route latency, answers, alert stream ------------
+API_LATENCY = Histogram(
+    "livekg_api_request_seconds",
+    "API request latency per route (until the response starts, for streams)",
+    ["method", "route"],
+    buckets=LATENCY_BUCKETS,
+)
+ASK_ANSWERS = Counter(
+    "livekg_ask_answers_total", "Questions answered, by method (cypher, hybrid, none)", ["method"]
+)

@@ -1,0 +1,255 @@
+"""Query API routes: thin shells over kg/cypher, the graph store and the live feeds."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Request
+from pydantic import BaseModel, Field
+from sse_starlette.sse import EventSourceResponse
+
+from kg.cypher import AskResult
+from kg.cypher.execute import run_read_only
+from kg.errors import ServiceUnavailable
+from ops import metrics
+from serving.services import Services
+
+router = APIRouter()
+EntityId = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+def services(request: Request) -> Services:
+    return request.app.state.services
+
+
+class AskRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=1000)
+    revise: bool | None = Field(None, description="LLM revision (default: query.revise)")
+
+
+class Entity(BaseModel):
+    id: str
+    labels: list[str]
+    properties: dict[str, Any]
+
+
+class GraphNode(BaseModel):
+    id: str
+    name: str | None = None
+    label: str | None = None
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    type: str
+    id: str | None = None
+    valid_from: int | None = None
+    valid_to: int | None = None
+
+
+class Neighbourhood(BaseModel):
+    center: str
+    depth: int
+    as_of: datetime | None = None
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class SeriesPoint(BaseModel):
+    t: int = Field(description="epoch milliseconds")
+    value: float | None = None
+
+
+class IndicatorSeries(BaseModel):
+    id: str
+    points: list[SeriesPoint]
+
+
+class SentimentPointOut(BaseModel):
+    t: int
+    score: float
+    label: str
+    doc_id: str
+
+
+class SentimentSeries(BaseModel):
+    entity: str
+    points: list[SentimentPointOut]
+    mean: float | None = None
+
+
+def _ms(d: datetime | None) -> int | None:
+    if d is None:
+        return None
+    d = d if d.tzinfo else d.replace(tzinfo=UTC)
+    return int(d.timestamp() * 1000)
+
+
+async def _store(request: Request) -> Any:
+    try:
+        return await services(request).store()
+    except ServiceUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+
+
+@router.post("/ask", response_model=AskResult, tags=["query"])
+async def ask(body: AskRequest, request: Request) -> AskResult:
+    """A question in English or Chinese -> Cypher (read-only), rows and a short answer."""
+    try:
+        qa = await services(request).qa()
+    except ServiceUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+    result = await qa.ask(body.question, revise=body.revise)
+    metrics.ASK_ANSWERS.labels(result.method).inc()
+    return result
+
+
+@router.get("/entities/{entity_id}", response_model=Entity, tags=["graph"])
+async def entity(entity_id: EntityId, request: Request) -> Entity:
+    store = await _store(request)
+    rows = await run_read_only(
+        store, "MATCH (e:Entity {id: $id}) RETURN e AS e, labels(e) AS labels", {"id": entity_id}
+    )
+    if not rows:
+        raise HTTPException(404, f"no entity {entity_id!r}")
+    props = dict(rows[0]["e"])
+    props.pop("_labels", None)
+    return Entity(id=entity_id, labels=list(rows[0]["labels"]), properties=props)
+
+
+@router.get("/entities/{entity_id}/neighbourhood", response_model=Neighbourhood, tags=["graph"])
+async def neighbourhood(
+    entity_id: EntityId,
+    request: Request,
+    depth: Annotated[int, Query(ge=1, le=3)] = 1,
+    as_of: Annotated[datetime | None, Query(description="facts valid at this time")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 200,
+) -> Neighbourhood:
+    """Entities within ``depth`` fact edges (facts valid at ``as_of``, default: now)."""
+    store = await _store(request)
+    at = _ms(as_of)
+    valid = (
+        "r.valid_to IS NULL" if at is None
+        else "coalesce(r.valid_from, 0) <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)"
+    )  # fmt: skip
+    cy = f"""
+MATCH p = (c:Entity {{id: $id}})-[*1..{depth}]-(n:Entity)
+WHERE all(r IN relationships(p) WHERE r.valid_from IS NOT NULL AND {valid})
+UNWIND relationships(p) AS r
+WITH DISTINCT r
+RETURN startNode(r).id AS s, startNode(r).name AS sn, labels(startNode(r)) AS sl,
+       endNode(r).id AS t, endNode(r).name AS tn, labels(endNode(r)) AS tl,
+       type(r) AS type, r.id AS id, r.valid_from AS vf, r.valid_to AS vt
+LIMIT {limit}"""
+    rows = await run_read_only(store, cy, {"id": entity_id, "at": at}, row_limit=limit)
+    if not rows:
+        exists = await run_read_only(store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id",
+                                     {"id": entity_id})  # fmt: skip
+        if not exists:
+            raise HTTPException(404, f"no entity {entity_id!r}")
+    nodes: dict[str, GraphNode] = {}
+    edges = []
+    for r in rows:
+        for nid, name, labels in ((r["s"], r["sn"], r["sl"]), (r["t"], r["tn"], r["tl"])):
+            label = [lb for lb in labels or [] if lb != "Entity"]
+            nodes.setdefault(nid, GraphNode(id=nid, name=name, label=label[-1] if label else None))
+        edges.append(GraphEdge(source=r["s"], target=r["t"], type=r["type"], id=r["id"],
+                               valid_from=r["vf"], valid_to=r["vt"]))  # fmt: skip
+    if entity_id not in nodes:
+        rows = await run_read_only(store, "MATCH (e:Entity {id: $id}) RETURN e.name AS name",
+                                   {"id": entity_id})  # fmt: skip
+        nodes[entity_id] = GraphNode(id=entity_id, name=rows[0]["name"] if rows else None)
+    return Neighbourhood(center=entity_id, depth=depth, as_of=as_of, nodes=list(nodes.values()),
+                         edges=edges)  # fmt: skip
+
+
+@router.get("/indicators/{indicator_id}/series", response_model=IndicatorSeries, tags=["graph"])
+async def indicator_series(
+    indicator_id: EntityId,
+    request: Request,
+    from_: Annotated[datetime | None, Query(alias="from")] = None,
+    to: Annotated[datetime | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 2000,
+) -> IndicatorSeries:
+    """Instant observations and daily closes of an indicator, oldest first."""
+    store = await _store(request)
+    params = {"id": indicator_id, "from": _ms(from_) or 0, "to": _ms(to) or 2**62}
+    cy = """
+MATCH (i:Entity {id: $id})
+OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE o.observed_at >= $from AND o.observed_at < $to
+WITH i, collect({t: o.observed_at, v: o.value}) AS a
+OPTIONAL MATCH (i)-[:HAS_DAILY]->(d:DailyObservation)
+  WHERE d.last_at >= $from AND d.last_at < $to
+WITH i, a + collect({t: d.last_at, v: d.close}) AS pts
+UNWIND pts AS p
+WITH p WHERE p.t IS NOT NULL
+RETURN p.t AS t, p.v AS value ORDER BY t DESC"""
+    rows = await run_read_only(store, cy, params, row_limit=limit)
+    if not rows:
+        exists = await run_read_only(store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id",
+                                     {"id": indicator_id})  # fmt: skip
+        if not exists:
+            raise HTTPException(404, f"no indicator {indicator_id!r}")
+    points = [SeriesPoint(t=int(r["t"]), value=r["value"]) for r in reversed(rows)]
+    return IndicatorSeries(id=indicator_id, points=points)
+
+
+@router.get("/sentiment", response_model=SentimentSeries, tags=["live"])
+async def sentiment(
+    request: Request,
+    entity: Annotated[str, Query(min_length=1, max_length=200)],
+    from_: Annotated[datetime | None, Query(alias="from")] = None,
+    to: Annotated[datetime | None, Query()] = None,
+) -> SentimentSeries:
+    """Document sentiment scores about an entity (from ``sentiment.scored``), oldest first."""
+    try:
+        feeds = await services(request).feeds()
+    except ServiceUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+    pts = feeds.sentiment_series(entity, _ms(from_), _ms(to))
+    out = [SentimentPointOut(t=p.t, score=p.score, label=p.label, doc_id=p.doc_id) for p in pts]
+    mean = sum(p.score for p in pts) / len(pts) if pts else None
+    return SentimentSeries(entity=entity, points=out, mean=mean)
+
+
+@router.get("/reports/latest", tags=["live"])
+async def latest_report(request: Request) -> dict[str, Any]:
+    """The newest bond-market report on ``reports.bond`` (404 before the first one)."""
+    try:
+        feeds = await services(request).feeds()
+    except ServiceUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+    if feeds.latest_report is None:
+        raise HTTPException(404, "no bond report yet")
+    return feeds.latest_report
+
+
+@router.get(
+    "/alerts/stream",
+    tags=["live"],
+    response_class=EventSourceResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "alert events"}},
+)
+async def alerts_stream(
+    request: Request,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=4000)] = None,
+) -> EventSourceResponse:
+    """Server-sent events from the alert topics; ``Last-Event-ID`` resumes after it."""
+    try:
+        feeds = await services(request).feeds()
+    except ServiceUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+    keepalive = request.app.state.settings.query.sse_keepalive_s
+
+    async def events() -> Any:
+        async for ev in feeds.subscribe(last_event_id):
+            if await request.is_disconnected():
+                break
+            payload = {**ev.data, "topic": ev.topic}
+            yield {"event": "alert", "id": ev.event_id, "data": json.dumps(payload)}
+
+    return EventSourceResponse(events(), ping=int(max(1, keepalive)))

@@ -1,0 +1,114 @@
+"""The API's clients, built once and lazily (the API may start before the graph or the
+broker is reachable; health and metrics must work regardless)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from kg.cypher import CypherQA, LLMReviser
+from kg.store.base import GraphStore
+from ops.settings import Settings
+from serving.feeds import LiveFeeds
+
+log = logging.getLogger(__name__)
+
+
+class Services:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: GraphStore | None = None,
+        feeds: LiveFeeds | None = None,
+        embedder: Any = None,
+        hybrid: Any = None,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._feeds = feeds
+        self._embedder = embedder
+        self._hybrid = hybrid
+        self._qa: CypherQA | None = None
+        self._qa_built = 0.0
+        self._lock = asyncio.Lock()
+        self._llm: Any = None
+
+    def _endpoints(self) -> Any:
+        from ops.runtime_state import endpoints
+
+        return endpoints(self.settings)  # raises ServiceUnavailable with the reason
+
+    async def store(self) -> GraphStore:
+        if self._store is None:
+            async with self._lock:
+                if self._store is None:
+                    from kg.store import open_store
+
+                    ep = self._endpoints()
+                    self._store = open_store(self.settings, ep.falkordb_url)
+        return self._store
+
+    async def qa(self) -> CypherQA:
+        q = self.settings.query
+        stale = time.monotonic() - self._qa_built > q.lexicon_refresh_s
+        if self._qa is None or stale:
+            store = await self.store()
+            async with self._lock:
+                if self._qa is None:
+                    lexicon = await CypherQA.load_lexicon(store)
+                    self._qa = CypherQA(
+                        store, lexicon, embedder=await self._get_embedder(),
+                        reviser=self._reviser(), hybrid=self._hybrid,
+                        timeout_s=q.timeout_s, row_limit=q.row_limit,
+                    )  # fmt: skip
+                    self._qa_built = time.monotonic()
+                elif stale:
+                    self._qa_built = time.monotonic()
+                    await self._qa.refresh()
+        return self._qa
+
+    async def _get_embedder(self) -> Any:
+        if self._embedder is None and self.settings.query.rank_with_embeddings:
+            from kg.embed import make_embedder
+
+            self._embedder = await asyncio.to_thread(make_embedder, self.settings.embed)
+        return self._embedder
+
+    def _reviser(self) -> LLMReviser | None:
+        if not self.settings.query.revise:
+            return None
+        from kg.llm import make_llm_client
+
+        try:
+            url = self._endpoints().llm_base_url
+        except Exception:  # noqa: BLE001 - no running stack: the configured URL or in-process
+            url = None
+        self._llm = make_llm_client(self.settings, url)
+        return LLMReviser(self._llm)
+
+    async def feeds(self) -> LiveFeeds:
+        if self._feeds is None:
+            async with self._lock:
+                if self._feeds is None:
+                    ep = self._endpoints()
+                    feeds = LiveFeeds(ep.kafka_bootstrap, self.settings.kafka.topic_prefix,
+                                      buffer=self.settings.query.sse_buffer)  # fmt: skip
+                    await feeds.start()
+                    self._feeds = feeds
+        if not self._feeds.started:
+            await self._feeds.start()
+        return self._feeds
+
+    async def close(self) -> None:
+        if self._feeds is not None:
+            await self._feeds.stop()
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                await self._store.close()
+        if self._llm is not None:
+            with contextlib.suppress(Exception):
+                await self._llm.aclose()
