@@ -77,8 +77,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         client = key or (request.client.host if request.client else "?")
         allowed, retry = limiter.allow(client)
         if not allowed:
-            raise HTTPException(429, "rate limit exceeded",
-                                headers={"Retry-After": str(max(1, int(retry + 0.999)))})  # fmt: skip
+            raise HTTPException(
+                429, "rate limit exceeded", headers={"Retry-After": str(max(1, int(retry + 0.999)))}
+            )
 
     @app.middleware("http")
     async def count_requests(
@@ -98,10 +99,11 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(
-            CORSMiddleware, allow_origins=settings.query.cors_origins,
-            allow_methods=["GET", "POST"], allow_headers=["X-API-Key", "Content-Type",
-                                                          "Last-Event-ID"],
-        )  # fmt: skip
+            CORSMiddleware,
+            allow_origins=settings.query.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["X-API-Key", "Content-Type", "Last-Event-ID"],
+        )
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, Any]:
@@ -134,8 +136,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
 
 
 def _errors(app: FastAPI) -> None:
-    def reply(status: int, message: str, headers: dict[str, str] | None = None,
-              **extra: Any) -> JSONResponse:  # fmt: skip
+    def reply(
+        status: int, message: str, headers: dict[str, str] | None = None, **extra: Any
+    ) -> JSONResponse:
         code = CODES.get(status, "error")
         return JSONResponse(error_body(status, code, message, **extra), status, headers=headers)
 

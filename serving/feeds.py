@@ -158,20 +158,23 @@ class LiveFeeds:
                 self.latest_report = {**data, "_offset": m.offset}
             else:
                 self._position[(logical, m.partition)] = m.offset
-                ev = AlertEvent(logical, m.partition, m.offset, data,
-                                encode_position(self._position), now)  # fmt: skip
+                ev = AlertEvent(
+                    logical, m.partition, m.offset, data, encode_position(self._position), now
+                )
                 alerts.append(ev)
         if alerts and self._loop is not None:
             self._loop.call_soon_threadsafe(self._publish, alerts)
 
     def _add_sentiment(self, data: dict[str, Any]) -> None:
-        from streams.records import to_epoch_ms
         from datetime import datetime
+
+        from streams.records import to_epoch_ms
 
         try:
             t = to_epoch_ms(datetime.fromisoformat(str(data["event_time"]).replace("Z", "+00:00")))
-            point = SentimentPoint(t, float(data["score"]), str(data.get("label", "")),
-                                   str(data.get("doc_id", "")))  # fmt: skip
+            point = SentimentPoint(
+                t, float(data["score"]), str(data.get("label", "")), str(data.get("doc_id", ""))
+            )
         except (KeyError, TypeError, ValueError):
             return
         for e in data.get("entities") or []:
@@ -211,9 +214,15 @@ class LiveFeeds:
         finally:
             self._subscribers.discard(q)
 
-    def sentiment_series(self, entity: str, start_ms: int | None, end_ms: int | None) -> list[SentimentPoint]:
+    def sentiment_series(
+        self, entity: str, start_ms: int | None, end_ms: int | None
+    ) -> list[SentimentPoint]:
         pts = list(self.sentiment.get(entity, ()))
         return sorted(
-            (p for p in pts if (start_ms is None or p.t >= start_ms) and (end_ms is None or p.t < end_ms)),
+            (
+                p
+                for p in pts
+                if (start_ms is None or p.t >= start_ms) and (end_ms is None or p.t < end_ms)
+            ),
             key=lambda p: p.t,
         )

@@ -132,9 +132,10 @@ async def neighbourhood(
     store = await _store(request)
     at = _ms(as_of)
     valid = (
-        "r.valid_to IS NULL" if at is None
+        "r.valid_to IS NULL"
+        if at is None
         else "coalesce(r.valid_from, 0) <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)"
-    )  # fmt: skip
+    )
     cy = f"""
 MATCH p = (c:Entity {{id: $id}})-[*1..{depth}]-(n:Entity)
 WHERE all(r IN relationships(p) WHERE r.valid_from IS NOT NULL AND {valid})
@@ -146,8 +147,9 @@ RETURN startNode(r).id AS s, startNode(r).name AS sn, labels(startNode(r)) AS sl
 LIMIT {limit}"""
     rows = await run_read_only(store, cy, {"id": entity_id, "at": at}, row_limit=limit)
     if not rows:
-        exists = await run_read_only(store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id",
-                                     {"id": entity_id})  # fmt: skip
+        exists = await run_read_only(
+            store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id", {"id": entity_id}
+        )
         if not exists:
             raise HTTPException(404, f"no entity {entity_id!r}")
     nodes: dict[str, GraphNode] = {}
@@ -156,14 +158,24 @@ LIMIT {limit}"""
         for nid, name, labels in ((r["s"], r["sn"], r["sl"]), (r["t"], r["tn"], r["tl"])):
             label = [lb for lb in labels or [] if lb != "Entity"]
             nodes.setdefault(nid, GraphNode(id=nid, name=name, label=label[-1] if label else None))
-        edges.append(GraphEdge(source=r["s"], target=r["t"], type=r["type"], id=r["id"],
-                               valid_from=r["vf"], valid_to=r["vt"]))  # fmt: skip
+        edges.append(
+            GraphEdge(
+                source=r["s"],
+                target=r["t"],
+                type=r["type"],
+                id=r["id"],
+                valid_from=r["vf"],
+                valid_to=r["vt"],
+            )
+        )
     if entity_id not in nodes:
-        rows = await run_read_only(store, "MATCH (e:Entity {id: $id}) RETURN e.name AS name",
-                                   {"id": entity_id})  # fmt: skip
+        rows = await run_read_only(
+            store, "MATCH (e:Entity {id: $id}) RETURN e.name AS name", {"id": entity_id}
+        )
         nodes[entity_id] = GraphNode(id=entity_id, name=rows[0]["name"] if rows else None)
-    return Neighbourhood(center=entity_id, depth=depth, as_of=as_of, nodes=list(nodes.values()),
-                         edges=edges)  # fmt: skip
+    return Neighbourhood(
+        center=entity_id, depth=depth, as_of=as_of, nodes=list(nodes.values()), edges=edges
+    )
 
 
 @router.get("/indicators/{indicator_id}/series", response_model=IndicatorSeries, tags=["graph"])
@@ -190,8 +202,9 @@ WITH p WHERE p.t IS NOT NULL
 RETURN p.t AS t, p.v AS value ORDER BY t DESC"""
     rows = await run_read_only(store, cy, params, row_limit=limit)
     if not rows:
-        exists = await run_read_only(store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id",
-                                     {"id": indicator_id})  # fmt: skip
+        exists = await run_read_only(
+            store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id", {"id": indicator_id}
+        )
         if not exists:
             raise HTTPException(404, f"no indicator {indicator_id!r}")
     points = [SeriesPoint(t=int(r["t"]), value=r["value"]) for r in reversed(rows)]

@@ -55,11 +55,19 @@ def error_body(status: int, code: str, message: str, **extra: Any) -> dict[str, 
 
 
 CODES = {
-    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-    405: "method_not_allowed", 408: "timeout", 413: "payload_too_large",
-    422: "invalid_request", 429: "rate_limited", 500: "internal_error",
-    503: "service_unavailable", 504: "query_timeout",
-}  # fmt: skip
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "timeout",
+    413: "payload_too_large",
+    422: "invalid_request",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "service_unavailable",
+    504: "query_timeout",
+}
 
 
 class BodyLimit:
@@ -127,8 +135,10 @@ async def _reject(send: Send, limit: int) -> None:
         {
             "type": "http.response.start",
             "status": 413,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode())],  # fmt: skip
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

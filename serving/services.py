@@ -61,10 +61,14 @@ class Services:
                 if self._qa is None:
                     lexicon = await CypherQA.load_lexicon(store)
                     self._qa = CypherQA(
-                        store, lexicon, embedder=await self._get_embedder(),
-                        reviser=self._reviser(), hybrid=self._hybrid,
-                        timeout_s=q.timeout_s, row_limit=q.row_limit,
-                    )  # fmt: skip
+                        store,
+                        lexicon,
+                        embedder=await self._get_embedder(),
+                        reviser=self._reviser(),
+                        hybrid=self._hybrid,
+                        timeout_s=q.timeout_s,
+                        row_limit=q.row_limit,
+                    )
                     self._qa_built = time.monotonic()
                 elif stale:
                     self._qa_built = time.monotonic()
@@ -85,7 +89,7 @@ class Services:
 
         try:
             url = self._endpoints().llm_base_url
-        except Exception:  # noqa: BLE001 - no running stack: the configured URL or in-process
+        except Exception:
             url = None
         self._llm = make_llm_client(self.settings, url)
         return LLMReviser(self._llm)
@@ -95,8 +99,11 @@ class Services:
             async with self._lock:
                 if self._feeds is None:
                     ep = self._endpoints()
-                    feeds = LiveFeeds(ep.kafka_bootstrap, self.settings.kafka.topic_prefix,
-                                      buffer=self.settings.query.sse_buffer)  # fmt: skip
+                    feeds = LiveFeeds(
+                        ep.kafka_bootstrap,
+                        self.settings.kafka.topic_prefix,
+                        buffer=self.settings.query.sse_buffer,
+                    )
                     await feeds.start()
                     self._feeds = feeds
         if not self._feeds.started:

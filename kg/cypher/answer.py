@@ -40,8 +40,10 @@ def render(question: str, rows: list[dict[str, Any]]) -> str:
         if len(rows) > 1 and "observed_at" in first:
             vals = [r["value"] for r in rows if isinstance(r.get("value"), int | float)]
             if vals:
-                return (f"{len(rows)} values from {_fmt(vals[0])} to {_fmt(vals[-1])} "
-                        f"(min {_fmt(min(vals))}, max {_fmt(max(vals))})")  # fmt: skip
+                return (
+                    f"{len(rows)} values from {_fmt(vals[0])} to {_fmt(vals[-1])} "
+                    f"(min {_fmt(min(vals))}, max {_fmt(max(vals))})"
+                )
         v = first["value"]
         if v is None:
             return "图谱中没有找到答案。" if zh else "The graph has no value for that."

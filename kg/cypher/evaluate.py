@@ -121,11 +121,17 @@ async def evaluate(qa: CypherQA, items: list[EvalItem], *, revise: bool) -> list
         res = await qa.ask(it.question, revise=revise, now=it.now)
         out.append(
             Scored(
-                question=it.question, type=it.type, lang=it.language(),
-                ok=rows_match(it.expected, res.rows), expected=it.expected, rows=res.rows,
-                cypher=res.cypher, method=res.method, revised=res.revised,
+                question=it.question,
+                type=it.type,
+                lang=it.language(),
+                ok=rows_match(it.expected, res.rows),
+                expected=it.expected,
+                rows=res.rows,
+                cypher=res.cypher,
+                method=res.method,
+                revised=res.revised,
                 ms=res.timings.get("total_ms", 0.0),
-            )  # fmt: skip
+            )
         )
     return out
 

@@ -5,6 +5,7 @@ code the stream uses."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from kg import sink
@@ -30,8 +31,8 @@ async def load_graph(store: GraphStore, observations: Path | None = EVAL_OBSERVA
     report = await load_file(store, bundled_universe_path())
     if report.errors:
         raise ValueError(f"universe did not load cleanly: {report.errors[:3]}")
-    if observations is None or not observations.exists():
+    if observations is None:
         return 0
-    ticks = read_ticks(observations)
+    ticks = await asyncio.to_thread(read_ticks, observations)
     await sink.write_ticks(store, ticks)
     return len(ticks)

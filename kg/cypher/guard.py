@@ -15,9 +15,27 @@ import re
 from kg.errors import ReadOnlyViolation
 
 WRITE_KEYWORDS = frozenset(
-    {"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "FOREACH", "LOAD",
-     "ALTER", "GRANT", "DENY", "REVOKE", "RENAME", "TERMINATE", "START", "STOP", "USE"}
-)  # fmt: skip
+    {
+        "CREATE",
+        "MERGE",
+        "SET",
+        "DELETE",
+        "DETACH",
+        "REMOVE",
+        "DROP",
+        "FOREACH",
+        "LOAD",
+        "ALTER",
+        "GRANT",
+        "DENY",
+        "REVOKE",
+        "RENAME",
+        "TERMINATE",
+        "START",
+        "STOP",
+        "USE",
+    }
+)
 ALLOWED_PROCEDURES = frozenset(
     {"db.labels", "db.relationshiptypes", "db.propertykeys", "db.indexes"}
 )

@@ -79,14 +79,34 @@ def _singular(word: str) -> str:
     return word[:-1]
 
 
-_TENOR_UNIT = {"year": "y", "yr": "y", "y": "y", "年": "y", "年期": "y", "month": "m",
-               "个月": "m", "月期": "m", "week": "w", "day": "d", "天": "d"}  # fmt: skip
-_ZH_NUM = {"一": "1", "二": "2", "两": "2", "三": "3", "五": "5", "七": "7", "十": "10",
-           "二十": "20", "三十": "30"}  # fmt: skip
+_TENOR_UNIT = {
+    "year": "y",
+    "yr": "y",
+    "y": "y",
+    "年": "y",
+    "年期": "y",
+    "month": "m",
+    "个月": "m",
+    "月期": "m",
+    "week": "w",
+    "day": "d",
+    "天": "d",
+}
+_ZH_NUM = {
+    "一": "1",
+    "二": "2",
+    "两": "2",
+    "三": "3",
+    "五": "5",
+    "七": "7",
+    "十": "10",
+    "二十": "20",
+    "三十": "30",
+}
 
 
 def _tenors(tokens: list[str]) -> list[str]:
-    """"10-year", "10 year", "10y", "10年期", "十年期" -> "10y" (names and questions)."""
+    """ "10-year", "10 year", "10y", "10年期", "十年期" -> "10y" (names and questions)."""
     out: list[str] = []
     i = 0
     while i < len(tokens):
@@ -120,7 +140,7 @@ STOPWORDS = frozenset(
     "a an the of and or in on at to for by with from is are was were be been what which who "
     "whom how many much does do did has have had its it this that these those there their "
     "s co inc ltd corporation company limited group plc".split()
-)  # fmt: skip
+)
 
 
 class Tokenizer:
@@ -322,9 +342,25 @@ class Lexicon:
 
 
 _NOT_VALUES = frozenset(
-    {"id", "name", "name_zh", "short_name", "ticker", "code", "source", "partition", "label",
-     "text", "title", "url", "content_hash", "raw_id", "superseded_by", "evidence"}
-)  # fmt: skip
+    {
+        "id",
+        "name",
+        "name_zh",
+        "short_name",
+        "ticker",
+        "code",
+        "source",
+        "partition",
+        "label",
+        "text",
+        "title",
+        "url",
+        "content_hash",
+        "raw_id",
+        "superseded_by",
+        "evidence",
+    }
+)
 _KIND_ORDER = {"entity": 0, "value": 1, "relation": 2, "concept": 3, "property": 4}
 
 

@@ -96,13 +96,15 @@ class LLMReviser:
     ) -> str | None:
         from kg.prompts.cypher import RevisedCypher, revise_v1
 
-        msgs = revise_v1(question=question, schema=schema, cypher=cypher or "(none)",
-                         params=params)  # fmt: skip
+        msgs = revise_v1(question=question, schema=schema, cypher=cypher or "(none)", params=params)
         try:
             out = await self.llm.structured(
-                msgs, RevisedCypher, prompt_name="cypher.revise", max_tokens=self.max_tokens,
+                msgs,
+                RevisedCypher,
+                prompt_name="cypher.revise",
+                max_tokens=self.max_tokens,
                 max_repairs=1,
-            )  # fmt: skip
+            )
         except LivekgError as exc:
             log.info("revision failed: %s", exc)
             return None
@@ -202,10 +204,17 @@ class CypherQA:
             lap("citations_ms", t)
             timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             return AskResult(
-                question=question, method="cypher", cypher=cypher, params=params, rows=rows,
-                answer=render(question, rows), citations=citations, timings=timings,
-                revised=revised, candidates=len(cands),
-            )  # fmt: skip
+                question=question,
+                method="cypher",
+                cypher=cypher,
+                params=params,
+                rows=rows,
+                answer=render(question, rows),
+                citations=citations,
+                timings=timings,
+                revised=revised,
+                candidates=len(cands),
+            )
 
         if self.hybrid is not None:
             h = await self.hybrid.answer(question)
@@ -213,16 +222,26 @@ class CypherQA:
             if h is not None:
                 timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
                 return AskResult(
-                    question=question, method="hybrid", cypher=cypher, params=params,
-                    answer=h.answer, citations=h.citations, timings=timings,
+                    question=question,
+                    method="hybrid",
+                    cypher=cypher,
+                    params=params,
+                    answer=h.answer,
+                    citations=h.citations,
+                    timings=timings,
                     candidates=len(cands),
-                )  # fmt: skip
+                )
         timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
         return AskResult(
-            question=question, method="none" if cypher is None else "cypher", cypher=cypher,
-            params=params, rows=[], answer=render(question, []), timings=timings,
+            question=question,
+            method="none" if cypher is None else "cypher",
+            cypher=cypher,
+            params=params,
+            rows=[],
+            answer=render(question, []),
+            timings=timings,
             candidates=len(cands),
-        )  # fmt: skip
+        )
 
     async def _run(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         return await run_read_only(
@@ -235,9 +254,9 @@ class CypherQA:
         """Accepted only if the revised query passes the guard, runs and has rows."""
         assert self.reviser is not None
         labels = {a.label for a in frame.anchors} | set(frame.concepts)
-        params = dict(chosen.params) if chosen else {
-            f"a{k}": a.key for k, a in enumerate(frame.anchors)
-        }  # fmt: skip
+        params = (
+            dict(chosen.params) if chosen else {f"a{k}": a.key for k, a in enumerate(frame.anchors)}
+        )
         text = await self.reviser.revise(
             question, relevant_schema(labels), chosen.cypher if chosen else "", params
         )
@@ -271,8 +290,9 @@ class CypherQA:
                 facts = []
             for f in facts:
                 text = f"{f['head']} {f['relation']} {f['tail']}"
-                out.append(Citation(id=str(f["id"]), kind="fact", label=str(f["relation"]),
-                                    text=text))  # fmt: skip
+                out.append(
+                    Citation(id=str(f["id"]), kind="fact", label=str(f["relation"]), text=text)
+                )
                 for d in f.get("docs") or []:
                     out.append(Citation(id=str(d), kind="document"))
         return out

@@ -24,8 +24,13 @@ def relevant_schema(labels: Iterable[str], ontology: Ontology | None = None) -> 
         c = onto.concept(lb)
         if c is None or c.abstract:
             continue
-        props = sorted({p.name for a in onto.ancestors(lb) for p in (onto.concept(a).properties
-                        if onto.concept(a) else ())})  # fmt: skip
+        props = sorted(
+            {
+                p.name
+                for a in onto.ancestors(lb)
+                for p in (onto.concept(a).properties if onto.concept(a) else ())
+            }
+        )
         lines.append(f"(:{onto.label_path(lb)}) {{{', '.join(props)}}}")
     for r in rels:
         lines.append(f"(:{'|'.join(r.domain)})-[:{r.type}]->(:{'|'.join(r.range)})")

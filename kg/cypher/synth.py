@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from kg.cypher.lexicon import Lexicon, Mention, Sense, triggers
-from kg.cypher.units import Comparison, TimeWindow, Units
+from kg.cypher.units import TimeWindow, Units
 from kg.ontology import Ontology, default_ontology
 
 ROW_LIMIT = 200
@@ -86,9 +86,19 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         relations.extend(s.key for s in m.of("relation") if s.key not in relations)
         properties.extend(s.key for s in m.of("property") if s.key not in properties)
     same = any(re.search(p, question, re.I) for p in triggers()["same_as"]["patterns"])
-    return Frame(question, anchors, concepts, relations, properties, values, units,
-                 bool(_WH.search(question)), bool(_SPREAD.search(question)),
-                 _wh_target(tokens, mentions), same)  # fmt: skip
+    return Frame(
+        question,
+        anchors,
+        concepts,
+        relations,
+        properties,
+        values,
+        units,
+        bool(_WH.search(question)),
+        bool(_SPREAD.search(question)),
+        _wh_target(tokens, mentions),
+        same,
+    )
 
 
 class Synthesizer:
@@ -206,8 +216,10 @@ WITH i, p WHERE p.t IS NOT NULL"""
         win = frame.units.time
         name = self.lex.entities.get(aid, {}).get("name", aid)
         if agg == "latest" and win is None and not frame.units.comparisons:
-            cy = f"MATCH {pattern}\nRETURN i.last_value AS value, i.unit AS unit, " \
-                 f"i.last_observed_at AS observed_at\nLIMIT 1"  # fmt: skip
+            cy = (
+                f"MATCH {pattern}\nRETURN i.last_value AS value, i.unit AS unit, "
+                f"i.last_observed_at AS observed_at\nLIMIT 1"
+            )
             return Candidate(cy, params, f"latest value of {name}", prior + 1, "series", [aid])
         body = self._points(pattern, frame, params)
         vf = self._value_filter(frame, params)
@@ -226,8 +238,10 @@ WITH i, p WHERE p.t IS NOT NULL"""
             ret = "WITH sum(p.s) AS s, sum(p.n) AS n WHERE n > 0\nRETURN s / n AS value"
             desc = f"average value of {name}"
         elif agg == "change":
-            ret = ("WITH p ORDER BY p.t\nWITH collect(p.v) AS vs WHERE size(vs) > 0\n"
-                   "RETURN vs[size(vs) - 1] - vs[0] AS value")  # fmt: skip
+            ret = (
+                "WITH p ORDER BY p.t\nWITH collect(p.v) AS vs WHERE size(vs) > 0\n"
+                "RETURN vs[size(vs) - 1] - vs[0] AS value"
+            )
             desc = f"change of {name} over the period"
         elif agg == "first":
             ret = "WITH p ORDER BY p.t ASC LIMIT 1\nRETURN p.v AS value, p.t AS observed_at"
@@ -345,8 +359,10 @@ LIMIT 1"""
                 continue
             bonus = 1.0 if r.type in hinted else (0.0 if r.type in _DEFAULT_RELS else -1.0)
             for direction, head, tail in (("out", a, b), ("in", b, a)):
-                if not (any(self.is_a(head, d) for d in r.domain)
-                        and any(self.is_a(tail, g) for g in r.range)):  # fmt: skip
+                if not (
+                    any(self.is_a(head, d) for d in r.domain)
+                    and any(self.is_a(tail, g) for g in r.range)
+                ):
                     continue
                 seen = self._data(head, r.type, tail)
                 if seen is False:
@@ -377,8 +393,16 @@ LIMIT 1"""
                 for r2, d2, b2 in self._pairs(mid, anchor.label, hinted)[:2]:
                     if b1 < -0.5 or b2 < -0.5:
                         continue
-                    h1 = f"(t)-[{{F}}:{r1}]->(x:{mid})" if d1 == "out" else f"(t)<-[{{F}}:{r1}]-(x:{mid})"
-                    h2 = f"(x)-[{{F}}b:{r2}]->({{A}})" if d2 == "out" else f"(x)<-[{{F}}b:{r2}]-({{A}})"
+                    h1 = (
+                        f"(t)-[{{F}}:{r1}]->(x:{mid})"
+                        if d1 == "out"
+                        else f"(t)<-[{{F}}:{r1}]-(x:{mid})"
+                    )
+                    h2 = (
+                        f"(x)-[{{F}}b:{r2}]->({{A}})"
+                        if d2 == "out"
+                        else f"(x)<-[{{F}}b:{r2}]-({{A}})"
+                    )
                     two.append((f"{h1}, {h2}", b1 + b2 + named - 1.0))
         two.sort(key=lambda x: -x[1])
         return two[:3] or direct[:2]
@@ -407,8 +431,11 @@ LIMIT 1"""
                 for r2, d2, b2 in self._pairs(a.label, g, frame.relations)[:1]:
                     if b1 < -0.5 or b2 < -0.5 or d1 != "out" or d2 != "out":
                         continue
-                    cy = (f"MATCH (a0:Entity {{id: $a0}})-[f0:{r2}]->(x:{g})<-[f1:{r1}]-(t:{target})\n"
-                          "WHERE t.id <> $a0 AND f0.valid_to IS NULL AND f1.valid_to IS NULL\n")
+                    cy = (
+                        f"MATCH (a0:Entity {{id: $a0}})-[f0:{r2}]->(x:{g})"
+                        f"<-[f1:{r1}]-(t:{target})\n"
+                        "WHERE t.id <> $a0 AND f0.valid_to IS NULL AND f1.valid_to IS NULL\n"
+                    )
                     ret, _ = self._entity_return(frame, target, [])
                     desc = f"{target.lower()} in the same {g.lower()} as {a.name}"
                     prior = 4.0 + b1 + b2 + (0.5 if g in frame.concepts else 0)
@@ -430,7 +457,7 @@ LIMIT 1"""
             for pats, score in combos:
                 for pat, bonus in links:
                     p = pat.replace("{A}", f"a{k}:Entity {{id: $a{k}}}").replace("{F}", f"f{k}")
-                    nxt.append((pats + [p], score + bonus))
+                    nxt.append(([*pats, p], score + bonus))
             combos = sorted(nxt, key=lambda x: -x[1])[:4]
         params_base: dict[str, Any] = {f"a{k}": a.key for k, a in enumerate(anchors)}
         where, wparams, used = self._target_filters(frame, target)
@@ -444,8 +471,10 @@ LIMIT 1"""
             for f in rels:
                 if win is not None and win.end_ms is not None:
                     params["at"] = win.end_ms - 1
-                    tw.append(f"coalesce({f}.valid_from, 0) <= $at AND "
-                              f"({f}.valid_to IS NULL OR {f}.valid_to > $at)")  # fmt: skip
+                    tw.append(
+                        f"coalesce({f}.valid_from, 0) <= $at AND "
+                        f"({f}.valid_to IS NULL OR {f}.valid_to > $at)"
+                    )
                 else:
                     tw.append(f"{f}.valid_to IS NULL")
             if same:
@@ -455,9 +484,11 @@ LIMIT 1"""
             cy = match + (("\nWHERE " + " AND ".join(conds)) if conds else "")
             ret, desc_ret = self._entity_return(frame, target, used)
             cy += "\n" + ret
-            desc = f"{desc_ret} {target.lower()}" + "".join(
-                f" {_rel_words(p)} {a.name}" for p, a in zip(pats, anchors, strict=False)
-            ) + "".join(f" with {c}" for c in used)
+            desc = (
+                f"{desc_ret} {target.lower()}"
+                + "".join(f" {_rel_words(p)} {a.name}" for p, a in zip(pats, anchors, strict=False))
+                + "".join(f" with {c}" for c in used)
+            )
             prior = 1.0 + score + 0.5 * len(used) + (0.5 if target in frame.concepts else 0)
             if not anchors and not used and target not in frame.concepts:
                 prior -= 2
@@ -515,21 +546,26 @@ LIMIT 1"""
             order = "DESC" if frame.agg == "max" else "ASC"
             if frame.wh:
                 return (
-                    f"WITH DISTINCT t WHERE t.{prop} IS NOT NULL\nRETURN t.id AS id, t.name AS name, "
-                    f"t.{prop} AS {prop}\nORDER BY {prop} {order}, id\nLIMIT 1",
+                    f"WITH DISTINCT t WHERE t.{prop} IS NOT NULL\n"
+                    f"RETURN t.id AS id, t.name AS name, t.{prop} AS {prop}\n"
+                    f"ORDER BY {prop} {order}, id\nLIMIT 1",
                     f"the {frame.agg} {prop}",
                 )
             fn = frame.agg
             return f"RETURN {fn}(t.{prop}) AS value", f"{fn} {prop} of"
         if frame.agg == "avg" and prop:
             return f"RETURN avg(t.{prop}) AS value", f"average {prop} of"
-        return (f"RETURN DISTINCT t.id AS id, t.name AS name\nORDER BY id\nLIMIT {ROW_LIMIT}",
-                "which")  # fmt: skip
+        return (
+            f"RETURN DISTINCT t.id AS id, t.name AS name\nORDER BY id\nLIMIT {ROW_LIMIT}",
+            "which",
+        )
 
     def _describe(self, frame: Frame) -> Candidate:
         a = frame.anchors[0]
-        cy = ("MATCH (e:Entity {id: $a})\nRETURN e.id AS id, e.name AS name, "
-              "e.name_zh AS name_zh\nLIMIT 1")  # fmt: skip
+        cy = (
+            "MATCH (e:Entity {id: $a})\nRETURN e.id AS id, e.name AS name, "
+            "e.name_zh AS name_zh\nLIMIT 1"
+        )
         return Candidate(cy, {"a": a.key}, f"what {a.name} is", 0.0, "describe", [a.key])
 
 
@@ -539,9 +575,20 @@ _MIDS = ("Company", "Fund", "Industry", "Theme", "Indicator", "Bond", "Instituti
 
 # relations tried when the question names none (the universe's structure)
 _DEFAULT_RELS = frozenset(
-    {"BELONGS_TO", "LISTED_IN", "ISSUED_BY", "HAS_CEO", "HAS_CHAIRMAN", "HAS_STAKE_IN",
-     "MANAGES", "TRACKS", "SETS_POLICY", "EXECUTIVE_OF", "OPERATES_IN"}
-)  # fmt: skip
+    {
+        "BELONGS_TO",
+        "LISTED_IN",
+        "ISSUED_BY",
+        "HAS_CEO",
+        "HAS_CHAIRMAN",
+        "HAS_STAKE_IN",
+        "MANAGES",
+        "TRACKS",
+        "SETS_POLICY",
+        "EXECUTIVE_OF",
+        "OPERATES_IN",
+    }
+)
 
 
 def _rel_words(pattern: str) -> str:

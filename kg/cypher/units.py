@@ -144,7 +144,10 @@ def comparisons(question: str) -> list[Comparison]:
                 num = _NUMBER.search(text, m.end(), min(len(text), m.end() + 12))
                 if not num or num.start() in taken:
                     continue
-                if re.fullmatch(r"\d{4}", num.group("n")) and text[num.end() : num.end() + 1] == "-":
+                if (
+                    re.fullmatch(r"\d{4}", num.group("n"))
+                    and text[num.end() : num.end() + 1] == "-"
+                ):
                     continue  # a date, not a threshold
                 taken.add(num.start())
                 value = float(num.group("n"))
@@ -161,5 +164,9 @@ def value_word(question: str) -> bool:
 
 
 def parse(question: str, now: datetime) -> Units:
-    return Units(aggregation(question), tuple(comparisons(question)), time_window(question, now),
-                 value_word(question))  # fmt: skip
+    return Units(
+        aggregation(question),
+        tuple(comparisons(question)),
+        time_window(question, now),
+        value_word(question),
+    )

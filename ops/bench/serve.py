@@ -1,0 +1,166 @@
+"""``livekg bench serve``: the query service through a real HTTP server.
+
+* ``ask_p95_ms``: POST /ask round trips (client-measured) on the sample graph (bundled
+  universe + sample ticks, a graph of its own), questions cycling through the bundled
+  suite, LLM revision off, embedding ranking as configured (on by default).
+* ``sse_p95_ms``: an alert produced to ``alerts.indicator`` (timed from just before the
+  produce call) until an SSE client of GET /alerts/stream has parsed it. Topics get a
+  prefix of their own.
+Everything runs in this process on one event loop (server, client, producer), so the
+numbers include that contention; they are upper bounds of an idle API's latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from typing import Any
+
+import httpx
+import numpy as np
+import uvicorn
+
+from kg.cypher.evaluate import EVALSETS, read_items
+from kg.cypher.fixture import SAMPLE_TICKS, load_graph
+from kg.store import open_store
+from kg.store.falkor import FalkorStore
+from ops.runtime_state import Endpoints
+from ops.settings import Settings
+from streams.admin import create_topics, free_port
+from streams.publisher import Publisher
+from streams.records import Alert, AlertKind
+
+
+def _pct(xs: list[float], q: float) -> float:
+    return round(float(np.percentile(np.array(xs), q)), 3) if xs else 0.0
+
+
+async def run_serve_bench(
+    settings: Settings, ep: Endpoints, *, asks: int, alerts: int
+) -> dict[str, Any]:
+    from serving.app import create_app
+
+    tag = uuid.uuid4().hex[:8]
+    prefix = f"benchserve{tag}."
+    s = settings.with_overrides(
+        graph={"graph_name": f"livekg_bench_serve_{tag}", "falkordb_url": ep.falkordb_url},
+        kafka={"bootstrap_servers": ep.kafka_bootstrap, "topic_prefix": prefix},
+        api={"api_keys": ["bench-key"]},
+        query={"revise": False, "rate_limit_per_min": 0},
+    )
+    create_topics(ep.kafka_bootstrap, partitions=s.kafka.topic_partitions, prefix=prefix)
+    store = open_store(s, ep.falkordb_url)
+    await load_graph(store, SAMPLE_TICKS)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(s), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        )
+    )
+    serve_task = asyncio.create_task(server.serve())
+    publisher = Publisher(ep.kafka_bootstrap)
+    headers = {"X-API-Key": "bench-key"}
+    try:
+        for _ in range(600):  # uvicorn exposes no event for "started"
+            if server.started:
+                break
+            await asyncio.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as c:
+            questions = [it.question for it in read_items(EVALSETS / "questions.jsonl")]
+            t0 = time.perf_counter()
+            r = await c.post("/ask", json={"question": questions[0]})  # builds lexicon, model
+            r.raise_for_status()
+            warm_ms = (time.perf_counter() - t0) * 1000
+            for q in questions[:10]:
+                await c.post("/ask", json={"question": q})
+            ask_ms: list[float] = []
+            methods: dict[str, int] = {}
+            for i in range(asks):
+                q = questions[i % len(questions)]
+                t = time.perf_counter()
+                r = await c.post("/ask", json={"question": q})
+                ask_ms.append((time.perf_counter() - t) * 1000)
+                r.raise_for_status()
+                m = r.json()["method"]
+                methods[m] = methods.get(m, 0) + 1
+            sse_ms = await _sse(c, publisher, prefix, alerts)
+        return {
+            "bench": "serve",
+            "asks": asks,
+            "ask_p50_ms": _pct(ask_ms, 50),
+            "ask_p95_ms": _pct(ask_ms, 95),
+            "ask_max_ms": round(max(ask_ms), 3) if ask_ms else 0.0,
+            "ask_first_ms": round(warm_ms, 1),
+            "ask_methods": methods,
+            "alerts": alerts,
+            "sse_received": len(sse_ms),
+            "sse_p50_ms": _pct(sse_ms, 50),
+            "sse_p95_ms": _pct(sse_ms, 95),
+            "sse_max_ms": round(max(sse_ms), 3) if sse_ms else 0.0,
+            "rank_with_embeddings": s.query.rank_with_embeddings,
+        }
+    finally:
+        publisher.close()
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(serve_task, 10)
+        if isinstance(store, FalkorStore):
+            await store.delete_graph()
+        await store.close()
+
+
+async def _sse(c: httpx.AsyncClient, publisher: Publisher, prefix: str, n: int) -> list[float]:
+    sent: dict[str, float] = {}
+    got: list[float] = []
+    done = asyncio.Event()
+    ready = asyncio.Event()
+
+    async def listen() -> None:
+        async with c.stream("GET", "/alerts/stream", timeout=None) as resp:
+            resp.raise_for_status()
+            ready.set()
+            async for line in resp.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = json.loads(line[5:].strip())
+                mark = (data.get("evidence") or {}).get("source_ids", [""])[0]
+                if mark in sent:
+                    got.append((time.perf_counter() - sent.pop(mark)) * 1000)
+                    if len(got) >= n:
+                        done.set()
+                        return
+
+    task = asyncio.create_task(listen())
+    await asyncio.wait_for(ready.wait(), 30)
+    await asyncio.sleep(0.5)  # the subscription is registered once the first byte flows
+    topic = prefix + "alerts.indicator"
+    for i in range(n):
+        mark = f"bench-{i}-{uuid.uuid4().hex[:6]}"
+        alert = Alert(
+            source="bench",
+            event_time=_now(),
+            kind=AlertKind.INDICATOR_MOVE,
+            entity_id="US10Y",
+            severity="warning",
+            message=f"bench alert {i}",
+            evidence={"source_ids": [mark]},
+        )
+        sent[mark] = time.perf_counter()
+        await publisher.send_many(topic, [(alert.key().encode(), alert.model_dump_json().encode())])
+        await asyncio.sleep(0.02)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(done.wait(), 10)
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    return got
+
+
+def _now() -> Any:
+    from streams.records import utcnow
+
+    return utcnow()
