@@ -83,7 +83,7 @@ def check_read_only(cypher: str) -> None:
             raise ReadOnlyViolation("more than one statement")
     for i, word in words:
         prev = toks[i - 1][1] if i else ""
-        if prev in (".", ":"):  # a property or label named like a keyword: n.set, :Set
+        if prev in (".", ":") or prev.upper() == "AS":  # n.set, :Set, ... AS set
             continue
         if i + 1 < len(toks) and toks[i + 1][1] == ":" and prev in ("{", ","):
             continue  # a map key: {delete: 1}

@@ -47,10 +47,8 @@ async def _qa(
     store = open_store(settings, falkordb_url)
     llm = None
     try:
-        if ensure_sample:
-            rows = await store.query("MATCH (e:Entity) RETURN count(e) AS n")
-            if not rows or not rows[0]["n"]:
-                await load_graph(store, SAMPLE_TICKS)
+        if ensure_sample:  # a temporary graph: the sample graph (universe + sample ticks)
+            await load_graph(store, SAMPLE_TICKS)
         embedder = None
         if settings.query.rank_with_embeddings:
             from kg.embed import make_embedder
@@ -102,8 +100,9 @@ def ask(
     at = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
 
     async def go(s: Settings, ep: Any) -> Any:
+        temporary = s.data_dir != settings.data_dir  # services() started a stack for us
         async with _qa(
-            s, ep.falkordb_url, revise=use_llm, llm_url=ep.llm_base_url, ensure_sample=True
+            s, ep.falkordb_url, revise=use_llm, llm_url=ep.llm_base_url, ensure_sample=temporary
         ) as qa:
             return await qa.ask(question, revise=use_llm, now=at)
 
