@@ -196,8 +196,8 @@ OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(o:Observation)
 WITH i, collect({t: o.observed_at, v: o.value}) AS a
 OPTIONAL MATCH (i)-[:HAS_DAILY]->(d:DailyObservation)
   WHERE d.last_at >= $from AND d.last_at < $to
-WITH i, a + collect({t: d.last_at, v: d.close}) AS pts
-UNWIND pts AS p
+WITH i, a, collect({t: d.last_at, v: d.close}) AS b
+UNWIND a + b AS p
 WITH p WHERE p.t IS NOT NULL
 RETURN p.t AS t, p.v AS value ORDER BY t DESC"""
     rows = await run_read_only(store, cy, params, row_limit=limit)

@@ -172,6 +172,12 @@ class Tokenizer:
         return _tenors(out)
 
 
+@cache
+def shared_tokenizer() -> Tokenizer:
+    """One jieba dictionary per process (loading it costs 1-5 s); words only get added."""
+    return Tokenizer()
+
+
 def join(tokens: Iterable[str]) -> str:
     """Tokens back to a key: a space only between two ASCII words."""
     out = ""
@@ -221,7 +227,7 @@ class Lexicon:
     ) -> Lexicon:
         """``entity_rows``: property maps of Entity nodes plus ``labels`` (a list)."""
         ontology = ontology or default_ontology()
-        lex = cls(tokenizer or Tokenizer())
+        lex = cls(tokenizer or shared_tokenizer())
         trig = triggers()
         words: list[str] = []
         for table in ("concepts", "relations", "properties", "entity_aliases"):

@@ -141,6 +141,7 @@ async def _sse(c: httpx.AsyncClient, publisher: Publisher, prefix: str, n: int) 
     for i in range(n):
         mark = f"bench-{i}-{uuid.uuid4().hex[:6]}"
         alert = Alert(
+            id=mark,
             source="bench",
             event_time=_now(),
             kind=AlertKind.INDICATOR_MOVE,

@@ -1,0 +1,193 @@
+"""The query service against a real graph (FalkorDB) and broker: the question suite,
+read-only at both layers, the HTTP API's auth/limits/routes, the alerts feed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from kg.cypher import CypherQA, run_read_only
+from kg.cypher.evaluate import EVALSETS, evaluate, read_items, summarize
+from kg.cypher.fixture import load_graph
+from kg.errors import GraphError, ReadOnlyViolation
+from kg.store import GraphStore
+from kg.temporal import roll_up_instant
+from serving.app import create_app
+from serving.feeds import LiveFeeds
+from serving.services import Services
+from streams.publisher import Publisher
+from streams.records import Alert, AlertKind, utcnow
+
+NOW = datetime(2026, 11, 21, tzinfo=UTC)
+
+
+async def counts(store: GraphStore) -> tuple[int, int]:
+    n = await store.query("MATCH (n) RETURN count(n) AS n")
+    r = await store.query("MATCH ()-[r]->() RETURN count(r) AS n")
+    return int(n[0]["n"]), int(r[0]["n"])
+
+
+@pytest.fixture
+async def qa(graph: GraphStore) -> CypherQA:
+    await load_graph(graph)
+    return CypherQA(graph, await CypherQA.load_lexicon(graph))  # prior-only ranking (fast)
+
+
+async def test_question_suite_accuracy(qa: CypherQA) -> None:
+    for name, floor in (("questions.jsonl", 0.95), ("questions_heldout.jsonl", 0.9)):
+        items = read_items(EVALSETS / name)
+        assert len(items) >= (80 if name == "questions.jsonl" else 40)
+        assert {i.type for i in items} == {"AF", "AC", "AF+AC", "AF+RR", "AF+AC+RR"}
+        assert {i.language() for i in items} == {"en", "zh"}
+        summary = summarize(await evaluate(qa, items, revise=False))
+        assert summary["accuracy"] >= floor, (name, summary)
+
+
+async def test_series_answers_survive_the_daily_rollup(qa: CypherQA, graph: GraphStore) -> None:
+    questions = [
+        "What was the highest China 10-year yield on 2026-11-18?",
+        "2026-11-17 DR007的最低值是多少？",
+        "What was the average US 2-year yield on 2026-11-19?",
+        "What was the opening value of the US 10-year yield on 2026-11-20?",
+        "How much did the China 10-year yield change between 2026-11-16 and 2026-11-20?",
+    ]
+    before = [(await qa.ask(q, now=NOW)).rows for q in questions]
+    moved = await roll_up_instant(graph, now_ms=int(NOW.timestamp() * 1000), window_ms=0)
+    assert moved["observations"] > 0
+    left = "MATCH (o:Observation {frequency: 'instant'}) RETURN count(o) AS n"
+    assert (await graph.query(left))[0]["n"] == 0
+    after = [(await qa.ask(q, now=NOW)).rows for q in questions]
+    for q, b, a in zip(questions, before, after, strict=True):
+        assert a[0]["value"] == pytest.approx(b[0]["value"], abs=1e-9), q
+
+
+HOSTILE = [
+    "delete all companies",
+    "MATCH (n) DETACH DELETE n",
+    "删除所有公司",
+    "Apple'}) DETACH DELETE n //",
+    'Who is the CEO of Apple"}) MATCH (n) DETACH DELETE n RETURN 1 //?',
+    "CALL dbms.killQueries(['x'])",
+    "CREATE (x:Company {id: 'EVIL'}) RETURN x",
+    "Which companies belong to banks; MATCH (n) SET n.name = 'pwned'",
+]
+
+
+async def test_hostile_questions_never_change_the_graph(qa: CypherQA, graph: GraphStore) -> None:
+    before = await counts(graph)
+    for q in HOSTILE:
+        res = await qa.ask(q, now=NOW)
+        if res.cypher:
+            assert "DELETE" not in res.cypher.upper() and "SET " not in res.cypher.upper()
+    assert await counts(graph) == before
+    names = await graph.query("MATCH (n:Company {id: 'AAPL'}) RETURN n.name AS name")
+    assert names == [{"name": "Apple Inc."}]
+
+
+@pytest.mark.parametrize(
+    "cypher",
+    ["MATCH (n) DETACH DELETE n", "CREATE (n:Entity {id: 'x'})", "MATCH (n) SET n.x = 1",
+     "CALL db.idx.fulltext.drop('Entity')", "MATCH (n) RETURN n; MATCH (m) DELETE m"],
+)  # fmt: skip
+async def test_both_layers_refuse_writes(qa: CypherQA, graph: GraphStore, cypher: str) -> None:
+    before = await counts(graph)
+    with pytest.raises(ReadOnlyViolation):  # layer 1: the guard
+        await run_read_only(graph, cypher)
+    if not cypher.startswith("CALL") and ";" not in cypher:
+        # layer 2: the database's read-only mode, reached past both text checks
+        with pytest.raises(GraphError):
+            await graph._run(cypher, {}, read_only=True)
+    assert await counts(graph) == before
+
+
+@pytest.fixture
+async def api(iso, graph: GraphStore) -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
+    await load_graph(graph)
+    settings = iso.settings.with_overrides(
+        api={"api_keys": ["k1", "k2"]},
+        query={"rank_with_embeddings": False, "max_body_bytes": 2048, "rate_limit_per_min": 0},
+    )
+    app = create_app(settings, Services(settings, store=graph))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        yield client
+
+
+async def test_api_keys_size_limits_and_routes(api: httpx.AsyncClient, graph: GraphStore) -> None:
+    q = {"question": "Who is the CEO of Apple?"}
+    assert (await api.post("/ask", json=q)).status_code == 401
+    bad = await api.post("/ask", json=q, headers={"X-API-Key": "k3"})
+    assert bad.status_code == 401
+    assert bad.json()["error"]["code"] == "unauthorized"
+    assert (await api.get("/entities/AAPL")).status_code == 401
+    assert (await api.get("/health")).status_code == 200  # open
+    assert (await api.get("/metrics")).status_code == 200  # open
+    h = {"X-API-Key": "k2"}
+    huge = await api.post("/ask", content=b'{"question": "' + b"x" * 5000 + b'"}', headers=h)
+    assert huge.status_code == 413
+    assert huge.json()["error"]["code"] == "payload_too_large"
+    r = await api.post("/ask", json=q, headers=h)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["method"] == "cypher" and body["rows"][0]["id"] == "PERSON_TIM_COOK"
+    assert set(body) >= {"question", "method", "cypher", "params", "rows", "answer",
+                         "citations", "timings"}  # fmt: skip
+    assert any(c["kind"] == "fact" for c in body["citations"])
+    e = (await api.get("/entities/AAPL", headers=h)).json()
+    assert e["properties"]["ticker"] == "AAPL" and "Company" in e["labels"]
+    assert (await api.get("/entities/NOPE", headers=h)).status_code == 404
+    nb = (await api.get("/entities/AAPL/neighbourhood?depth=2", headers=h)).json()
+    ids = {n["id"] for n in nb["nodes"]}
+    assert {"AAPL", "PERSON_TIM_COOK", "IND_CONSUMER_ELECTRONICS", "US"} <= ids
+    assert len(ids) > 10  # two hops reach other US companies
+    old = (await api.get("/entities/AAPL/neighbourhood?as_of=2010-01-01", headers=h)).json()
+    assert "PERSON_TIM_COOK" not in {n["id"] for n in old["nodes"]}  # CEO since 2011
+    assert (await api.get("/entities/AAPL/neighbourhood?depth=9", headers=h)).status_code == 422
+    s = (await api.get("/indicators/US10Y/series?from=2026-11-18T00:00:00Z&to=2026-11-19T00:00:00Z",
+                       headers=h)).json()  # fmt: skip
+    assert len(s["points"]) == 8 and s["points"][0]["t"] < s["points"][-1]["t"]
+    before = await counts(graph)
+    for text in HOSTILE:
+        assert (await api.post("/ask", json={"question": text}, headers=h)).status_code == 200
+    assert await counts(graph) == before
+    spec = (await api.get("/openapi.json")).json()
+    assert {"/ask", "/entities/{entity_id}", "/entities/{entity_id}/neighbourhood", "/sentiment",
+            "/indicators/{indicator_id}/series", "/alerts/stream", "/reports/latest",
+            "/health", "/metrics"} <= set(spec["paths"])  # fmt: skip
+
+
+async def test_alert_feed_resumes_after_last_event_id(iso) -> None:  # type: ignore[no-untyped-def]
+    feeds = LiveFeeds(iso.bootstrap, iso.prefix, buffer=100)
+    await feeds.start()
+    pub = Publisher(iso.bootstrap)
+    try:
+
+        async def send(i: int) -> None:
+            a = Alert(id=f"t{i}", source="test", event_time=utcnow(), kind=AlertKind.INDICATOR_MOVE,
+                      entity_id=f"E{i}", severity="warning", message=f"alert {i}")  # fmt: skip
+            await pub.send_many(iso.topic("alerts.indicator"),
+                                [(a.key().encode(), a.model_dump_json().encode())])  # fmt: skip
+
+        got = []
+        stream = feeds.subscribe(None)
+        for i in range(3):
+            await send(i)
+        for _ in range(3):
+            got.append(await asyncio.wait_for(anext(stream), 10))
+        assert [e.data["message"] for e in got] == ["alert 0", "alert 1", "alert 2"]
+        await stream.aclose()
+        await send(3)
+        resumed = feeds.subscribe(got[1].event_id)  # the client saw up to alert 1
+        first = await asyncio.wait_for(anext(resumed), 10)
+        second = await asyncio.wait_for(anext(resumed), 10)
+        assert [first.data["message"], second.data["message"]] == ["alert 2", "alert 3"]
+        await resumed.aclose()
+        assert json.loads(json.dumps(first.data))["entity_id"] == "E2"
+    finally:
+        pub.close()
+        await feeds.stop()
