@@ -53,7 +53,9 @@ def test_maximum_matching_links_names_aliases_tickers_and_chinese(lexicon: Lexic
 
 def test_time_aggregation_and_comparison_units() -> None:
     w = units.time_window("highest on 2026-11-18", NOW)
-    assert w is not None and w.start_ms == int(datetime(2026, 11, 18, tzinfo=UTC).timestamp() * 1000)
+    assert w is not None and w.start_ms == int(
+        datetime(2026, 11, 18, tzinfo=UTC).timestamp() * 1000
+    )
     assert w.end_ms - w.start_ms == 86_400_000
     assert units.time_window("2026年11月18日的最高值", NOW).kind == "date"  # type: ignore[union-attr]
     week = units.time_window("最近一周DR007最高是多少", NOW)
