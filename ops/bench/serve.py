@@ -27,9 +27,10 @@ from kg.cypher.evaluate import EVALSETS, read_items
 from kg.cypher.fixture import SAMPLE_TICKS, load_graph
 from kg.store import open_store
 from kg.store.falkor import FalkorStore
+from ops.runtime import free_port
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
-from streams.admin import create_topics, free_port
+from streams.admin import create_topics
 from streams.publisher import Publisher
 from streams.records import Alert, AlertKind
 
