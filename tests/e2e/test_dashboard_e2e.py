@@ -1,0 +1,101 @@
+"""The dashboard in headless Chromium (Playwright driving the system browser): it loads,
+an alert published to the broker appears in the live feed, a question gets an answer,
+and screenshots are saved (``LIVEKG_SCREENSHOTS`` dir, else the test's tmp dir)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from kg.cypher.fixture import load_graph
+from kg.store import GraphStore
+from ops.runtime import free_port
+from serving.app import create_app
+from serving.services import Services
+from streams.publisher import Publisher
+from streams.records import Alert, AlertKind, Evidence, utcnow
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="the chromium package is not installed")
+async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from playwright.async_api import async_playwright, expect
+
+    shots = Path(os.environ.get("LIVEKG_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    await load_graph(graph)
+    settings = iso.settings.with_overrides(
+        api={"api_keys": ["dash-key"]}, query={"rank_with_embeddings": False}
+    )
+    app = create_app(settings, Services(settings, store=graph))
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    serving = asyncio.create_task(server.serve())
+    pub = Publisher(iso.bootstrap)
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.05)  # noqa: ASYNC110 - uvicorn has no started event
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+            await page.goto(f"http://127.0.0.1:{port}/?key=dash-key")
+            await expect(page.locator("#alerts-state")).to_have_text("live", timeout=20_000)
+            await expect(page.locator("#graph canvas").first).to_be_attached(timeout=20_000)
+            await page.screenshot(path=str(shots / "dashboard-loaded.png"), full_page=True)
+
+            alert = Alert(
+                id="e2e-alert-1",
+                source="e2e",
+                event_time=utcnow(),
+                kind=AlertKind.INDICATOR_MOVE,
+                entity_id="US10Y",
+                severity="critical",
+                message="US10Y up 25 bp in one hour (e2e)",
+                evidence=Evidence(source_ids=["tick-1", "tick-2"], values={"move_bp": 25.0}),
+            )
+            await pub.send_many(
+                iso.topic("alerts.indicator"),
+                [(alert.key().encode(), alert.model_dump_json().encode())],
+            )
+            item = page.locator("#alerts li.critical", has_text="US10Y up 25 bp")
+            await expect(item).to_be_visible(timeout=10_000)
+            await item.click()  # the evidence is one click away
+            await expect(item.locator("pre")).to_contain_text("tick-1")
+            await page.screenshot(path=str(shots / "dashboard-alert.png"), full_page=True)
+
+            await page.fill("#question", "Who is the CEO of Apple?")
+            await page.click("#ask-button")
+            await expect(page.locator("#answer")).to_have_text("Tim Cook", timeout=20_000)
+            await expect(page.locator("#rows")).to_contain_text("PERSON_TIM_COOK")
+            await page.fill("#question", "哪些基金持有贵州茅台？")
+            await page.click("#ask-button")
+            await expect(page.locator("#answer")).to_contain_text("E Fund", timeout=20_000)
+            await page.screenshot(path=str(shots / "dashboard-answer.png"), full_page=True)
+            await browser.close()
+        for name in ("dashboard-loaded.png", "dashboard-alert.png", "dashboard-answer.png"):
+            data = (shots / name).read_bytes()
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    finally:
+        pub.close()
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(serving, 10)
