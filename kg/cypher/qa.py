@@ -5,7 +5,8 @@ Order of work for one question: keyword extraction (``lexicon``) -> units
 (``units``) -> candidates (``synth``) -> ranking (``rank``) -> execution of the best
 candidates until one returns rows -> when none does (or none was built) and revision
 is on, one LLM revision of the best candidate, accepted only if it passes the guard,
-runs and returns rows -> when still nothing, the HybridRAG answerer if one is wired
+runs and returns rows (``revise_policy="always"`` asks for a revision of every answer,
+to measure what the model does) -> when still nothing, the HybridRAG answerer if one is wired
 -> else an honest "not known".
 """
 
@@ -126,7 +127,9 @@ class CypherQA:
         hybrid: HybridAnswerer | None = None,
         timeout_s: float = 5.0,
         row_limit: int = 200,
+        revise_policy: Literal["fallback", "always"] = "fallback",
     ) -> None:
+        self.revise_policy = revise_policy
         self.store = store
         self.lexicon = lexicon
         self.synth = Synthesizer(lexicon)
@@ -192,7 +195,8 @@ class CypherQA:
         cypher = chosen.cypher if chosen else None
         params = dict(chosen.params) if chosen else {}
         use_llm = self.reviser is not None if revise is None else revise
-        if use_llm and self.reviser is not None and not _has_values(rows):
+        wanted = self.revise_policy == "always" or not _has_values(rows)
+        if use_llm and self.reviser is not None and wanted:
             better = await self._revise(frame, chosen, question)
             if better is not None:
                 cypher, params, rows = better

@@ -11,6 +11,8 @@ def relevant_schema(labels: Iterable[str], ontology: Ontology | None = None) -> 
     """Concepts named or linked, their properties, and relations touching them."""
     onto = ontology or default_ontology()
     wanted = {lb for lb in labels if onto.concept(lb)}
+    if not wanted:  # nothing recognised: the static partition's concepts
+        wanted = {c.label for c in onto.concepts if not c.abstract and c.partition == "static"}
     lines: list[str] = []
     rels = []
     for r in onto.relations:

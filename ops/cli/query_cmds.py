@@ -36,6 +36,7 @@ async def _qa(
     llm_url: str | None,
     graph_name: str | None = None,
     ensure_sample: bool = False,
+    revise_policy: str = "fallback",
 ) -> AsyncIterator[Any]:
     """A ``CypherQA`` on the configured graph (``graph_name`` overrides the name)."""
     from kg.cypher import CypherQA, LLMReviser
@@ -69,6 +70,7 @@ async def _qa(
             reviser=reviser,
             timeout_s=q.timeout_s,
             row_limit=q.row_limit,
+            revise_policy=revise_policy,  # type: ignore[arg-type]
         )
     finally:
         if llm is not None:
@@ -134,6 +136,9 @@ def eval_cypher(
     ] = "fixture",
     llm: Annotated[bool, typer.Option("--llm/--no-llm", help="also run with LLM revision")] = True,
     failures: Annotated[int, typer.Option(help="failed questions listed in the output")] = 20,
+    revise_policy: Annotated[
+        str, typer.Option(help="fallback: revise only answers without rows; always: every one")
+    ] = "fallback",
     json_: JsonFlag = True,
 ) -> None:
     """Accuracy of NL -> Cypher overall, per type and per language, without and with LLM
@@ -153,7 +158,11 @@ def eval_cypher(
     name = f"livekg_eval_cypher_{uuid.uuid4().hex[:8]}" if graph == "fixture" else None
 
     async def go(s: Settings, ep: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"questions": str(path), "graph": graph}
+        out: dict[str, Any] = {
+            "questions": str(path),
+            "graph": graph,
+            "revise_policy": revise_policy,
+        }
         try:
             if name:
                 from kg.store import open_store
@@ -165,7 +174,12 @@ def eval_cypher(
             for revise in modes:
                 t0 = time.perf_counter()
                 async with _qa(
-                    s, ep.falkordb_url, revise=revise, llm_url=ep.llm_base_url, graph_name=name
+                    s,
+                    ep.falkordb_url,
+                    revise=revise,
+                    llm_url=ep.llm_base_url,
+                    graph_name=name,
+                    revise_policy=revise_policy,
                 ) as qa:
                     scored = await evaluate(qa, items, revise=revise)
                 key = "with_revision" if revise else "without_revision"

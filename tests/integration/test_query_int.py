@@ -191,3 +191,44 @@ async def test_alert_feed_resumes_after_last_event_id(iso) -> None:  # type: ign
     finally:
         pub.close()
         await feeds.stop()
+
+
+class FixedReviser:
+    """Stands in for the LLM: returns one fixed query."""
+
+    def __init__(self, cypher: str) -> None:
+        self.cypher = cypher
+        self.calls = 0
+
+    async def revise(self, question: str, schema: str, cypher: str, params: dict) -> str:  # type: ignore[type-arg]
+        self.calls += 1
+        assert "Company" in schema or "Entity" in schema  # only the relevant schema part
+        return self.cypher
+
+
+@pytest.mark.parametrize(
+    "revised,accepted",
+    [
+        ("MATCH (t:Company {exchange: 'NYSE'}) RETURN t.id AS id ORDER BY id", True),
+        ("MATCH (n) DETACH DELETE n", False),  # writes: refused
+        ("MATCH (t:Company RETURN t", False),  # does not parse
+        ("MATCH (t:Company {exchange: 'NOWHERE'}) RETURN t.id AS id", False),  # no rows
+    ],
+)
+async def test_revision_is_accepted_only_when_read_only_parsing_and_useful(
+    qa: CypherQA, graph: GraphStore, revised: str, accepted: bool
+) -> None:
+    before = await counts(graph)
+    qa.reviser = FixedReviser(revised)
+    res = await qa.ask("Quels sont les titres cotés à New York?", revise=True, now=NOW)
+    assert qa.reviser.calls == 1
+    assert res.revised is accepted
+    if accepted:
+        assert res.cypher == revised and {r["id"] for r in res.rows} == {"BAC", "GS", "JPM", "XOM"}
+    else:
+        assert res.cypher != revised
+    assert await counts(graph) == before
+    # with answers that have rows, the default policy never calls the model
+    qa.reviser = FixedReviser(revised)
+    await qa.ask("Who is the CEO of Apple?", revise=True, now=NOW)
+    assert qa.reviser.calls == 0
