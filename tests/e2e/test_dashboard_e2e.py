@@ -37,7 +37,7 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
     from playwright.async_api import async_playwright, expect
 
     shots = Path(os.environ.get("LIVEKG_SCREENSHOTS") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(shots.mkdir, parents=True, exist_ok=True)
     await load_graph(graph)
     settings = iso.settings.with_overrides(
         api={"api_keys": ["dash-key"]}, query={"rank_with_embeddings": False}
@@ -53,7 +53,7 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
         for _ in range(200):
             if server.started:
                 break
-            await asyncio.sleep(0.05)  # noqa: ASYNC110 - uvicorn has no started event
+            await asyncio.sleep(0.05)  # uvicorn has no started event
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             page = await browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -92,7 +92,7 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
             await page.screenshot(path=str(shots / "dashboard-answer.png"), full_page=True)
             await browser.close()
         for name in ("dashboard-loaded.png", "dashboard-alert.png", "dashboard-answer.png"):
-            data = (shots / name).read_bytes()
+            data = await asyncio.to_thread((shots / name).read_bytes)
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     finally:
         pub.close()
