@@ -72,7 +72,7 @@ def allocate(
     while sum(count.values()) > target:
         c = max(
             (c for c in keys if count[c] > 0),
-            key=lambda c: (count[c] - share[c], -weights[c], -order[c]),
+            key=lambda c: (count[c] - share[c], -weights[c], order[c]),
         )
         count[c] -= 1
     while sum(count.values()) < target:
