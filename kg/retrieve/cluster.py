@@ -112,22 +112,25 @@ def select(candidates: Sequence[Candidate], k: int, *, temperature: float = 1.0)
 
 
 def cluster_embeddings(vectors: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
-    """Cluster labels (0..m-1) from agglomerative clustering on cosine distance.
+    """Cluster labels (0..m-1) from agglomerative clustering on cosine distance, cut at
+    ``threshold``.
 
-    Average linkage (Ward needs Euclidean distances); the seed names the algorithm
-    family (Muellner 2011) and the distance threshold, not the linkage.
+    scipy's ``linkage`` implements Muellner's algorithms (the paper the seed cites);
+    average linkage, since Ward needs Euclidean distances (the seed names the algorithm
+    and the distance threshold, not the linkage).
     """
     n = len(vectors)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     if n == 1:
         return np.zeros(1, dtype=np.int64)
-    from sklearn.cluster import AgglomerativeClustering  # slow import: lazy
+    from scipy.cluster.hierarchy import fcluster, linkage  # lazy: import cost
 
-    model = AgglomerativeClustering(
-        n_clusters=None, metric="cosine", linkage="average", distance_threshold=threshold
-    )
-    return model.fit_predict(np.asarray(vectors, dtype=np.float32)).astype(np.int64)
+    v = np.asarray(vectors, dtype=np.float64)
+    z = linkage(v, method="average", metric="cosine")
+    raw = fcluster(z, t=threshold, criterion="distance")
+    _, labels = np.unique(raw, return_inverse=True)  # 0..m-1 in order of first label
+    return labels.astype(np.int64)
 
 
 @dataclass
@@ -184,10 +187,12 @@ class NodeClusters:
             label = len(self._counts)
             self._sums.append(np.array(vec, dtype=np.float32))
             self._counts.append(1)
+            row = self._sums[label] / max(float(np.linalg.norm(self._sums[label])), 1e-12)
+            self._centroids = np.vstack([cents, row[None, :]])
         else:
             self._sums[label] = self._sums[label] + vec
             self._counts[label] += 1
-        self._centroids = None
+            cents[label] = self._sums[label] / max(float(np.linalg.norm(self._sums[label])), 1e-12)
         self.labels[node_id] = label
         self.assigned_since_rebuild += 1
         return label

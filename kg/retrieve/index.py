@@ -314,6 +314,7 @@ class RetrievalIndex:
         seeds = self.named_entities(query)
         if not seeds:
             return []
+        cap = max(50 * k, 200)  # candidates enough to rank; bounds hub expansions
         frontier, seen_nodes, hop_of = list(seeds), set(seeds), {}
         for hop in range(1, depth + 1):
             nxt: list[str] = []
@@ -327,8 +328,10 @@ class RetrievalIndex:
                         if other not in seen_nodes:
                             seen_nodes.add(other)
                             nxt.append(other)
+                if len(hop_of) >= cap:
+                    break
             frontier = nxt
-            if len(hop_of) >= 50 * k:
+            if len(hop_of) >= cap:
                 break
         if not hop_of:
             return []
