@@ -40,6 +40,10 @@ async def store(iso: Isolated) -> AsyncIterator[GraphStore]:
         await s.close()
 
 
+def _is_file(path: str | None) -> bool:
+    return bool(path) and Path(path or "").is_file()
+
+
 def _ticks(name: str) -> list[IndicatorTick]:
     return [IndicatorTick.model_validate(json.loads(line))
             for line in (SAMPLES / name).read_text().splitlines()]  # fmt: skip
@@ -100,7 +104,7 @@ async def test_retrieval_methods_and_report_on_the_sample_graph(
                                   retriever=MethodRetriever(service, "tfr"))  # fmt: skip
     assert doc.unsupported_numbers == [] and doc.missing == [] and doc.stale == []
     assert len(doc.sections) == 5 and doc.text and doc.triples
-    assert Path(doc.chart or "").is_file() and latest_report(tmp_path).id == doc.id  # type: ignore[union-attr]
+    assert _is_file(doc.chart) and latest_report(tmp_path).id == doc.id  # type: ignore[union-attr]
     # provenance: every fact names graph nodes that exist and hold its values
     refs = sorted({r for f in doc.facts for r in f.sources})
     rows = await store.query(
@@ -172,7 +176,7 @@ async def test_report_on_real_us_treasury_history(
     at = datetime.fromisoformat(end).replace(hour=23, tzinfo=UTC)
     doc = await build_bond_report(store, ReportSettings(), at=at, out_dir=tmp_path,
                                   question="How has the US 10Y-2Y curve moved?")  # fmt: skip
-    assert doc.unsupported_numbers == [] and Path(doc.chart or "").is_file()
+    assert doc.unsupported_numbers == [] and _is_file(doc.chart)
     facts = {f.id.split("@")[0]: f for f in doc.facts}
     assert facts["US10Y:level"].value == pytest.approx(last["US10Y"])
     assert facts["US2Y:level"].value == pytest.approx(last["US2Y"])
