@@ -35,6 +35,9 @@ SAMPLE_FILES = {
     "raw.filings": "filings.jsonl",
     "raw.ticks": "ticks.jsonl",
 }
+# Months of daily/monthly indicator history before the sample day (synthetic,
+# scripts/make_history.py), replayed after the day itself (newest first: no alerts).
+SAMPLE_HISTORY = ("raw.ticks", "ticks_history.jsonl")
 
 
 @dataclass
@@ -241,10 +244,11 @@ def replay_file(
 
 
 def replay_samples(bootstrap: str, *, prefix: str = "") -> list[ReplayReport]:
-    """The bundled synthetic sample day, into the four raw topics."""
+    """The bundled synthetic sample day, into the four raw topics, then the history."""
+    files = [*SAMPLE_FILES.items(), SAMPLE_HISTORY]
     return [
         replay_file(SAMPLES_DIR / fname, topic, bootstrap, prefix=prefix)
-        for topic, fname in SAMPLE_FILES.items()
+        for topic, fname in files
     ]
 
 

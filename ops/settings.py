@@ -258,6 +258,37 @@ class QuerySettings(BaseModel):
     sse_keepalive_s: float = 15.0
 
 
+class RetrieveSettings(BaseModel):
+    """Retrieval indexes mirrored from the graph (kg.retrieve; docs/retrieval.md)."""
+
+    refresh_s: float = 30.0  # a search refreshes the index when it is older than this
+    top_n: int = 200  # TFR: candidates before the cluster allocation (n >> k)
+    cluster_threshold: float = 0.25  # cosine distance of the agglomerative clustering
+    temperature: float = 1.0  # TFR softmax temperature (the seed: a plain softmax)
+    rebuild_interval_s: float = 3600.0  # periodic full cluster rebuild
+    chunk_size: int = 800
+    graph_depth: int = 2
+
+
+class ReportSettings(BaseModel):
+    """The bond-market report (kg.report; docs/reports.md) and, nested, retrieval."""
+
+    enabled: bool = True  # the timer in the worker
+    interval_s: float = 1800.0
+    crontab: str = "0 7 * * 1-5"  # also at the Shanghai close (15:00 CST = 07:00 UTC)
+    questions_file: Path | None = None  # None: kg/data/bond_questions.json
+    out_dir: Path | None = None  # None: <data_dir>/reports/bond
+    use_llm: bool = True
+    llm_leads: bool | None = None  # None: model prose leads only with a served model
+    llm_budget_s: float = 40.0  # LLM time per report; later questions skip the model
+    llm_max_tokens: int = 160
+    k1: int = 8
+    k2: int = 8
+    method: str = "tfr"  # retrieval method of both stages
+    history_days: int = 400
+    retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -278,6 +309,7 @@ class Settings(BaseSettings):
     sentiment: SentimentSettings = Field(default_factory=SentimentSettings)
     indicator_alerts: IndicatorAlertSettings = Field(default_factory=IndicatorAlertSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    report: ReportSettings = Field(default_factory=ReportSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -255,10 +255,21 @@ class Citation(BaseModel):
 
 
 class BondReport(Record):
+    """One question of a bond-market report (kg.report); ``answer`` is the checked text."""
+
     question: str
     facts: list[Citation] = Field(default_factory=list)
     answer: str
     model_id: str = ""
+    report_id: str = ""  # the whole report (all questions): kg.report.latest_report
+    question_id: str = ""
+    triples: list[Citation] = Field(default_factory=list)  # text carries the sources
+    unsupported_numbers: list[str] = Field(default_factory=list)  # always empty when published
+    removed: list[str] = Field(default_factory=list)  # sentences dropped by the number check
+    missing: list[str] = Field(default_factory=list)  # indicators without data
+    stale: list[str] = Field(default_factory=list)
+    chart: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
 
     def key(self) -> str:
         return "bond-market"

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "ops.cli.model_cmds",
     "ops.cli.sentiment_cmds",
     "ops.cli.query_cmds",
+    "ops.cli.report_cmds",
 ]
 
 

@@ -15,7 +15,9 @@ import httpx
 from ops.runtime_state import pid_alive
 
 SAMPLE_DOCS = 48 + 30 + 2  # news + social + filings in connectors/samples
-SAMPLE_TICKS = 672
+SAMPLE_DAY_TICKS = 672
+_HISTORY = Path(__file__).resolve().parents[2] / "connectors" / "samples" / "ticks_history.jsonl"
+SAMPLE_TICKS = SAMPLE_DAY_TICKS + sum(1 for _ in _HISTORY.open())  # + indicator history
 
 
 def livekg(*args: str, data_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,102 @@
+"""Two-stage RAG (seed 000 section 3.3) with graceful degradation.
+
+Stage 1: K1 = Retriever(Q); F_select = LLM(Q, K1, F). Stage 2: K2 = Retriever(Q,
+F_select); A = LLM(Q, F_select, K2), told to prune irrelevant knowledge. Without a
+model, or when it is down or answers garbage, F_select falls back to the question's
+facts and A is empty; what failed is recorded, nothing is raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from kg.llm import LLMClient
+from kg.prompts.report import FactSelection, analysis_v1, select_facts_v1
+from kg.report.facts import Fact
+from kg.retrieve.service import context_text
+from kg.retrieve.types import RetrievedItem, Retriever
+
+log = logging.getLogger(__name__)
+
+
+class RagResult(BaseModel):
+    selected: list[Fact] = Field(default_factory=list)
+    k1: list[RetrievedItem] = Field(default_factory=list)
+    k2: list[RetrievedItem] = Field(default_factory=list)
+    llm_text: str = ""
+    llm_used: bool = False
+    errors: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+def fact_lines(facts: Sequence[Fact]) -> str:
+    return "\n".join(f"F{i}: {f.text}" for i, f in enumerate(facts, 1))
+
+
+async def _retrieve(
+    retriever: Retriever | None, query: str, k: int, errors: list[str], at: int | None
+) -> list[RetrievedItem]:
+    if retriever is None or k < 1:
+        return []
+    try:
+        return await retriever.search(query, k, at=at)
+    except Exception as exc:  # a broken index must not stop the report
+        errors.append(f"retrieval failed: {type(exc).__name__}: {exc}"[:300])
+        log.warning("report retrieval failed: %r", exc)
+        return []
+
+
+async def two_stage(
+    question: str,
+    facts: Sequence[Fact],
+    *,
+    retriever: Retriever | None,
+    llm: LLMClient | None,
+    k1: int = 8,
+    k2: int = 8,
+    at: int | None = None,
+    max_tokens: int = 200,
+    use_llm: bool = True,
+) -> RagResult:
+    res = RagResult()
+    t0 = time.perf_counter()
+    res.k1 = await _retrieve(retriever, question, k1, res.errors, at)
+    res.timings["retrieve_k1_s"] = round(time.perf_counter() - t0, 4)
+    selected = list(facts)
+    if llm is not None and use_llm and facts:
+        t = time.perf_counter()
+        try:
+            msgs = select_facts_v1(question=question, facts=fact_lines(facts),
+                                   knowledge=context_text(res.k1, 1500))  # fmt: skip
+            pick = await llm.structured(msgs, FactSelection, prompt_name=select_facts_v1.id,
+                                        max_tokens=96, max_repairs=1)  # fmt: skip
+            idx = sorted({int(r[1:]) - 1 for r in pick.facts if 0 < int(r[1:]) <= len(facts)})
+            if idx:
+                selected = [facts[i] for i in idx]
+                res.llm_used = True
+            else:
+                res.errors.append("stage 1: the model selected no valid fact; using all")
+        except Exception as exc:
+            res.errors.append(f"stage 1 LLM failed: {type(exc).__name__}: {exc}"[:300])
+        res.timings["llm_select_s"] = round(time.perf_counter() - t, 4)
+    res.selected = selected
+    t = time.perf_counter()
+    q2 = question + " " + " ".join(f.text for f in selected[:6])
+    res.k2 = await _retrieve(retriever, q2, k2, res.errors, at)
+    res.timings["retrieve_k2_s"] = round(time.perf_counter() - t, 4)
+    if llm is not None and use_llm and selected:
+        t = time.perf_counter()
+        try:
+            msgs = analysis_v1(question=question, facts=fact_lines(selected),
+                               knowledge=context_text(res.k2, 1500))  # fmt: skip
+            res.llm_text = (await llm.chat(msgs, prompt_name=analysis_v1.id,
+                                           max_tokens=max_tokens)).strip()  # fmt: skip
+            res.llm_used = True
+        except Exception as exc:
+            res.errors.append(f"stage 2 LLM failed: {type(exc).__name__}: {exc}"[:300])
+        res.timings["llm_analysis_s"] = round(time.perf_counter() - t, 4)
+    return res

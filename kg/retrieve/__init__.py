@@ -1,0 +1,37 @@
+"""Retrieval over the knowledge graph and documents (seed 000 section 3.2 and appendix C,
+seed 003 section 4.4). Public surface:
+
+* ``RetrievedItem`` / ``Provenance`` / ``Method`` / ``Retriever``: what every method returns.
+* ``RetrievalService``: the index mirrored from the graph (incremental), ``search`` by
+  method, ``hybrid``; ``MethodRetriever`` wraps one method as a ``Retriever``.
+* ``hybrid_search(store, embedder, query, k)``: HybridRAG context in one call.
+* ``vector_index_ddl``: graph-side vector index DDL per backend.
+"""
+
+from __future__ import annotations
+
+from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
+from kg.retrieve.service import (
+    MethodRetriever,
+    RetrievalService,
+    context_text,
+    hybrid_search,
+)
+from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem, Retriever
+from kg.retrieve.vector_ddl import vector_index_ddl
+
+__all__ = [
+    "DocRow",
+    "ItemKind",
+    "Method",
+    "MethodRetriever",
+    "Provenance",
+    "RetrievalIndex",
+    "RetrievalService",
+    "RetrievedItem",
+    "Retriever",
+    "TripleRow",
+    "context_text",
+    "hybrid_search",
+    "vector_index_ddl",
+]

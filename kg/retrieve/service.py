@@ -1,0 +1,222 @@
+"""The retrieval service: an index mirrored from the graph, and every method behind
+``Retriever``.
+
+``RetrievalService.refresh`` reads only what the graph gained since the last refresh
+(fact edges and documents by their database ``written_at`` clock) and appends it to the
+index, so indexes follow the stream incrementally; clusters are assigned as nodes
+arrive and rebuilt in full when enough have arrived (``NodeClusters.stale``) or on
+``rebuild``. Searches refresh first when the index is older than ``refresh_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kg.embed import Embedder
+from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
+from kg.retrieve.types import Method, RetrievedItem
+from kg.store.base import GraphStore
+
+INTERNAL_RELATIONS = ("HAS_OBSERVATION", "HAS_DAILY", "MENTIONS")
+
+TRIPLES_CYPHER = """
+MATCH (h:Entity)-[f]->(t:Entity)
+WHERE f.id IS NOT NULL AND NOT type(f) IN $internal
+  AND coalesce(f.written_at, f.ingested_at, 0) > $since
+RETURN f.id AS id, h.id AS head, coalesce(h.name, h.id) AS head_name, type(f) AS relation,
+       t.id AS tail, coalesce(t.name, t.id) AS tail_name, f.valid_from AS valid_from,
+       f.valid_to AS valid_to, f.sources AS sources, f.doc_ids AS doc_ids,
+       f.evidence AS evidence, coalesce(f.written_at, f.ingested_at, 0) AS written_at
+LIMIT $limit
+"""
+
+DOCS_CYPHER = """
+MATCH (d:Document)
+WHERE coalesce(d.written_at, d.ingested_at, 0) > $since
+OPTIONAL MATCH (d)-[:MENTIONS]->(e:Entity)
+RETURN d.id AS id, d.title AS title, d.text AS text, d.url AS url, d.source AS source,
+       d.published_at AS published_at, collect(e.id) AS entities,
+       coalesce(d.written_at, d.ingested_at, 0) AS written_at
+LIMIT $limit
+"""
+
+NAMES_CYPHER = """
+MATCH (e:Entity)
+WHERE e.canonical = true
+RETURN e.id AS id, e.name AS name, e.name_zh AS name_zh, e.short_name AS short_name,
+       e.aliases AS aliases, e.ticker AS ticker
+"""
+
+
+def _strs(v: Any) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v]
+    return [str(x) for x in v if x]
+
+
+def triple_row(r: dict[str, Any]) -> TripleRow:
+    return TripleRow(
+        id=str(r["id"]), head=str(r["head"]), head_name=str(r.get("head_name") or ""),
+        relation=str(r["relation"]), tail=str(r["tail"]), tail_name=str(r.get("tail_name") or ""),
+        valid_from=r.get("valid_from"), valid_to=r.get("valid_to"),
+        sources=_strs(r.get("sources")), doc_ids=_strs(r.get("doc_ids")),
+        evidence=str(r.get("evidence") or ""),
+    )  # fmt: skip
+
+
+class RetrievalService:
+    def __init__(
+        self,
+        store: GraphStore | None,
+        embedder: Embedder,
+        *,
+        refresh_s: float = 30.0,
+        load_limit: int = 500_000,
+        index: RetrievalIndex | None = None,
+        **index_kw: Any,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.refresh_s = refresh_s
+        self.load_limit = load_limit
+        self.index = index or RetrievalIndex(dim=embedder.dim, **index_kw)
+        self._since_triples = 0
+        self._since_docs = 0
+        self._refreshed_at = float("-inf")
+        self._names_loaded = False
+        self._lock = asyncio.Lock()
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed_sync(texts, "passage")
+
+    async def refresh(self, *, force: bool = False) -> dict[str, int]:
+        """Pull new facts and documents from the graph into the index."""
+        if self.store is None:
+            return {"triples": 0, "documents": 0}
+        async with self._lock:
+            if not force and time.monotonic() - self._refreshed_at < self.refresh_s:
+                return {"triples": 0, "documents": 0}
+            if not self._names_loaded:
+                rows = await self.store.query(NAMES_CYPHER)
+                self.index.add_names({
+                    str(r["id"]): [x for k in ("name", "name_zh", "short_name", "ticker")
+                                   for x in _strs(r.get(k))] + _strs(r.get("aliases"))
+                    for r in rows
+                })  # fmt: skip
+                self._names_loaded = True
+            trows = await self.store.query(
+                TRIPLES_CYPHER,
+                {"since": self._since_triples, "internal": list(INTERNAL_RELATIONS),
+                 "limit": self.load_limit},
+            )  # fmt: skip
+            drows = await self.store.query(
+                DOCS_CYPHER, {"since": self._since_docs, "limit": self.load_limit}
+            )
+            triples = [triple_row(r) for r in trows]
+            docs = [
+                DocRow(id=str(r["id"]), title=str(r.get("title") or ""),
+                       text=str(r.get("text") or ""), url=str(r.get("url") or ""),
+                       source=str(r.get("source") or ""), published_at=r.get("published_at"),
+                       entities=_strs(r.get("entities")))
+                for r in drows
+            ]  # fmt: skip
+            added_t = await asyncio.to_thread(self.index.add_triples, triples, self._encode)
+            added_d = await asyncio.to_thread(self.index.add_documents, docs, self._encode)
+            for r in trows:
+                self._since_triples = max(self._since_triples, int(r["written_at"] or 0))
+            for r in drows:
+                self._since_docs = max(self._since_docs, int(r["written_at"] or 0))
+            self._refreshed_at = time.monotonic()
+            return {"triples": added_t, "documents": added_d}
+
+    async def rebuild(self) -> None:
+        """The periodic full cluster rebuild (assignments drift as the graph grows)."""
+        await asyncio.to_thread(self.index.rebuild_clusters)
+
+    async def query_vector(self, query: str) -> np.ndarray:
+        return (await self.embedder.embed([query], "query"))[0]
+
+    async def search(
+        self, query: str, method: Method | str, k: int = 10, *, at: int | None = None
+    ) -> list[RetrievedItem]:
+        method = Method(method)
+        if k < 1 or not query.strip():
+            return []
+        await self.refresh()
+        ix = self.index
+        if method is Method.BM25:
+            return ix.bm25_docs(query, k, at)
+        if method is Method.HYBRID:
+            return await self.hybrid(query, k, at=at)
+        qvec = await self.query_vector(query)
+        if method is Method.DENSE:
+            return ix.dense_docs(qvec, k, at)
+        if method is Method.TRIPLES:
+            return ix.dense_triples(qvec, k, at)
+        if method is Method.TFR:
+            return ix.tfr_triples(qvec, k, at)
+        return ix.neighbourhood(query, qvec, k, at=at)
+
+    async def hybrid(
+        self, query: str, k: int = 10, *, k_graph: int | None = None, at: int | None = None
+    ) -> list[RetrievedItem]:
+        """HybridRAG context (seed 003 section 4.4): the vector context (dense chunks)
+        first, then the graph context (the named entities' neighbourhood; when the query
+        names none, the cluster-based triples stand in). Up to ``k + k_graph`` items."""
+        await self.refresh()
+        qvec = await self.query_vector(query)
+        ix = self.index
+        kg_ = k if k_graph is None else k_graph
+        vector = ix.dense_docs(qvec, k, at)
+        graph = ix.neighbourhood(query, qvec, kg_, at=at) or ix.tfr_triples(qvec, kg_, at)
+        return [*vector, *graph]
+
+
+class MethodRetriever:
+    """One method of a service as a ``Retriever``."""
+
+    def __init__(self, service: RetrievalService, method: Method | str) -> None:
+        self.service = service
+        self.method = Method(method)
+
+    async def search(self, query: str, k: int, *, at: int | None = None) -> list[RetrievedItem]:
+        return await self.service.search(query, self.method, k, at=at)
+
+
+_SERVICES: dict[tuple[int, int], RetrievalService] = {}
+
+
+async def hybrid_search(
+    store: GraphStore,
+    embedder: Embedder,
+    query: str,
+    k: int = 10,
+    *,
+    k_graph: int | None = None,
+    at: int | None = None,
+) -> list[RetrievedItem]:
+    """HybridRAG retrieval over ``store`` (one cached service per store and embedder)."""
+    key = (id(store), id(embedder))
+    service = _SERVICES.get(key)
+    if service is None:
+        service = _SERVICES[key] = RetrievalService(store, embedder)
+    return await service.hybrid(query, k, k_graph=k_graph, at=at)
+
+
+def context_text(items: Sequence[RetrievedItem], limit_chars: int = 4000) -> str:
+    """Numbered context lines for a prompt, within a character budget."""
+    lines, used = [], 0
+    for i, it in enumerate(items, 1):
+        line = f"[{i}] {it.text.strip()}"
+        if used + len(line) > limit_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)

@@ -1,0 +1,82 @@
+"""Graph-side vector indexes, generated per backend (FalkorDB and Neo4j 5 both have one).
+
+The retrievers search the in-memory mirror (``kg.retrieve.index``); these indexes let
+Cypher users and the query service run vector search inside the graph too, through
+``write_embeddings`` and ``vector_query``. Labels come from code, never from input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from kg.store.base import GraphProvider, GraphStore
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _check(*names: str) -> None:
+    for n in names:
+        if not _IDENT.match(n):
+            raise ValueError(f"invalid identifier {n!r}")
+
+
+def vector_index_ddl(
+    provider: GraphProvider, label: str, dim: int, prop: str = "embedding"
+) -> list[str]:
+    """DDL creating a cosine vector index on ``label.prop`` (idempotent on Neo4j;
+    FalkorDB raises on a duplicate, which ``ensure_vector_index`` ignores)."""
+    _check(label, prop)
+    if dim < 1:
+        raise ValueError("dim must be >= 1")
+    if provider == GraphProvider.NEO4J:
+        name = f"{label.lower()}_{prop}_vec"
+        return [
+            f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop}) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dim}, "
+            f"`vector.similarity_function`: 'cosine'}}}}"
+        ]
+    return [
+        f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.{prop}) "
+        f"OPTIONS {{dimension: {dim}, similarityFunction: 'cosine'}}"
+    ]
+
+
+def vector_query(provider: GraphProvider, label: str, prop: str = "embedding") -> str:
+    """Cypher returning ``id`` and ``score`` (higher is closer) for ``$k`` and ``$v``."""
+    _check(label, prop)
+    if provider == GraphProvider.NEO4J:
+        name = f"{label.lower()}_{prop}_vec"
+        return (
+            f"CALL db.index.vector.queryNodes('{name}', $k, $v) YIELD node, score "
+            "RETURN node.id AS id, score"
+        )
+    # FalkorDB returns a cosine distance; 1 - distance is the similarity.
+    return (
+        f"CALL db.idx.vector.queryNodes('{label}', '{prop}', $k, vecf32($v)) "
+        "YIELD node, score RETURN node.id AS id, 1.0 - score AS score"
+    )
+
+
+def write_cypher(provider: GraphProvider, label: str, prop: str = "embedding") -> str:
+    _check(label, prop)
+    value = "r.v" if provider == GraphProvider.NEO4J else "vecf32(r.v)"
+    return f"UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.{prop} = {value}"
+
+
+async def ensure_vector_index(store: GraphStore, label: str, dim: int) -> None:
+    for ddl in vector_index_ddl(store.provider, label, dim):
+        try:
+            await store.execute(ddl)
+        except Exception as exc:  # FalkorDB: "already indexed"
+            if "already" not in str(exc).lower():
+                raise
+
+
+async def write_embeddings(
+    store: GraphStore, label: str, ids: Sequence[str], vectors: np.ndarray
+) -> int:
+    rows = [{"id": i, "v": [float(x) for x in v]} for i, v in zip(ids, vectors, strict=True)]
+    return await store.execute_batches(write_cypher(store.provider, label), rows, batch=500)

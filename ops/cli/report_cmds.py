@@ -1,0 +1,222 @@
+"""``livekg retrieve``, ``livekg report bond``, ``livekg eval retrieval``,
+``livekg bench retrieve`` (docs/retrieval.md, docs/reports.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ops.cli.groups import app, bench_app, eval_app
+from ops.cli.output import emit_json
+from ops.settings import Settings
+
+report_app = typer.Typer(help="Bond-market reports (two-stage RAG over the knowledge graph).")
+app.add_typer(report_app, name="report")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
+METHODS = "bm25|dense|triples|tfr|graph|hybrid"
+
+
+def _settings(data_dir: Path | None) -> Settings:
+    return Settings(data_dir=data_dir) if data_dir else Settings()
+
+
+def _at_ms(at: str | None) -> int | None:
+    if not at:
+        return None
+    from kg.report.build import _parse_at
+
+    return int(_parse_at(at).timestamp() * 1000)
+
+
+def _fail(exc: Exception) -> None:
+    emit_json({"ok": False, "error": type(exc).__name__, "message": str(exc)})
+    raise typer.Exit(1) from exc
+
+
+@app.command("retrieve")
+def retrieve(
+    query: str,
+    method: Annotated[str, typer.Option(help=METHODS)] = "hybrid",
+    k: Annotated[int, typer.Option(min=1, max=200)] = 10,
+    at: Annotated[str | None, typer.Option(help="only facts valid at this ISO time")] = None,
+    data_dir: DataDir = None,
+    json_: JsonFlag = True,
+) -> None:
+    """Retrieve scored items with provenance from the running graph."""
+    from kg.errors import LivekgError
+    from kg.retrieve import Method
+
+    try:
+        meth = Method(method)
+    except ValueError:
+        emit_json({"ok": False, "error": "BadParameter", "message": f"--method: one of {METHODS}"})
+        raise typer.Exit(2) from None
+    settings = _settings(data_dir)
+
+    async def go() -> dict[str, Any]:
+        from kg.embed import make_embedder
+        from kg.retrieve import RetrievalService
+        from ops.cli.kg_cmds import _store
+
+        r = settings.report.retrieve
+        async with _store(settings) as store:
+            t0 = time.perf_counter()
+            service = RetrievalService(
+                store, make_embedder(settings.embed), top_n=r.top_n,
+                cluster_threshold=r.cluster_threshold, temperature=r.temperature,
+                chunk_size=r.chunk_size,
+            )  # fmt: skip
+            await service.refresh(force=True)
+            t1 = time.perf_counter()
+            items = await service.search(query, meth, k, at=_at_ms(at))
+            t2 = time.perf_counter()
+        return {
+            "ok": True, "query": query, "method": meth.value, "k": k, "count": len(items),
+            "items": [i.model_dump(mode="json") for i in items], "index": service.index.stats,
+            "timings": {"index_s": round(t1 - t0, 4), "search_s": round(t2 - t1, 4)},
+        }  # fmt: skip
+
+    try:
+        emit_json(asyncio.run(go()))
+    except LivekgError as exc:
+        _fail(exc)
+
+
+@report_app.command("bond")
+def report_bond(
+    at: Annotated[str | None, typer.Option(help="analysis time, ISO (default: now)")] = None,
+    question: Annotated[str | None, typer.Option(help="one ad-hoc question")] = None,
+    out: Annotated[Path | None, typer.Option(help="report folder (default data dir)")] = None,
+    llm: Annotated[bool, typer.Option(help="use the language model (two-stage RAG)")] = True,
+    publish: Annotated[bool, typer.Option(help="publish to reports.bond if a broker runs")] = True,
+    data_dir: DataDir = None,
+    json_: JsonFlag = True,
+) -> None:
+    """Generate the bond-market report now: facts, triples, checked text, chart."""
+    settings = _settings(data_dir)
+    emit_json(asyncio.run(_report(settings, at=at, question=question, out=out, use_llm=llm,
+                                  publish=publish)))  # fmt: skip
+
+
+async def _report(
+    settings: Settings, *, at: str | None, question: str | None, out: Path | None,
+    use_llm: bool, publish: bool,
+) -> dict[str, Any]:  # fmt: skip
+    from kg.report.build import build_bond_report, reports_dir, store_in_graph
+    from kg.retrieve import MethodRetriever, RetrievalService
+    from ops.cli.kg_cmds import _store
+
+    cfg = settings.report
+    notes: list[str] = []
+    store = None
+    try:
+        store = _store(settings)
+        await store.ping()
+    except Exception as exc:
+        notes.append(f"graph unavailable: {exc}"[:300])
+        store = None
+    retriever = None
+    embed_id = "none"
+    if store is not None:
+        try:
+            from kg.embed import make_embedder
+
+            embedder = make_embedder(settings.embed)
+            embed_id = embedder.model_id
+            r = cfg.retrieve
+            service = RetrievalService(
+                store, embedder, top_n=r.top_n, cluster_threshold=r.cluster_threshold,
+                temperature=r.temperature, chunk_size=r.chunk_size,
+            )  # fmt: skip
+            retriever = MethodRetriever(service, cfg.method)
+        except Exception as exc:
+            notes.append(f"retrieval unavailable: {type(exc).__name__}: {exc}"[:300])
+    client = None
+    if use_llm and cfg.use_llm:
+        try:
+            from kg.llm import make_llm_client
+            from ops.runtime_state import endpoints
+
+            try:
+                base = endpoints(settings).llm_base_url
+            except Exception:
+                base = settings.llm.base_url or None
+            client = make_llm_client(settings, base)
+        except Exception as exc:
+            notes.append(f"LLM unavailable: {type(exc).__name__}: {exc}"[:300])
+    served = bool(settings.llm.base_url)
+    leads = cfg.llm_leads if cfg.llm_leads is not None else served
+    try:
+        doc = await build_bond_report(
+            store, cfg, at=at, question=question, retriever=retriever, llm=client,
+            llm_leads=leads, out_dir=out or reports_dir(settings.data_dir, cfg),
+            models={"llm": client.model if client else "none", "embed": embed_id},
+        )  # fmt: skip
+        doc.errors = notes + doc.errors
+        if store is not None:
+            try:
+                await store_in_graph(store, doc)
+            except Exception as exc:
+                doc.errors.append(f"could not store the report in the graph: {exc}"[:300])
+        if publish:
+            doc.extra["published"] = await _publish(settings, doc)
+    finally:
+        if client is not None:
+            await client.aclose()
+        if store is not None:
+            await store.close()
+    return {"ok": True, **doc.model_dump(mode="json")}
+
+
+async def _publish(settings: Settings, doc: Any) -> int:
+    """Send the report's records to reports.bond when a broker is reachable."""
+    from kg.report.publish import records_for
+    from ops.runtime_state import endpoints
+    from streams.publisher import Publisher
+
+    try:
+        bootstrap = endpoints(settings).kafka_bootstrap
+    except Exception:
+        return 0
+    records = records_for(doc)
+    topic = settings.kafka.topic_prefix + "reports.bond"
+    items = [(r.key().encode(), r.__pydantic_serializer__.to_json(r)) for r in records]
+    pub = Publisher(bootstrap)
+    try:
+        await pub.send_many(topic, items)
+    finally:
+        await asyncio.to_thread(pub.close)
+    return len(items)
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    data: Annotated[Path | None, typer.Option(help="JSONL queries (default: bundled set)")] = None,
+    k: Annotated[int, typer.Option(min=1)] = 5,
+    methods: Annotated[
+        str, typer.Option(help="comma-separated")
+    ] = "bm25,dense,triples,tfr,graph,hybrid",
+    json_: JsonFlag = True,
+) -> None:
+    """precision@k, recall@k, nDCG@k and cluster diversity per method on a query set."""
+    from kg.retrieve.evaluate import run_eval
+
+    emit_json(asyncio.run(run_eval(Settings(), data, k, methods.split(","))))
+
+
+@bench_app.command("retrieve")
+def bench_retrieve(
+    triples: Annotated[int, typer.Option(help="synthetic triples in the index")] = 100_000,
+    queries: Annotated[int, typer.Option(help="timed queries per method")] = 200,
+    json_: JsonFlag = True,
+) -> None:
+    """p50/p95 latency per retrieval method over a synthetic index of N triples."""
+    from ops.bench.retrieve import run_retrieve_bench
+
+    emit_json(run_retrieve_bench(Settings(), triples=triples, queries=queries))
