@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request
+from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
@@ -229,9 +232,23 @@ async def sentiment(
     return SentimentSeries(entity=entity, points=out, mean=mean)
 
 
+def _stored_report(request: Request) -> Any:
+    from kg.report import latest_report, reports_dir
+
+    s = request.app.state.settings
+    return latest_report(reports_dir(s.data_dir, s.report))
+
+
 @router.get("/reports/latest", tags=["live"])
-async def latest_report(request: Request) -> dict[str, Any]:
-    """The newest bond-market report on ``reports.bond`` (404 before the first one)."""
+async def latest_bond_report(request: Request) -> dict[str, Any]:
+    """The newest bond-market report: the stored one (with its chart) when this API
+    shares the worker's data directory, else the newest on ``reports.bond``; 404
+    before the first one."""
+    doc = await asyncio.to_thread(_stored_report, request)
+    if doc is not None:
+        out = doc.model_dump(mode="json", exclude={"html", "markdown"})
+        out["chart_url"] = "/reports/latest/chart" if doc.chart else None
+        return out
     try:
         feeds = await services(request).feeds()
     except ServiceUnavailable as exc:
@@ -239,6 +256,20 @@ async def latest_report(request: Request) -> dict[str, Any]:
     if feeds.latest_report is None:
         raise HTTPException(404, "no bond report yet")
     return feeds.latest_report
+
+
+@router.get(
+    "/reports/latest/chart",
+    tags=["live"],
+    response_class=FileResponse,
+    responses={200: {"content": {"image/png": {}}, "description": "the report's chart"}},
+)
+async def latest_bond_report_chart(request: Request) -> FileResponse:
+    """The chart (PNG) of the newest stored bond report."""
+    doc = await asyncio.to_thread(_stored_report, request)
+    if doc is None or not doc.chart or not await asyncio.to_thread(os.path.isfile, doc.chart):
+        raise HTTPException(404, "no report chart yet")
+    return FileResponse(doc.chart, media_type="image/png")
 
 
 @router.get(

@@ -60,10 +60,15 @@ class Services:
             async with self._lock:
                 if self._qa is None:
                     lexicon = await CypherQA.load_lexicon(store)
+                    embedder = await self._get_embedder()
+                    if self._hybrid is None and embedder is not None:
+                        from kg.cypher.hybrid import RetrievalAnswerer
+
+                        self._hybrid = RetrievalAnswerer(store, embedder)
                     self._qa = CypherQA(
                         store,
                         lexicon,
-                        embedder=await self._get_embedder(),
+                        embedder=embedder,
                         reviser=self._reviser(),
                         hybrid=self._hybrid,
                         timeout_s=q.timeout_s,

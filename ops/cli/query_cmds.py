@@ -62,12 +62,18 @@ async def _qa(
             llm = make_llm_client(settings, llm_url)
             reviser = LLMReviser(llm)
         lexicon = await CypherQA.load_lexicon(store)
+        hybrid = None
+        if embedder is not None:
+            from kg.cypher.hybrid import RetrievalAnswerer
+
+            hybrid = RetrievalAnswerer(store, embedder)
         q = settings.query
         yield CypherQA(
             store,
             lexicon,
             embedder=embedder,
             reviser=reviser,
+            hybrid=hybrid,
             timeout_s=q.timeout_s,
             row_limit=q.row_limit,
             revise_policy=revise_policy,  # type: ignore[arg-type]

@@ -117,8 +117,10 @@ $("sent-entities").addEventListener("change", refreshSentiment);
 async function refreshReport() {
   try {
     const r = await api("/reports/latest");
-    const facts = (r.facts || []).slice(0, 12).map((f) => `• ${esc(f.text || f.ref)}`).join("\n");
-    $("report").innerHTML = `<b>${esc(r.question || "")}</b>\n${esc(r.answer || "")}\n\n${facts}`;
+    const q = apiKey ? `?api_key=${encodeURIComponent(apiKey)}&t=${Date.now()}` : `?t=${Date.now()}`;
+    const chart = r.chart_url ? `<img alt="report chart" src="${r.chart_url}${q}" style="max-width:100%">` : "";
+    const when = r.at ? ` <span class="pill">${esc(r.at)}</span>` : "";
+    $("report").innerHTML = `${chart}<div>${when}</div>${esc(r.text || r.answer || "")}`;
   } catch (err) { $("report").textContent = String(err.message || err); }
 }
 

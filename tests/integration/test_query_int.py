@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from kg.cypher import CypherQA, run_read_only
+from kg.cypher import Citation, CypherQA, HybridAnswer, run_read_only
 from kg.cypher.evaluate import EVALSETS, evaluate, read_items, summarize
 from kg.cypher.fixture import load_graph
 from kg.errors import GraphError, ReadOnlyViolation
@@ -232,3 +232,25 @@ async def test_revision_is_accepted_only_when_read_only_parsing_and_useful(
     qa.reviser = FixedReviser(revised)
     await qa.ask("Who is the CEO of Apple?", revise=True, now=NOW)
     assert qa.reviser.calls == 0
+
+
+class FixedHybrid:
+    def __init__(self, answer: HybridAnswer | None) -> None:
+        self.result = answer
+        self.calls = 0
+
+    async def answer(self, question: str) -> HybridAnswer | None:
+        self.calls += 1
+        return self.result
+
+
+async def test_hybrid_fallback_only_when_no_candidate_has_rows(qa: CypherQA) -> None:
+    cited = HybridAnswer(answer="Related: x", citations=[Citation(id="d1", kind="document")])
+    qa.hybrid = FixedHybrid(cited)
+    res = await qa.ask("Tell me about quantum computing startups", now=NOW)
+    assert res.method == "hybrid" and res.citations[0].id == "d1" and res.rows == []
+    res = await qa.ask("Who is the CEO of Apple?", now=NOW)
+    assert res.method == "cypher" and qa.hybrid.calls == 1  # type: ignore[attr-defined]
+    qa.hybrid = FixedHybrid(None)
+    res = await qa.ask("Tell me about quantum computing startups", now=NOW)
+    assert res.method == "none" and res.rows == [] and "no answer" in res.answer

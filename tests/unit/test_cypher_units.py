@@ -100,3 +100,12 @@ def test_rows_match_pairs_rows_one_to_one() -> None:
     assert rows_match([{"value": 4.3399}], [{"value": 4.33991}])
     assert not rows_match([{"value": 4.3399}], [{"value": 4.5}])
     assert rows_match([{"count": 2}], [{"count": 2}])
+
+
+def test_hybrid_answers_need_a_shared_word() -> None:
+    from kg.cypher.hybrid import _terms
+
+    q = _terms("What did the Fed say about inflation?")
+    assert q & _terms("FOMC statement: inflation remains elevated")
+    assert not q & _terms("NVIDIA Corporation belongs to Semiconductors")
+    assert _terms("美联储加息") & _terms("美联储维持利率")
