@@ -88,16 +88,23 @@ class Reviser(Protocol):
 class LLMReviser:
     """Seed 002's revision step through the configured LLM (structured output)."""
 
-    def __init__(self, llm: Any, *, max_tokens: int = 300) -> None:
+    def __init__(self, llm: Any, *, max_tokens: int = 300, shots: int = 6) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
+        self.shots = shots  # few-shot examples sent (of 16): a small model's context is short
 
     async def revise(
         self, question: str, schema: str, cypher: str, params: dict[str, Any]
     ) -> str | None:
         from kg.prompts.cypher import RevisedCypher, revise_v1
 
-        msgs = revise_v1(question=question, schema=schema, cypher=cypher or "(none)", params=params)
+        msgs = revise_v1(
+            question=question,
+            schema=schema,
+            cypher=cypher or "(none)",
+            params=params,
+            shots=self.shots,
+        )
         try:
             out = await self.llm.structured(
                 msgs,
