@@ -42,6 +42,7 @@ from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
+MAX_REVISED_CHARS = 2000
 MAX_EXECUTED = 4  # candidates tried before giving up on the heuristic path
 LEXICON_LIMIT = 200_000
 
@@ -116,7 +117,8 @@ class LLMReviser:
         except LivekgError as exc:
             log.info("revision failed: %s", exc)
             return None
-        return out.cypher.strip() or None
+        text = out.cypher.strip()
+        return text if 0 < len(text) <= MAX_REVISED_CHARS else None
 
 
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:

@@ -16,7 +16,9 @@ from kg.prompts.base import ChatMessage, Context, assistant, prompt, system, use
 class RevisedCypher(BaseModel):
     """One read-only Cypher query answering the question."""
 
-    cypher: str = Field(description="the corrected read-only Cypher query", max_length=1200)
+    # No max_length: llama.cpp turns a length bound into a grammar with one optional
+    # step per character (slow to build and sample); the reviser checks the length.
+    cypher: str = Field(description="the corrected read-only Cypher query", min_length=1)
 
 
 FEW_SHOT: tuple[tuple[str, str], ...] = (

@@ -254,3 +254,31 @@ async def test_hybrid_fallback_only_when_no_candidate_has_rows(qa: CypherQA) -> 
     qa.hybrid = FixedHybrid(None)
     res = await qa.ask("Tell me about quantum computing startups", now=NOW)
     assert res.method == "none" and res.rows == [] and "no answer" in res.answer
+
+
+async def test_topics_tail_prints_records(iso, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from ops.cli import query_cmds  # registers the commands
+    from ops.cli.groups import app
+
+    assert query_cmds
+    pub = Publisher(iso.bootstrap)
+    try:
+        a = Alert(id="tail-1", source="test", event_time=utcnow(), kind=AlertKind.MATERIAL_EVENT,
+                  entity_id="AAPL", message="tail me")  # fmt: skip
+        await pub.send_many(iso.topic("alerts.events"), [(b"AAPL", a.model_dump_json().encode())])
+    finally:
+        pub.close()
+    monkeypatch.setenv("LIVEKG_KAFKA__BOOTSTRAP_SERVERS", iso.bootstrap)
+    monkeypatch.setenv("LIVEKG_KAFKA__TOPIC_PREFIX", iso.prefix)
+    monkeypatch.setenv("LIVEKG_GRAPH__FALKORDB_URL", iso.falkordb_url)
+    args = ["topics", "tail", "alerts.events", "--from-beginning", "--json", "--max", "1",
+            "--idle-timeout", "10"]  # fmt: skip
+    out = await asyncio.to_thread(CliRunner().invoke, app, args)
+    assert out.exit_code == 0, out.output
+    line = json.loads(out.output.strip().splitlines()[-1])
+    assert line["topic"] == "alerts.events" and line["key"] == "AAPL"
+    assert line["value"]["message"] == "tail me"
+    bad = await asyncio.to_thread(CliRunner().invoke, app, ["topics", "tail", "no.such.topic"])
+    assert bad.exit_code == 1 and "unknown topic" in bad.output
