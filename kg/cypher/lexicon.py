@@ -60,6 +60,7 @@ def triggers() -> dict[str, Any]:
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
 _jieba_lock = threading.Lock()
+_CODE = re.compile(r"([a-z]{2,5})(\d+[a-z]?)")
 
 
 def _normalize(text: str) -> str:
@@ -167,6 +168,10 @@ class Tokenizer:
             if _CJK.match(piece):
                 with _jieba_lock:
                     out.extend(t for t in self._jieba.cut(piece, HMM=False) if t.strip())
+            elif _CODE.fullmatch(piece):  # ids like us10y, cn10y, dr007: letters | digits
+                m = _CODE.fullmatch(piece)
+                assert m is not None
+                out.extend([m.group(1), m.group(2)])
             else:
                 out.append(_singular(piece))
         return _tenors(out)

@@ -121,6 +121,15 @@ class LLMReviser:
         return text if 0 < len(text) <= MAX_REVISED_CHARS else None
 
 
+def _dated(row: dict[str, Any]) -> dict[str, Any]:
+    """Epoch-ms validity starts as ISO dates (what a person asking "when" expects)."""
+    v = row.get("valid_from")
+    if isinstance(v, int | float):
+        day = datetime.fromtimestamp(v / 1000, UTC)
+        return {**row, "valid_from": day.date().isoformat()}
+    return row
+
+
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
     return any(any(v is not None for v in r.values()) for r in rows)
 
@@ -212,6 +221,8 @@ class CypherQA:
                 revised = True
             t = lap("revision_ms", t)
 
+        if chosen is not None and chosen.kind == "when" and cypher == chosen.cypher:
+            rows = [_dated(r) for r in rows]
         if cypher is not None and _has_values(rows):
             citations = await self._citations(frame.anchors, rows, chosen)
             lap("citations_ms", t)

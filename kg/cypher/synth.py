@@ -52,6 +52,7 @@ class Frame:
     spread: bool
     target: str | None = None  # the concept named right after a question word
     same_as: bool = False
+    when: bool = False
 
     @property
     def agg(self) -> str | None:
@@ -86,6 +87,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         relations.extend(s.key for s in m.of("relation") if s.key not in relations)
         properties.extend(s.key for s in m.of("property") if s.key not in properties)
     same = any(re.search(p, question, re.I) for p in triggers()["same_as"]["patterns"])
+    when = any(re.search(p, question, re.I) for p in triggers()["when"]["patterns"])
     return Frame(
         question,
         anchors,
@@ -98,6 +100,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         bool(_SPREAD.search(question)),
         _wh_target(tokens, mentions),
         same,
+        when,
     )
 
 
@@ -109,6 +112,7 @@ class Synthesizer:
     # -- entry point -------------------------------------------------------------------
     def candidates(self, frame: Frame, now: datetime) -> list[Candidate]:
         out: list[Candidate] = []
+        out += self._when(frame)
         out += self._series(frame, now)
         out += self._attributes(frame)
         out += self._entity_sets(frame, now)
@@ -138,6 +142,37 @@ class Synthesizer:
                 out.update(p.name for p in c.properties if p.type in ("float", "int"))
         return out
 
+    # -- "when": the start of a fact's validity -------------------------------------------
+    def _when(self, frame: Frame) -> list[Candidate]:
+        if not frame.when or not frame.anchors:
+            return []
+        rels = [r for r in frame.relations if _IDENT.match(r)] or [""]
+        out = []
+        a0 = frame.anchors[0]
+        other = frame.anchors[1] if len(frame.anchors) > 1 else None
+        for r in rels[:3]:
+            rel = f":{r}" if r else ""
+            if other is not None:
+                cy = (
+                    f"MATCH (a0:Entity {{id: $a0}})-[f{rel}]-(a1:Entity {{id: $a1}})\n"
+                    "WHERE f.valid_from IS NOT NULL\n"
+                    "RETURN f.valid_from AS valid_from ORDER BY valid_from DESC LIMIT 1"
+                )
+                params = {"a0": a0.key, "a1": other.key}
+                desc = f"since when {a0.name} {r.lower()} {other.name}"
+            elif r:
+                cy = (
+                    f"MATCH (a0:Entity {{id: $a0}})-[f{rel}]-()\n"
+                    "WHERE f.valid_from IS NOT NULL AND f.valid_to IS NULL\n"
+                    "RETURN f.valid_from AS valid_from ORDER BY valid_from DESC LIMIT 1"
+                )
+                params = {"a0": a0.key}
+                desc = f"since when {a0.name} {r.lower()}"
+            else:
+                continue
+            out.append(Candidate(cy, params, desc, 6.0, "when", list(params.values())))
+        return out
+
     # -- indicator values (dynamic partition) ---------------------------------------------
     def _indicator_anchors(self, frame: Frame) -> list[tuple[str, str, str]]:
         """(indicator match pattern, anchor id, how) for anchors that have values."""
@@ -159,6 +194,7 @@ class Synthesizer:
             or u.time is not None
             or frame.agg in ("max", "min", "avg", "change", "first", "latest")
             or (frame.agg == "count" and bool(u.comparisons))
+            or frame.spread
         )
         inds = self._indicator_anchors(frame)
         if not inds or not wants_values:
@@ -215,6 +251,8 @@ WITH i, p WHERE p.t IS NOT NULL"""
         agg = frame.agg
         win = frame.units.time
         name = self.lex.entities.get(aid, {}).get("name", aid)
+        if agg is None and win is None and not frame.units.comparisons:
+            agg = "latest"  # "what is the US 10Y yield?": its current value
         if agg == "latest" and win is None and not frame.units.comparisons:
             cy = (
                 f"MATCH {pattern}\nRETURN i.last_value AS value, i.unit AS unit, "
@@ -226,7 +264,7 @@ WITH i, p WHERE p.t IS NOT NULL"""
         if vf:
             body += vf
         if agg == "count":
-            ret = "RETURN sum(p.n) AS count"
+            ret = "RETURN toInteger(sum(p.n)) AS count"
             desc = f"number of observations of {name}"
         elif agg == "max":
             ret = "RETURN max(p.hi) AS value"
@@ -381,9 +419,12 @@ LIMIT 1"""
             for r, d, b in self._pairs(target, anchor.label, hinted)
         ]
         good = [x for x in direct if x[1] >= 0]
-        if good:
+        hinted_direct = any(any(f":{r}]" in p for r in hinted) for p, _ in good)
+        if good and (hinted_direct or not hinted):
             return good[:3]
-        # two hops through a concept, the concepts the question names first
+        # two hops through a concept, the concepts the question names first (also when
+        # the relation the question names fits no direct link: "indicators that track
+        # US Treasuries" = indicators tracking bonds the Treasury issues)
         mids = [c for c in frame.concepts if c not in (target, anchor.label)]
         mids += [m for m in _MIDS if m not in mids]
         two: list[tuple[str, float]] = []
@@ -405,6 +446,8 @@ LIMIT 1"""
                     )
                     two.append((f"{h1}, {h2}", b1 + b2 + named - 1.0))
         two.sort(key=lambda x: -x[1])
+        if good:
+            return good[:2] + [t for t in two if any(f":{r}]" in t[0] for r in hinted)][:2]
         return two[:3] or direct[:2]
 
     def _entity_sets(self, frame: Frame, now: datetime) -> list[Candidate]:

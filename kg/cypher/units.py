@@ -75,13 +75,18 @@ def _day(d: datetime) -> datetime:
 def _date(m: re.Match[str], name: str = "a") -> datetime | None:
     g = m.groupdict()
     try:
+        d: datetime | None = None
         if g.get(name):
-            text = g[name].replace(" ", "T").rstrip("Z")
+            text = g[name].upper().replace(" ", "T").rstrip("Z")
             d = datetime.fromisoformat(text)
-            return d.replace(tzinfo=UTC) if d.tzinfo is None else d.astimezone(UTC)
-        if g.get("y") and g.get("d"):
+            d = d.replace(tzinfo=UTC) if d.tzinfo is None else d.astimezone(UTC)
+        elif g.get("y") and g.get("d"):
             month = int(g["m"]) if g.get("m") else _MONTHS[g["mon"][:3].lower()]
-            return datetime(int(g["y"]), month, int(g["d"]), tzinfo=UTC)
+            d = datetime(int(g["y"]), month, int(g["d"]), tzinfo=UTC)
+        if d is not None and g.get("hm"):
+            hh, mm = g["hm"].split(":")
+            d = d.replace(hour=int(hh), minute=int(mm))
+        return d
     except (ValueError, KeyError):
         return None
     return None
@@ -102,7 +107,7 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
             elif kind == "as_of":
                 a = _date(m)
                 if a:
-                    has_time = a != _day(a)
+                    has_time = a != _day(a) or bool(m.groupdict().get("hm"))
                     end = a + (timedelta(milliseconds=1) if has_time else DAY)
                     return TimeWindow(kind, None, _ms(end), m.group())
             elif kind == "date":
