@@ -259,7 +259,9 @@ class Lexicon:
         for r in ontology.relations:
             if r.internal:
                 continue
-            for w in (r.type.replace("_", " "), *trig.get("relations", {}).get(r.type, [])):
+            words = [r.type.replace("_", " "), *trig.get("relations", {}).get(r.type, [])]
+            words += [a.replace("_", " ") for a in r.aliases]  # the ontology's own aliases
+            for w in words:
                 lex.add(w, Sense("relation", r.type))
         for prop, items in trig.get("properties", {}).items():
             lex.add(prop.replace("_", " "), Sense("property", prop))

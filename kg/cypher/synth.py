@@ -325,9 +325,37 @@ LIMIT 1"""
         return out
 
     # -- sets of entities: filters, relations, counts --------------------------------------
+    def _relation_ends(self, frame: Frame) -> list[str]:
+        """Labels at the other end of a relation the question names, seen from an
+        anchor (from the graph's edges; the ontology's concrete labels without them)."""
+        out: list[str] = []
+        for a in frame.anchors:
+            for r in frame.relations:
+                for (h, rel, t), n in sorted(self.lex.edge_stats.items(), key=lambda x: -x[1]):
+                    if rel != r or n <= 0:
+                        continue
+                    if self.is_a(t, a.label) and h not in out:
+                        out.append(h)
+                    if self.is_a(h, a.label) and t not in out:
+                        out.append(t)
+        return out
+
+    def _fits(self, label: str, relations: list[str]) -> bool:
+        """Whether ``label`` can be an end of one of ``relations``."""
+        for r in self.onto.relations:
+            if r.type in relations:
+                ends = [e for e in (*r.domain, *r.range) if e != "Entity"]
+                if any(self.is_a(label, e) or self.is_a(e, label) for e in ends):
+                    return True
+        return False
+
     def _targets(self, frame: Frame) -> list[str]:
         anchor_labels = {a.label for a in frame.anchors}
         named = [c for c in frame.concepts if c in self._concrete_labels()]
+        ends = self._relation_ends(frame)
+        if ends and not any(self._fits(c, frame.relations) for c in named):
+            # "who supplies Apple", "how many suppliers": the named relation decides
+            return ends[:3]
         if frame.target in named:
             return [frame.target, *[c for c in named if c != frame.target]][:2]
         if named:
@@ -614,7 +642,17 @@ LIMIT 1"""
 
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")
 _GROUPS = ("Industry", "Theme", "Region")
-_MIDS = ("Company", "Fund", "Industry", "Theme", "Indicator", "Bond", "Institution")
+_MIDS = (
+    "Company",
+    "Fund",
+    "Industry",
+    "Theme",
+    "Indicator",
+    "Bond",
+    "Institution",
+    "Product",
+    "Event",
+)
 
 # relations tried when the question names none (the universe's structure)
 _DEFAULT_RELS = frozenset(

@@ -282,3 +282,38 @@ async def test_topics_tail_prints_records(iso, monkeypatch) -> None:  # type: ig
     assert line["value"]["message"] == "tail me"
     bad = await asyncio.to_thread(CliRunner().invoke, app, ["topics", "tail", "no.such.topic"])
     assert bad.exit_code == 1 and "unknown topic" in bad.output
+
+
+async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) -> None:
+    """Facts from extraction (the triple sink's path) become dictionary entries and
+    relations the questions reach, new entities included."""
+    from kg.canonical import load_alias_index
+    from kg.sink import write_triples
+    from streams.records import Triple
+
+    await load_graph(graph)
+    facts = [
+        ("Foxconn", "Company", "SUPPLIES", "Apple", "Company"),
+        ("Taiwan Semiconductor Manufacturing", "Company", "SUPPLIES", "Apple", "Company"),
+        ("Apple", "Company", "PRODUCES", "iPhone", "Product"),
+        ("Tesla", "Company", "IMPACTED_BY", "US tariff increase", "Event"),
+    ]
+    at = datetime(2026, 11, 20, tzinfo=UTC)
+    triples = [
+        Triple(source="test", event_time=at, head=h, head_type=ht, relation=r, tail=t,
+               tail_type=tt, doc_id=f"doc{i}", valid_from=at)
+        for i, (h, ht, r, t, tt) in enumerate(facts)
+    ]  # fmt: skip
+    await write_triples(graph, triples, index=await load_alias_index(graph))
+    qa = CypherQA(graph, await CypherQA.load_lexicon(graph))
+    names = {r["name"] for r in (await qa.ask("Which companies supply Apple?", now=NOW)).rows}
+    assert names == {"Foxconn", "Taiwan Semiconductor Manufacturing"}
+    assert (await qa.ask("How many suppliers does Apple have?", now=NOW)).rows == [{"count": 2}]
+    assert [r["name"] for r in (await qa.ask("What does Apple produce?", now=NOW)).rows] == [
+        "iPhone"
+    ]
+    res = await qa.ask("What events impacted Tesla?", now=NOW)
+    assert [r["name"] for r in res.rows] == ["US tariff increase"]
+    assert any(c.kind == "document" and c.id == "doc3" for c in res.citations)
+    res = await qa.ask("哪些公司给苹果供货？", now=NOW)
+    assert len(res.rows) == 2
