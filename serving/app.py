@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import APIKeyHeader, APIKeyQuery
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 
 from kg.cypher.execute import QueryTimeout
 from kg.errors import GraphError, ReadOnlyViolation, ServiceUnavailable
@@ -33,6 +34,21 @@ from serving.security import CODES, BodyLimit, RateLimiter, error_body, key_ok
 from serving.services import Services
 
 STATIC = Path(__file__).parent / "static"
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    code: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorResponse(BaseModel):
+    """Every error: ``{"error": {"status", "code", "message"}}``."""
+
+    error: ErrorDetail
+
+
 api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 api_key_query = APIKeyQuery(name="api_key", auto_error=False)
 
@@ -58,9 +74,13 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         "Send the API key as `X-API-Key` (or `?api_key=` for EventSource).",
         lifespan=lifespan,
         responses={
-            401: {"description": "missing or invalid API key"},
-            413: {"description": "request body too large"},
-            429: {"description": "rate limit exceeded"},
+            400: {"model": ErrorResponse, "description": "refused (e.g. a write attempt)"},
+            401: {"model": ErrorResponse, "description": "missing or invalid API key"},
+            404: {"model": ErrorResponse, "description": "no such entity, indicator or report"},
+            413: {"model": ErrorResponse, "description": "request body too large"},
+            429: {"model": ErrorResponse, "description": "rate limit exceeded"},
+            503: {"model": ErrorResponse, "description": "graph or broker unavailable"},
+            504: {"model": ErrorResponse, "description": "query ran past its time limit"},
         },
     )
     app.state.settings = settings
@@ -150,7 +170,7 @@ def _errors(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def starlette_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return reply(exc.status_code, str(exc.detail))
+        return reply(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
