@@ -36,6 +36,7 @@ class Services:
         self._qa_built = 0.0
         self._lock = asyncio.Lock()
         self._llm: Any = None
+        self._warming: asyncio.Task[None] | None = None
 
     def _endpoints(self) -> Any:
         from ops.runtime_state import endpoints
@@ -65,6 +66,7 @@ class Services:
                         from kg.cypher.hybrid import RetrievalAnswerer
 
                         self._hybrid = RetrievalAnswerer(store, embedder)
+                        self._warming = asyncio.create_task(self._warm(self._hybrid))
                     self._qa = CypherQA(
                         store,
                         lexicon,
@@ -79,6 +81,13 @@ class Services:
                     self._qa_built = time.monotonic()
                     await self._qa.refresh()
         return self._qa
+
+    @staticmethod
+    async def _warm(hybrid: Any) -> None:
+        try:
+            await hybrid.warm()
+        except Exception as exc:  # the fallback builds it on first use then
+            log.warning("retrieval warm-up failed: %s", exc)
 
     async def _get_embedder(self) -> Any:
         if self._embedder is None and self.settings.query.rank_with_embeddings:
@@ -116,6 +125,8 @@ class Services:
         return self._feeds
 
     async def close(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
         if self._feeds is not None:
             await self._feeds.stop()
         if self._store is not None:

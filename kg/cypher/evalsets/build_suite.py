@@ -604,36 +604,111 @@ q(
 HELDOUT = list(Q)
 Q.clear()
 # -- a third set, written after all tuning on the two above (19:58 UTC), run once as is
-q("AF", "Which companies are listed on Nasdaq and belong to the internet industry?", None,
-  lambda: ids(x["head"] for x in rel(r="BELONGS_TO", tail="IND_INTERNET") if x["head"] in nasdaq))
-q("AF", "What is the currency of the US 30-year Treasury bond?", "美国30年期国债的币种是什么？",
-  lambda: [{"currency": "USD"}])
-q("AF", "Show the funds of type mixed.", None,
-  lambda: ids(f for f in typ("Fund") if prop(f, "fund_type") == "mixed"))
-q("AC", "What was the highest DR007 on 2026-11-19?", "2026年11月19日DR007最高是多少？",
-  lambda: val(max(day("DR007", "2026-11-19"))))
-q("AC", "What is the latest China PMI reading?", "中国PMI最新读数是多少？", lambda: val(latest("CN_PMI")))
-q("AC", "How many executives are in the graph?", "图谱中有几位高管？", lambda: cnt(len(typ("Executive"))))
-q("AC", "What was the average US 10-year yield last week?", None,
-  lambda: val(sum(v for _, v in series("US10Y", "2026-11-14T00:00:00Z"))
-              / len(series("US10Y", "2026-11-14T00:00:00Z"))))
-q("AF+AC", "How many bonds are denominated in US dollars?", "以美元计价的债券有几只？",
-  lambda: cnt(sum(prop(b, "currency") == "USD" for b in typ("Bond"))))
-q("AF+AC", "How many times was DR007 below 1.48% last week?", None,
-  lambda: cnt(sum(v < 1.48 for _, v in series("DR007", "2026-11-14T00:00:00Z"))))
-q("AF+RR", "Who is the CEO of JPMorgan?", "摩根大通的CEO是谁？", lambda: ids(["PERSON_JAMIE_DIMON"]))
-q("AF+RR", "Which bonds are issued by the Chinese Ministry of Finance?", "中国财政部发行了哪些债券？",
-  lambda: ids(x["head"] for x in rel(r="ISSUED_BY", tail="MOF_CN")))
-q("AF+RR", "Which companies are in the same industry as Ping An Bank?", None,
-  lambda: ids(x["head"] for x in rel(r="BELONGS_TO", tail="IND_BANKS") if x["head"] != "000001.SZ"))
-q("AF+RR", "Which institution does Pan Gongsheng work for?", "潘功胜在哪个机构任职？", lambda: ids(["PBOC"]))
-q("AF+AC+RR", "How many companies are in the high dividend theme?", "高股息概念有几家公司？",
-  lambda: cnt(len(rel(r="BELONGS_TO", tail="THEME_HIGH_DIVIDEND"))))
-q("AF+AC+RR", "What was the lowest yield of the US 2-year Treasury note on 2026-11-17?", None,
-  lambda: val(min(day("US2Y", "2026-11-17"))))
-q("AF+AC+RR", "How many oil and gas companies are listed in China?", "在中国上市的石油石化公司有几家？",
-  lambda: cnt(sum(bool(rel(x["head"], "LISTED_IN", "CN"))
-                  for x in rel(r="BELONGS_TO", tail="IND_OIL_GAS"))))
+q(
+    "AF",
+    "Which companies are listed on Nasdaq and belong to the internet industry?",
+    None,
+    lambda: ids(x["head"] for x in rel(r="BELONGS_TO", tail="IND_INTERNET") if x["head"] in nasdaq),
+)
+q(
+    "AF",
+    "What is the currency of the US 30-year Treasury bond?",
+    "美国30年期国债的币种是什么？",
+    lambda: [{"currency": "USD"}],
+)
+q(
+    "AF",
+    "Show the funds of type mixed.",
+    None,
+    lambda: ids(f for f in typ("Fund") if prop(f, "fund_type") == "mixed"),
+)
+q(
+    "AC",
+    "What was the highest DR007 on 2026-11-19?",
+    "2026年11月19日DR007最高是多少？",
+    lambda: val(max(day("DR007", "2026-11-19"))),
+)
+q(
+    "AC",
+    "What is the latest China PMI reading?",
+    "中国PMI最新读数是多少？",
+    lambda: val(latest("CN_PMI")),
+)
+q(
+    "AC",
+    "How many executives are in the graph?",
+    "图谱中有几位高管？",
+    lambda: cnt(len(typ("Executive"))),
+)
+q(
+    "AC",
+    "What was the average US 10-year yield last week?",
+    None,
+    lambda: val(
+        sum(v for _, v in series("US10Y", "2026-11-14T00:00:00Z"))
+        / len(series("US10Y", "2026-11-14T00:00:00Z"))
+    ),
+)
+q(
+    "AF+AC",
+    "How many bonds are denominated in US dollars?",
+    "以美元计价的债券有几只？",
+    lambda: cnt(sum(prop(b, "currency") == "USD" for b in typ("Bond"))),
+)
+q(
+    "AF+AC",
+    "How many times was DR007 below 1.48% last week?",
+    None,
+    lambda: cnt(sum(v < 1.48 for _, v in series("DR007", "2026-11-14T00:00:00Z"))),
+)
+q(
+    "AF+RR",
+    "Who is the CEO of JPMorgan?",
+    "摩根大通的CEO是谁？",
+    lambda: ids(["PERSON_JAMIE_DIMON"]),
+)
+q(
+    "AF+RR",
+    "Which bonds are issued by the Chinese Ministry of Finance?",
+    "中国财政部发行了哪些债券？",
+    lambda: ids(x["head"] for x in rel(r="ISSUED_BY", tail="MOF_CN")),
+)
+q(
+    "AF+RR",
+    "Which companies are in the same industry as Ping An Bank?",
+    None,
+    lambda: ids(
+        x["head"] for x in rel(r="BELONGS_TO", tail="IND_BANKS") if x["head"] != "000001.SZ"
+    ),
+)
+q(
+    "AF+RR",
+    "Which institution does Pan Gongsheng work for?",
+    "潘功胜在哪个机构任职？",
+    lambda: ids(["PBOC"]),
+)
+q(
+    "AF+AC+RR",
+    "How many companies are in the high dividend theme?",
+    "高股息概念有几家公司？",
+    lambda: cnt(len(rel(r="BELONGS_TO", tail="THEME_HIGH_DIVIDEND"))),
+)
+q(
+    "AF+AC+RR",
+    "What was the lowest yield of the US 2-year Treasury note on 2026-11-17?",
+    None,
+    lambda: val(min(day("US2Y", "2026-11-17"))),
+)
+q(
+    "AF+AC+RR",
+    "How many oil and gas companies are listed in China?",
+    "在中国上市的石油石化公司有几家？",
+    lambda: cnt(
+        sum(
+            bool(rel(x["head"], "LISTED_IN", "CN")) for x in rel(r="BELONGS_TO", tail="IND_OIL_GAS")
+        )
+    ),
+)
 FRESH = list(Q)
 
 
