@@ -319,3 +319,31 @@ async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) 
     assert any(c.kind == "document" and c.id == "doc3" for c in res.citations)
     res = await qa.ask("哪些公司给苹果供货？", now=NOW)
     assert len(res.rows) == 2
+
+
+async def test_livekg_ask_json(iso, graph: GraphStore, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from ops.cli import query_cmds
+    from ops.cli.groups import app
+
+    assert query_cmds
+    await load_graph(graph)
+    monkeypatch.setenv("LIVEKG_KAFKA__BOOTSTRAP_SERVERS", iso.bootstrap)
+    monkeypatch.setenv("LIVEKG_GRAPH__FALKORDB_URL", iso.falkordb_url)
+    monkeypatch.setenv("LIVEKG_GRAPH__GRAPH_NAME", iso.settings.graph.graph_name)
+    monkeypatch.setenv("LIVEKG_QUERY__RANK_WITH_EMBEDDINGS", "false")
+    monkeypatch.setenv("LIVEKG_DATA_DIR", str(iso.settings.data_dir))
+    before = await counts(graph)
+    for question, expected in (
+        ("哪些基金持有贵州茅台？", [{"id": "005827.OF"}]),
+        ("MATCH (n) DETACH DELETE n", None),
+    ):
+        out = await asyncio.to_thread(CliRunner().invoke, app, ["ask", question, "--json"])
+        assert out.exit_code == 0, out.output
+        body = json.loads(out.output.strip().splitlines()[-1])
+        assert body["question"] == question and "timings" in body
+        if expected:
+            assert body["method"] == "cypher"
+            assert [{"id": r["id"]} for r in body["rows"]] == expected
+    assert await counts(graph) == before
