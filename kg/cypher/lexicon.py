@@ -306,52 +306,62 @@ class Lexicon:
         return lex
 
     def match(self, question: str) -> tuple[list[str], list[Mention]]:
-        """Forward maximum matching; returns the tokens and the mentions found."""
+        """Forward maximum matching; returns the tokens and the mentions found.
+
+        At each position the longest exact entry wins, unless a longer span names
+        one entity by part of its name ("China 10Y" before "China")."""
         toks = self.tokenizer.tokens(question)
         out: list[Mention] = []
         i = 0
         while i < len(toks):
+            exact: Mention | None = None
             for j in range(min(len(toks), i + MAX_SPAN), i, -1):
                 key = join(toks[i:j])
                 senses = self.entries.get(key)
                 if not senses and j - i > 1:
                     senses = self.unordered.get(" ".join(sorted(toks[i:j])))
                 if senses:
-                    out.append(Mention(key, i, j, tuple(sorted(senses, key=_sense_order))))
-                    i = j
+                    exact = Mention(key, i, j, tuple(sorted(senses, key=_sense_order)))
                     break
-            else:
-                i += 1
-        return toks, self._subset_links(toks, out)
-
-    def _subset_links(self, toks: list[str], found: list[Mention]) -> list[Mention]:
-        """Words left over that name exactly one entity by a part of its name
-        ("Ministry of Finance" for "Ministry of Finance of the People's Republic of
-        China"): every content word of the span must occur in that one name."""
-        covered = {k for m in found for k in range(m.start, m.end)}
-        extra: list[Mention] = []
-        i = 0
-        while i < len(toks):
-            hit = None
-            for j in range(min(len(toks), i + MAX_SPAN), i + 1, -1):
-                span = toks[i:j]
-                if any(k in covered for k in range(i, j)) or span[0] in STOPWORDS:
-                    continue
-                if span[-1] in STOPWORDS:
-                    continue
-                content = {t for t in span if t.isascii() and t not in STOPWORDS}
-                if len(content) < 2:
-                    continue
-                ents = {s for names, s in self.names if content <= names}
-                if len({s.key for s in ents}) == 1:
-                    hit = Mention(join(span), i, j, (min(ents, key=_sense_order),))
-                    break
-            if hit:
-                extra.append(hit)
+            # a longer partial name beats an exact match only with a code or tenor in it
+            # ("China 10Y" over "China"; not "Chinese bank" over "Chinese")
+            partial = self._subset_at(
+                toks, i, exact.end + 1 if exact else i + 2, need_digit=exact is not None
+            )
+            hit = partial or exact
+            if hit is not None:
+                out.append(hit)
                 i = hit.end
             else:
                 i += 1
-        return sorted(found + extra, key=lambda m: m.start)
+        return toks, out
+
+    def _subset_at(
+        self, toks: list[str], i: int, min_end: int, *, need_digit: bool = False
+    ) -> Mention | None:
+        """A span from ``i`` (ending at ``min_end`` or later) whose content words all
+        occur in one entity's name, that entity's name being the closest such one
+        ("Ministry of Finance" for "Ministry of Finance of the People's Republic of
+        China"); None when no span or more than one entity fits."""
+        if toks[i] in STOPWORDS or not toks[i].isascii():
+            return None
+        for j in range(min(len(toks), i + MAX_SPAN), min_end - 1, -1):
+            span = toks[i:j]
+            if span[-1] in STOPWORDS:
+                continue
+            content = {t for t in span if t.isascii() and t not in STOPWORDS}
+            if len(content) < 2 or any(not t.isascii() for t in span):
+                continue
+            if need_digit and not any(c.isdigit() for t in span[min_end - 1 - i :] for c in t):
+                continue
+            fits = [(len(names - content), s) for names, s in self.names if content <= names]
+            if not fits:
+                continue
+            best = min(extra for extra, _ in fits)
+            ents = {s for extra, s in fits if extra == best}
+            if len({s.key for s in ents}) == 1:
+                return Mention(join(span), i, j, (min(ents, key=_sense_order),))
+        return None
 
 
 _NOT_VALUES = frozenset(
