@@ -49,6 +49,12 @@ def test_maximum_matching_links_names_aliases_tickers_and_chinese(lexicon: Lexic
     assert keys(lexicon, "十年期国债", "entity") == ["CGB_10Y"]
     assert keys(lexicon, "bonds of the Ministry of Finance", "entity") == ["MOF_CN"]
     assert "HAS_CEO" in keys(lexicon, "Who is the CEO of Apple?", "relation")
+    # a partial name with a tenor beats the shorter exact "China"; without one it does not
+    assert keys(lexicon, "spread between China 10Y and China 1Y yields", "entity") == [
+        "CN10Y", "CN1Y"
+    ]  # fmt: skip
+    assert keys(lexicon, "How many Chinese banks are there?", "entity") == ["CN", "IND_BANKS"]
+    assert keys(lexicon, "How many Chinese insurers?", "entity") == ["CN", "IND_INSURANCE"]
 
 
 def test_time_aggregation_and_comparison_units() -> None:
