@@ -267,6 +267,8 @@ class ReportSettings(BaseModel):
     llm_leads: bool | None = None  # None: model prose leads only with a served model
     llm_budget_s: float = 40.0  # LLM time per report; later questions skip the model
     llm_max_tokens: int = 160
+    llm_timeout_s: float = 15.0  # per model call; after a timeout the report stops asking
+    llm_max_facts: int = 12  # facts shown to the model per question
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

@@ -27,7 +27,7 @@ from kg.report.signals import analysis
 from kg.retrieve.text import mention_key, query_spans
 from kg.retrieve.types import Retriever
 from kg.store.base import GraphStore
-from ops.settings import ReportSettings
+from ops.settings import ReportSettings, Settings
 from streams.records import stable_id
 
 log = logging.getLogger(__name__)
@@ -105,17 +105,20 @@ async def build_bond_report(
     errors += facts.errors
     sections: list[Section] = []
     llm_spent = 0.0
+    llm_failed = False  # a timed-out call still holds an in-process model: stop asking
     at_ms = int(when.timestamp() * 1000)
     for q in qs:
         cand = facts.by_subject(q.indicators)
-        use_llm = cfg.use_llm and llm is not None and llm_spent < cfg.llm_budget_s
+        use_llm = (cfg.use_llm and llm is not None and llm_spent < cfg.llm_budget_s
+                   and not llm_failed)  # fmt: skip
         t = time.perf_counter()
         rag = await two_stage(q.question, cand, retriever=retriever, llm=llm, k1=cfg.k1,
                               k2=cfg.k2, at=at_ms, max_tokens=cfg.llm_max_tokens,
-                              use_llm=use_llm)  # fmt: skip
+                              use_llm=use_llm, max_llm_facts=cfg.llm_max_facts)  # fmt: skip
+        llm_failed = llm_failed or any("LLMTimeout" in e or "Unavailable" in e for e in rag.errors)
         llm_spent += rag.timings.get("llm_select_s", 0) + rag.timings.get("llm_analysis_s", 0)
         if cfg.use_llm and llm is not None and not use_llm:
-            rag.errors.append("LLM budget for this report spent; computed analysis only")
+            rag.errors.append("LLM budget spent or model failing; computed analysis only")
         triples = rag.k2 or rag.k1
         computed = analysis(q, facts, triples)
         allowed = allowed_from(
@@ -169,6 +172,17 @@ async def build_bond_report(
 
 def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
+
+
+def report_llm(settings: Settings, base_url: str | None) -> LLMClient:
+    """The report's model client: a per-call deadline of ``report.llm_timeout_s`` and no
+    retries, so a slow local model cannot push a report past its time budget."""
+    from kg.llm import make_llm_client
+
+    tight = settings.with_overrides(
+        llm={"timeout_s": settings.report.llm_timeout_s, "max_retries": 0}
+    )
+    return make_llm_client(tight, base_url)
 
 
 def _unique(items: list[Any]) -> list[Any]:

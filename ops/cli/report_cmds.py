@@ -140,14 +140,14 @@ async def _report(
     client = None
     if use_llm and cfg.use_llm:
         try:
-            from kg.llm import make_llm_client
+            from kg.report.build import report_llm
             from ops.runtime_state import endpoints
 
             try:
                 base = endpoints(settings).llm_base_url
             except Exception:
                 base = settings.llm.base_url or None
-            client = make_llm_client(settings, base)
+            client = report_llm(settings, base)
         except Exception as exc:
             notes.append(f"LLM unavailable: {type(exc).__name__}: {exc}"[:300])
     served = bool(settings.llm.base_url)
