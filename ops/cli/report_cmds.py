@@ -207,7 +207,7 @@ def eval_retrieval(
     """precision@k, recall@k, nDCG@k and cluster diversity per method on a query set."""
     from kg.retrieve.evaluate import run_eval
 
-    emit_json(asyncio.run(run_eval(Settings(), data, k, methods.split(","))))
+    emit_json(run_eval(Settings(), data, k, methods.split(",")))
 
 
 @bench_app.command("retrieve")
