@@ -247,8 +247,7 @@ def replay_samples(bootstrap: str, *, prefix: str = "") -> list[ReplayReport]:
     """The bundled synthetic sample day, into the four raw topics, then the history."""
     files = [*SAMPLE_FILES.items(), SAMPLE_HISTORY]
     return [
-        replay_file(SAMPLES_DIR / fname, topic, bootstrap, prefix=prefix)
-        for topic, fname in files
+        replay_file(SAMPLES_DIR / fname, topic, bootstrap, prefix=prefix) for topic, fname in files
     ]
 
 
