@@ -153,7 +153,7 @@ class ConnectorSettings(BaseModel):
     yfinance_period: str = "5d"
     akshare_datasets: list[str] = Field(default_factory=list)  # empty: all of them
     akshare_news_symbols: list[str] = Field(default_factory=lambda: ["600519", "601398"])
-    akshare_lookback_days: int = 30
+    akshare_lookback_days: int = 200  # first run only (later runs resume from the cursor)
     feeds: list[str] = Field(default_factory=list)  # RSS/Atom/JSON Feed URLs
     social_feeds: list[str] = Field(default_factory=list)  # JSON post feeds
     files: dict[str, str] = Field(default_factory=dict)  # JSONL/CSV path -> raw topic
