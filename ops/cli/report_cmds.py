@@ -70,7 +70,7 @@ def retrieve(
             service = RetrievalService(
                 store, make_embedder(settings.embed), top_n=r.top_n,
                 cluster_threshold=r.cluster_threshold, temperature=r.temperature,
-                chunk_size=r.chunk_size,
+                chunk_size=r.chunk_size, cache_dir=settings.data_dir,
             )  # fmt: skip
             await service.refresh(force=True)
             t1 = time.perf_counter()
@@ -132,7 +132,7 @@ async def _report(
             r = cfg.retrieve
             service = RetrievalService(
                 store, embedder, top_n=r.top_n, cluster_threshold=r.cluster_threshold,
-                temperature=r.temperature, chunk_size=r.chunk_size,
+                temperature=r.temperature, chunk_size=r.chunk_size, cache_dir=settings.data_dir,
             )  # fmt: skip
             retriever = MethodRetriever(service, cfg.method)
         except Exception as exc:

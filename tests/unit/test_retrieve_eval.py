@@ -74,3 +74,20 @@ def test_index_methods_on_a_tiny_corpus() -> None:
     assert {i.id for i in ix.neighbourhood("PBOC", q, 5, at=250)} == {"f2"}
     assert {i.id for i in ix.neighbourhood("PBOC", q, 5, at=120)} == {"f1"}
     assert {i.id for i in ix.dense_triples(q, 3, at=250)} == {"f2", "f3"}
+
+
+def test_vector_cache_survives_a_restart(tmp_path) -> None:
+    from kg.retrieve.vector_cache import VectorCache, cache_path
+
+    emb = FakeEmbedder(dim=8)
+    path = cache_path(tmp_path, emb.model_id)
+    first = VectorCache(path, 8)
+    enc = first.wrap(lambda texts: emb.embed_sync(texts, "passage"))
+    a = enc(["x", "y"])
+    first.save()
+    emb.encoded.clear()
+    second = VectorCache(path, 8)
+    b = second.wrap(lambda texts: emb.embed_sync(texts, "passage"))(["y", "x", "z"])
+    assert emb.encoded == ["z"] and second.hits == 2  # only the new text reached the model
+    assert (b[0] == a[1]).all() and (b[1] == a[0]).all()
+    assert VectorCache(path, 4)._vecs == {}  # another dimension: ignored, not mixed in
