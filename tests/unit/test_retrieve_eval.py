@@ -91,3 +91,28 @@ def test_vector_cache_survives_a_restart(tmp_path) -> None:
     assert emb.encoded == ["z"] and second.hits == 2  # only the new text reached the model
     assert (b[0] == a[1]).all() and (b[1] == a[0]).all()
     assert VectorCache(path, 4)._vecs == {}  # another dimension: ignored, not mixed in
+
+
+def test_ivf_search_matches_exact_top_k_and_takes_new_rows() -> None:
+    import numpy as np
+
+    from kg.retrieve.vectors import VectorSearch
+
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((20, 32)).astype(np.float32)
+    data = centers[rng.integers(0, 20, 3000)] + 0.2 * rng.standard_normal((3000, 32))
+    data = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    vs = VectorSearch(32, ivf_min=2000, nprobe=12)
+    vs.extend(data[:1000])
+    assert vs.centroids is None  # exact below ivf_min
+    vs.extend(data[1000:2500])
+    assert vs.centroids is not None and vs.trained_n == 2500
+    vs.extend(data[2500:])  # joins the nearest lists, no retraining yet
+    assert vs.trained_n == 2500 and sum(lst.n for lst in vs.lists) == 3000
+    hits = 0
+    for qi in range(0, 3000, 150):
+        q = data[qi]
+        ids, scores = vs.search(q)
+        got = set(ids[np.argsort(-scores)[:10]].tolist())
+        hits += len(got & set(np.argsort(-(data @ q))[:10].tolist()))
+    assert hits / (20 * 10) >= 0.9  # approximate, but close to exact on clustered data
