@@ -185,6 +185,18 @@ def report_llm(settings: Settings, base_url: str | None) -> LLMClient:
     return make_llm_client(tight, base_url)
 
 
+async def warm_up(llm: LLMClient) -> str | None:
+    """One tiny call before the report, so loading an in-process model is not charged
+    to the first real call's deadline. Returns why it failed (then skip the model)."""
+    from kg.prompts.chat import simple_v1
+
+    try:
+        await llm.chat(simple_v1(text="Say OK."), prompt_name=simple_v1.id, max_tokens=1)
+    except Exception as exc:
+        return f"LLM warm-up failed: {type(exc).__name__}: {exc}"[:300]
+    return None
+
+
 def _unique(items: list[Any]) -> list[Any]:
     seen, out = set(), []
     for it in items:

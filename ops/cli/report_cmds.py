@@ -148,6 +148,13 @@ async def _report(
             except Exception:
                 base = settings.llm.base_url or None
             client = report_llm(settings, base)
+            from kg.report.build import warm_up
+
+            failed = await warm_up(client)
+            if failed:
+                notes.append(failed + "; computed analysis only")
+                await client.aclose()
+                client = None
         except Exception as exc:
             notes.append(f"LLM unavailable: {type(exc).__name__}: {exc}"[:300])
     served = bool(settings.llm.base_url)

@@ -149,3 +149,11 @@ async def test_empty_graph_unknown_question_and_stale(tmp_path: Path) -> None:
     assert "CN10Y" in doc.stale and "stale" in doc.text
     doc = await build_bond_report(None, ReportSettings(), at=AT)  # no store at all
     assert any("no graph store" in e for e in doc.errors) and doc.unsupported_numbers == []
+
+
+async def test_warm_up_reports_a_failing_model() -> None:
+    from kg.report.build import warm_up
+
+    assert await warm_up(FakeLLM(default_text="OK")) is None
+    why = await warm_up(FakeLLM([LLMUnavailable("down")] * 5, max_retries=0))
+    assert why is not None and "LLMUnavailable" in why
