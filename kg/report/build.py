@@ -19,7 +19,7 @@ from typing import Any
 from kg.llm import LLMClient
 from kg.report.facts import FactSet, Series, compute_facts, indicator_catalog, load_history
 from kg.report.model import BondReportDoc, Section
-from kg.report.numbers import allowed_from, check_text
+from kg.report.numbers import allowed_from, check_text, subject_keys
 from kg.report.questions import CORE_INDICATORS, Question, all_indicators, load_questions
 from kg.report.rag import two_stage
 from kg.report.render import chart, markdown, to_html
@@ -47,7 +47,8 @@ def question_for(text: str) -> tuple[Question, list[str]]:
     for e in data["entities"]:
         if e.get("type") != "Indicator":
             continue
-        keys = [e["id"], e.get("name", ""), e.get("name_zh", ""), *e.get("aliases", [])]
+        keys = [e["id"], e.get("name", ""), e.get("name_zh", ""), *e.get("aliases", []),
+                *subject_keys(e["id"], e.get("name", ""))]  # fmt: skip
         if any(mention_key(k) in spans for k in keys if k):
             named.append(e["id"])
     notes = []
