@@ -11,13 +11,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kg.llm import LLMClient
-from kg.report.facts import FactSet, Series, compute_facts, indicator_catalog, load_history
+from kg.report.facts import (
+    SPREADS,
+    FactSet,
+    Series,
+    compute_facts,
+    indicator_catalog,
+    load_history,
+)
 from kg.report.model import BondReportDoc, Section
 from kg.report.numbers import allowed_from, check_text, subject_keys
 from kg.report.questions import CORE_INDICATORS, Question, all_indicators, load_questions
@@ -51,6 +59,12 @@ def question_for(text: str) -> tuple[Question, list[str]]:
                 *subject_keys(e["id"], e.get("name", ""))]  # fmt: skip
         if any(mention_key(k) in spans for k in keys if k):
             named.append(e["id"])
+    if re.search(r"curve|spread|steep|flat|利差|曲线", text, re.IGNORECASE):
+        for _, a, b, _ in SPREADS:  # a curve question needs both legs of its spreads
+            if a in named and b not in named:
+                named.append(b)
+            elif b in named and a not in named:
+                named.append(a)
     notes = []
     if not named:
         notes.append("the question names no known indicator; the core bond indicators are used")
