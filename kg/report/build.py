@@ -11,15 +11,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kg.llm import LLMClient
-from kg.report.facts import FactSet, Series, compute_facts, indicator_catalog, load_history
+from kg.report.facts import (
+    SPREADS,
+    FactSet,
+    Series,
+    compute_facts,
+    indicator_catalog,
+    load_history,
+)
 from kg.report.model import BondReportDoc, Section
-from kg.report.numbers import allowed_from, check_text
+from kg.report.numbers import allowed_from, check_text, subject_keys
 from kg.report.questions import CORE_INDICATORS, Question, all_indicators, load_questions
 from kg.report.rag import two_stage
 from kg.report.render import chart, markdown, to_html
@@ -27,7 +35,7 @@ from kg.report.signals import analysis
 from kg.retrieve.text import mention_key, query_spans
 from kg.retrieve.types import Retriever
 from kg.store.base import GraphStore
-from ops.settings import ReportSettings
+from ops.settings import ReportSettings, Settings
 from streams.records import stable_id
 
 log = logging.getLogger(__name__)
@@ -47,9 +55,16 @@ def question_for(text: str) -> tuple[Question, list[str]]:
     for e in data["entities"]:
         if e.get("type") != "Indicator":
             continue
-        keys = [e["id"], e.get("name", ""), e.get("name_zh", ""), *e.get("aliases", [])]
+        keys = [e["id"], e.get("name", ""), e.get("name_zh", ""), *e.get("aliases", []),
+                *subject_keys(e["id"], e.get("name", ""))]  # fmt: skip
         if any(mention_key(k) in spans for k in keys if k):
             named.append(e["id"])
+    if re.search(r"curve|spread|steep|flat|利差|曲线", text, re.IGNORECASE):
+        for _, a, b, _ in SPREADS:  # a curve question needs both legs of its spreads
+            if a in named and b not in named:
+                named.append(b)
+            elif b in named and a not in named:
+                named.append(a)
     notes = []
     if not named:
         notes.append("the question names no known indicator; the core bond indicators are used")
@@ -105,17 +120,20 @@ async def build_bond_report(
     errors += facts.errors
     sections: list[Section] = []
     llm_spent = 0.0
+    llm_failed = False  # a timed-out call still holds an in-process model: stop asking
     at_ms = int(when.timestamp() * 1000)
     for q in qs:
         cand = facts.by_subject(q.indicators)
-        use_llm = cfg.use_llm and llm is not None and llm_spent < cfg.llm_budget_s
+        use_llm = (cfg.use_llm and llm is not None and llm_spent < cfg.llm_budget_s
+                   and not llm_failed)  # fmt: skip
         t = time.perf_counter()
         rag = await two_stage(q.question, cand, retriever=retriever, llm=llm, k1=cfg.k1,
                               k2=cfg.k2, at=at_ms, max_tokens=cfg.llm_max_tokens,
-                              use_llm=use_llm)  # fmt: skip
+                              use_llm=use_llm, max_llm_facts=cfg.llm_max_facts)  # fmt: skip
+        llm_failed = llm_failed or any("LLMTimeout" in e or "Unavailable" in e for e in rag.errors)
         llm_spent += rag.timings.get("llm_select_s", 0) + rag.timings.get("llm_analysis_s", 0)
         if cfg.use_llm and llm is not None and not use_llm:
-            rag.errors.append("LLM budget for this report spent; computed analysis only")
+            rag.errors.append("LLM budget spent or model failing; computed analysis only")
         triples = rag.k2 or rag.k1
         computed = analysis(q, facts, triples)
         allowed = allowed_from(
@@ -169,6 +187,29 @@ async def build_bond_report(
 
 def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
+
+
+def report_llm(settings: Settings, base_url: str | None) -> LLMClient:
+    """The report's model client: a per-call deadline of ``report.llm_timeout_s`` and no
+    retries, so a slow local model cannot push a report past its time budget."""
+    from kg.llm import make_llm_client
+
+    tight = settings.with_overrides(
+        llm={"timeout_s": settings.report.llm_timeout_s, "max_retries": 0}
+    )
+    return make_llm_client(tight, base_url)
+
+
+async def warm_up(llm: LLMClient) -> str | None:
+    """One tiny call before the report, so loading an in-process model is not charged
+    to the first real call's deadline. Returns why it failed (then skip the model)."""
+    from kg.prompts.chat import simple_v1
+
+    try:
+        await llm.chat(simple_v1(text="Say OK."), prompt_name=simple_v1.id, max_tokens=1)
+    except Exception as exc:
+        return f"LLM warm-up failed: {type(exc).__name__}: {exc}"[:300]
+    return None
 
 
 def _unique(items: list[Any]) -> list[Any]:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from kg.retrieve.text import mention_key
+
 ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
              "七": 7, "八": 8, "九": 9}  # fmt: skip
 ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
@@ -165,16 +167,19 @@ class Allowed(BaseModel):
     """Values (with unit class) and dates that texts may cite."""
 
     values: list[tuple[float, str]] = Field(default_factory=list)
+    subjects: list[str] = Field(default_factory=list)  # parallel to values; "" = any
+    keys: dict[str, list[str]] = Field(default_factory=dict)  # subject -> mention keys
     dates: set[str] = Field(default_factory=set)
 
-    def add(self, value: float, unit: str = "") -> None:
+    def add(self, value: float, unit: str = "", subject: str = "") -> None:
         self.values.append((abs(float(value)), unit))
+        self.subjects.append(subject)
 
-    def add_text(self, text: str) -> None:
+    def add_text(self, text: str, subject: str = "") -> None:
         """Numbers stated in a source text (a retrieved triple's evidence, a document)."""
         nums, dates = extract_numbers(text)
         for n in nums:
-            self.add(n.value, n.unit)
+            self.add(n.value, n.unit, subject)
         self.dates.update(dates)
 
 
@@ -182,10 +187,22 @@ _COMPAT = {"pct": {"pct"}, "bp": {"bp"}, "count": {"count", ""}, "": {"pct", "bp
            "index", ""}}  # fmt: skip
 
 
-def supported(n: Number, allowed: Allowed) -> bool:
+def _mentions(sentence_key: str, keys: list[str]) -> bool:
+    padded = f" {sentence_key} "
+    return any(f" {k} " in padded for k in keys)
+
+
+def supported(n: Number, allowed: Allowed, sentence: str | None = None) -> bool:
+    """A value matches, and when the value belongs to a fact about one indicator or
+    spread, the sentence names that subject (so 1.51, DR007's level, does not support
+    "the curve rose 1.5%")."""
     ok_units = _COMPAT[n.unit]
+    skey = mention_key(sentence) if sentence is not None else None
     return any(
-        u in ok_units and abs(n.value - v) <= n.tol + 1e-9 * max(1.0, v) for v, u in allowed.values
+        u in ok_units
+        and abs(n.value - v) <= n.tol + 1e-9 * max(1.0, v)
+        and (not s or skey is None or _mentions(skey, allowed.keys.get(s, [])))
+        for (v, u), s in zip(allowed.values, allowed.subjects, strict=True)
     )
 
 
@@ -208,7 +225,7 @@ def sentences(text: str) -> list[str]:
 
 def unsupported_in(sentence: str, allowed: Allowed) -> list[str]:
     nums, dates = extract_numbers(sentence)
-    bad = [n.raw for n in nums if not supported(n, allowed)]
+    bad = [n.raw for n in nums if not supported(n, allowed, sentence)]
     bad += [d for d in dates if not any(a.startswith(d) for a in allowed.dates)]
     return bad
 
@@ -227,13 +244,29 @@ def check_text(text: str, allowed: Allowed, *, origin: str = "") -> CheckResult:
     return CheckResult(text=joined, kept=kept, removed=removed, unsupported_numbers=residual)
 
 
+def subject_keys(subject: str, label: str) -> list[str]:
+    """How a sentence may name a fact's subject: its ids, its label, and the label's
+    first two words ('China 10Y government bond yield (CN10Y)' -> 'cn10y', 'china 10y
+    government bond yield', 'china 10y')."""
+    base = re.sub(r"\([^)]*\)", " ", label)
+    base = re.sub(r"^\s*the\s+", "", base, flags=re.IGNORECASE)
+    keys = {mention_key(p) for p in subject.split("-")} | {mention_key(base)}
+    words = mention_key(base).split()
+    if len(words) >= 2:
+        keys.add(" ".join(words[:2]))
+    return sorted(k for k in keys if k)
+
+
 def allowed_from(facts: Iterable[object], texts: Iterable[str] = ()) -> Allowed:
-    """Allowed values from computed facts (``Fact.numbers``, dates) and source texts."""
+    """Allowed values from computed facts (``Fact.numbers``, dates), each tied to the
+    fact's subject, and from source texts (tied to nothing)."""
     a = Allowed()
     for f in facts:
+        subject = f.subject  # type: ignore[attr-defined]
+        a.keys.setdefault(subject, subject_keys(subject, f.label))  # type: ignore[attr-defined]
         for v, u in f.numbers():  # type: ignore[attr-defined]
-            a.add(v, u)
-        a.add_text(f.text)  # type: ignore[attr-defined]  # computed text: its numbers hold
+            a.add(v, u, subject)
+        a.add_text(f.text, subject)  # type: ignore[attr-defined]
         a.dates.add(f.as_of)  # type: ignore[attr-defined]
         if getattr(f, "reference_date", None):
             a.dates.add(f.reference_date)  # type: ignore[attr-defined]

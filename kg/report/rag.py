@@ -34,7 +34,22 @@ class RagResult(BaseModel):
 
 
 def fact_lines(facts: Sequence[Fact]) -> str:
-    return "\n".join(f"F{i}: {f.text}" for i, f in enumerate(facts, 1))
+    return "\n".join(f"{i}: {f.text}" for i, f in enumerate(facts, 1))
+
+
+PRIORITY = {"level": 0, "spread": 1, "vs_average": 1, "policy_change": 1, "spread_change": 2}
+
+
+def for_llm(facts: Sequence[Fact], limit: int) -> list[Fact]:
+    """The facts shown to the model: levels, spreads, funding and policy first, then
+    1-month changes, then the rest (a small model's context and time are scarce)."""
+
+    def rank(f: Fact) -> tuple[int, int]:
+        if f.kind == "change":
+            return (3 if f.horizon == "1m" else 4, 0)
+        return (PRIORITY.get(f.kind, 5), 0)
+
+    return sorted(facts, key=rank)[:limit]
 
 
 async def _retrieve(
@@ -61,8 +76,10 @@ async def two_stage(
     at: int | None = None,
     max_tokens: int = 200,
     use_llm: bool = True,
+    max_llm_facts: int = 12,
 ) -> RagResult:
     res = RagResult()
+    facts = for_llm(facts, max_llm_facts) if llm is not None and use_llm else list(facts)
     t0 = time.perf_counter()
     res.k1 = await _retrieve(retriever, question, k1, res.errors, at)
     res.timings["retrieve_k1_s"] = round(time.perf_counter() - t0, 4)
@@ -73,8 +90,8 @@ async def two_stage(
             msgs = select_facts_v1(question=question, facts=fact_lines(facts),
                                    knowledge=context_text(res.k1, 1500))  # fmt: skip
             pick = await llm.structured(msgs, FactSelection, prompt_name=select_facts_v1.id,
-                                        max_tokens=96, max_repairs=1)  # fmt: skip
-            idx = sorted({int(r[1:]) - 1 for r in pick.facts if 0 < int(r[1:]) <= len(facts)})
+                                        max_tokens=64, max_repairs=0)  # fmt: skip
+            idx = sorted({n - 1 for n in pick.facts if 0 < n <= len(facts)})
             if idx:
                 selected = [facts[i] for i in idx]
                 res.llm_used = True

@@ -17,13 +17,14 @@ hand.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-DEFAULT_THRESHOLD = 0.25  # cosine distance: nodes closer than this may share a cluster
+DEFAULT_THRESHOLD = 0.1  # cosine distance; e5-small distances are compressed (see docs)
 
 
 def softmax(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
@@ -69,18 +70,26 @@ def allocate(
     count = {c: min(round_half_up(share[c]), capacity[c]) for c in keys}
     target = min(k, sum(capacity[c] for c in keys))
     order = {c: i for i, c in enumerate(keys)}  # weight desc, then name
-    while sum(count.values()) > target:
-        c = max(
-            (c for c in keys if count[c] > 0),
-            key=lambda c: (count[c] - share[c], -weights[c], order[c]),
-        )
-        count[c] -= 1
-    while sum(count.values()) < target:
-        c = max(
-            (c for c in keys if count[c] < capacity[c]),
-            key=lambda c: (share[c] - count[c], weights[c], -order[c]),
-        )
-        count[c] += 1
+    surplus = sum(count.values()) - target
+    if surplus > 0:  # take from the most over-rounded; ties: lower weight, later name
+        heap = [(-(count[c] - share[c]), weights[c], -order[c], c) for c in keys if count[c]]
+        heapq.heapify(heap)
+        while surplus > 0:
+            _, _, _, c = heapq.heappop(heap)
+            count[c] -= 1
+            surplus -= 1
+            if count[c]:
+                heapq.heappush(heap, (-(count[c] - share[c]), weights[c], -order[c], c))
+    elif surplus < 0:  # give to the most under-rounded with room; ties: higher weight, name
+        heap = [(-(share[c] - count[c]), -weights[c], order[c], c)
+                for c in keys if count[c] < capacity[c]]  # fmt: skip
+        heapq.heapify(heap)
+        while surplus < 0:
+            _, _, _, c = heapq.heappop(heap)
+            count[c] += 1
+            surplus += 1
+            if count[c] < capacity[c]:
+                heapq.heappush(heap, (-(share[c] - count[c]), -weights[c], order[c], c))
     return count
 
 
@@ -100,7 +109,7 @@ def select(candidates: Sequence[Candidate], k: int, *, temperature: float = 1.0)
     by_cluster: dict[Hashable, list[Candidate]] = {}
     for c in candidates:
         by_cluster.setdefault(c.cluster, []).append(c)
-    means = {c: float(np.mean([x.score for x in xs])) for c, xs in by_cluster.items()}
+    means = {c: sum(x.score for x in xs) / len(xs) for c, xs in by_cluster.items()}
     counts = allocate(means, {c: len(xs) for c, xs in by_cluster.items()}, k,
                       temperature=temperature)  # fmt: skip
     chosen: list[Candidate] = []

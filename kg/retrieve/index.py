@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from kg.retrieve.cluster import DEFAULT_THRESHOLD, Candidate, NodeClusters, select
 from kg.retrieve.text import chunks, mention_key, query_spans, tokens
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem
+from kg.retrieve.vectors import VectorSearch
 
 Encode = Callable[[list[str]], np.ndarray]  # texts -> unit rows (passages)
 
@@ -52,29 +53,6 @@ class DocRow(BaseModel):
     source: str = ""
     published_at: int | None = None
     entities: list[str] = Field(default_factory=list)
-
-
-class _Matrix:
-    """Rows appended in amortized O(1); ``view`` is the filled part."""
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self._data = np.zeros((0, dim), dtype=np.float32)
-        self.n = 0
-
-    def extend(self, rows: np.ndarray) -> None:
-        rows = np.asarray(rows, dtype=np.float32).reshape(-1, self.dim)
-        need = self.n + len(rows)
-        if need > len(self._data):
-            grown = np.zeros((max(need, 2 * len(self._data), 1024), self.dim), dtype=np.float32)
-            grown[: self.n] = self._data[: self.n]
-            self._data = grown
-        self._data[self.n : need] = rows
-        self.n = need
-
-    @property
-    def view(self) -> np.ndarray:
-        return self._data[: self.n]
 
 
 def top_indices(scores: np.ndarray, n: int) -> np.ndarray:
@@ -112,8 +90,8 @@ class RetrievalIndex:
     mention_index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def __post_init__(self) -> None:
-        self._triple_vecs = _Matrix(self.dim)
-        self._chunk_vecs = _Matrix(self.dim)
+        self._triple_vecs = VectorSearch(self.dim)
+        self._chunk_vecs = VectorSearch(self.dim)
         self._node_vecs: dict[str, np.ndarray] = {}
         self.clusters = NodeClusters(dim=self.dim, threshold=self.cluster_threshold)
         self._triple_ids: set[str] = set()
@@ -221,27 +199,29 @@ class RetrievalIndex:
             self._validity_cache = (vf, vt)
         return self._validity_cache
 
-    def _triple_scores(self, qvec: np.ndarray, at: int | None) -> np.ndarray:
-        scores = self._triple_vecs.view @ qvec
+    def _triple_scores(self, qvec: np.ndarray, at: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate triple positions and their similarities (invalid at ``at``: -inf)."""
+        ids, scores = self._triple_vecs.search(qvec)
         if at is not None and len(scores):
             vf, vt = self._validity()
-            scores[(vf > at) | (vt <= at)] = -np.inf
-        return scores
+            scores = np.where((vf[ids] > at) | (vt[ids] <= at), -np.inf, scores)
+        return ids, scores
+
+    def _top_triples(self, qvec: np.ndarray, n: int, at: int | None) -> list[tuple[int, float]]:
+        ids, scores = self._triple_scores(qvec, at)
+        return [(int(ids[i]), float(scores[i])) for i in top_indices(scores, n)
+                if np.isfinite(scores[i])]  # fmt: skip
 
     def dense_triples(self, qvec: np.ndarray, k: int, at: int | None = None) -> list[RetrievedItem]:
-        scores = self._triple_scores(qvec, at)
-        idx = [i for i in top_indices(scores, k) if np.isfinite(scores[i])]
-        return [self.triple_item(int(i), scores[i], Method.TRIPLES) for i in idx]
+        return [self.triple_item(i, s, Method.TRIPLES) for i, s in self._top_triples(qvec, k, at)]
 
     def tfr_triples(self, qvec: np.ndarray, k: int, at: int | None = None) -> list[RetrievedItem]:
-        scores = self._triple_scores(qvec, at)
-        n = max(self.top_n, 4 * k)
-        top = [int(i) for i in top_indices(scores, n) if np.isfinite(scores[i])]
+        top = self._top_triples(qvec, max(self.top_n, 4 * k), at)
         labels = self.clusters.labels
         cands = [
-            Candidate(i, float(scores[i]),
-                      (labels.get(self.triples[i].head, -1), labels.get(self.triples[i].tail, -1)))
-            for i in top
+            Candidate(i, s, (labels.get(self.triples[i].head, -1),
+                             labels.get(self.triples[i].tail, -1)))
+            for i, s in top
         ]  # fmt: skip
         chosen = select(cands, k, temperature=self.temperature)
         return [
@@ -250,13 +230,15 @@ class RetrievalIndex:
         ]
 
     def _doc_items(
-        self, chunk_scores: np.ndarray, k: int, method: Method, at: int | None
-    ) -> list[RetrievedItem]:
+        self, chunk_scores: np.ndarray, k: int, method: Method, at: int | None,
+        chunk_ids: np.ndarray | None = None,
+    ) -> list[RetrievedItem]:  # fmt: skip
         """Best chunk per document, k documents."""
         out: list[RetrievedItem] = []
         seen: set[int] = set()
-        for ci in top_indices(chunk_scores, max(4 * k, 50)):
-            s = float(chunk_scores[ci])
+        for pos_ in top_indices(chunk_scores, max(4 * k, 50)):
+            s = float(chunk_scores[pos_])
+            ci = int(chunk_ids[pos_]) if chunk_ids is not None else int(pos_)
             if not math.isfinite(s) or (s <= 0 and method is Method.BM25):
                 break
             pos = self.chunk_doc[int(ci)]
@@ -276,7 +258,8 @@ class RetrievalIndex:
     def dense_docs(self, qvec: np.ndarray, k: int, at: int | None = None) -> list[RetrievedItem]:
         if not self.chunk_text:
             return []
-        return self._doc_items(self._chunk_vecs.view @ qvec, k, Method.DENSE, at)
+        ids, scores = self._chunk_vecs.search(qvec)
+        return self._doc_items(scores, k, Method.DENSE, at, ids)
 
     def bm25_docs(self, query: str, k: int, at: int | None = None) -> list[RetrievedItem]:
         if not self.chunk_text:
@@ -338,7 +321,7 @@ class RetrievalIndex:
         ids = np.fromiter(hop_of, dtype=np.int64)
         base = np.array([1.0 / hop_of[i] for i in ids], dtype=np.float32)
         if qvec is not None:
-            base = base + 0.5 * (self._triple_vecs.view[ids] @ qvec)
+            base = base + 0.5 * (self._triple_vecs.rows.view[ids] @ qvec)
         order = np.lexsort((ids, -base))[:k]
         return [self.triple_item(int(ids[o]), base[o], Method.GRAPH) for o in order]
 

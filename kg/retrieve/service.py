@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from kg.embed import Embedder
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
 from kg.retrieve.types import Method, RetrievedItem
+from kg.retrieve.vector_cache import VectorCache, cache_path
 from kg.store.base import GraphStore
 
 INTERNAL_RELATIONS = ("HAS_OBSERVATION", "HAS_DAILY", "MENTIONS")
@@ -80,6 +82,7 @@ class RetrievalService:
         refresh_s: float = 30.0,
         load_limit: int = 500_000,
         index: RetrievalIndex | None = None,
+        cache_dir: Path | None = None,
         **index_kw: Any,
     ) -> None:
         self.store = store
@@ -92,8 +95,12 @@ class RetrievalService:
         self._refreshed_at = float("-inf")
         self._names_loaded = False
         self._lock = asyncio.Lock()
+        self.cache: VectorCache | None = None
+        if cache_dir is not None:  # passage vectors on disk between processes
+            self.cache = VectorCache(cache_path(cache_dir, self.embedder.model_id), embedder.dim)
+        self._encode = self._embed if self.cache is None else self.cache.wrap(self._embed)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed_sync(texts, "passage")
 
     async def refresh(self, *, force: bool = False) -> dict[str, int]:
@@ -129,6 +136,8 @@ class RetrievalService:
             ]  # fmt: skip
             added_t = await asyncio.to_thread(self.index.add_triples, triples, self._encode)
             added_d = await asyncio.to_thread(self.index.add_documents, docs, self._encode)
+            if self.cache is not None and self.cache.dirty:
+                await asyncio.to_thread(self.cache.save)
             for r in trows:
                 self._since_triples = max(self._since_triples, int(r["written_at"] or 0))
             for r in drows:

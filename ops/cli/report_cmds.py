@@ -70,7 +70,7 @@ def retrieve(
             service = RetrievalService(
                 store, make_embedder(settings.embed), top_n=r.top_n,
                 cluster_threshold=r.cluster_threshold, temperature=r.temperature,
-                chunk_size=r.chunk_size,
+                chunk_size=r.chunk_size, cache_dir=settings.data_dir,
             )  # fmt: skip
             await service.refresh(force=True)
             t1 = time.perf_counter()
@@ -132,7 +132,7 @@ async def _report(
             r = cfg.retrieve
             service = RetrievalService(
                 store, embedder, top_n=r.top_n, cluster_threshold=r.cluster_threshold,
-                temperature=r.temperature, chunk_size=r.chunk_size,
+                temperature=r.temperature, chunk_size=r.chunk_size, cache_dir=settings.data_dir,
             )  # fmt: skip
             retriever = MethodRetriever(service, cfg.method)
         except Exception as exc:
@@ -140,14 +140,21 @@ async def _report(
     client = None
     if use_llm and cfg.use_llm:
         try:
-            from kg.llm import make_llm_client
+            from kg.report.build import report_llm
             from ops.runtime_state import endpoints
 
             try:
                 base = endpoints(settings).llm_base_url
             except Exception:
                 base = settings.llm.base_url or None
-            client = make_llm_client(settings, base)
+            client = report_llm(settings, base)
+            from kg.report.build import warm_up
+
+            failed = await warm_up(client)
+            if failed:
+                notes.append(failed + "; computed analysis only")
+                await client.aclose()
+                client = None
         except Exception as exc:
             notes.append(f"LLM unavailable: {type(exc).__name__}: {exc}"[:300])
     served = bool(settings.llm.base_url)
@@ -207,7 +214,7 @@ def eval_retrieval(
     """precision@k, recall@k, nDCG@k and cluster diversity per method on a query set."""
     from kg.retrieve.evaluate import run_eval
 
-    emit_json(asyncio.run(run_eval(Settings(), data, k, methods.split(","))))
+    emit_json(run_eval(Settings(), data, k, methods.split(",")))
 
 
 @bench_app.command("retrieve")

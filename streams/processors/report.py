@@ -63,9 +63,9 @@ async def run_report(
             log.warning("bond report: retrieval unavailable: %r", exc)
         llm = None
         if cfg.use_llm and ctx.endpoints.llm_base_url:
-            from kg.llm import make_llm_client
+            from kg.report.build import report_llm
 
-            llm = make_llm_client(ctx.settings, ctx.endpoints.llm_base_url)
+            llm = report_llm(ctx.settings, ctx.endpoints.llm_base_url)
         try:
             models = {"llm": llm.model if llm else "none", "embed": ctx.settings.embed.model}
             doc = await build_bond_report(

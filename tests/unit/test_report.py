@@ -110,7 +110,7 @@ class StaticRetriever:
 
 async def test_llm_prose_checked_kept_or_removed(tmp_path: Path) -> None:
     good = "China 10Y yields stood at 1.83%. The PBOC injected 2000亿元. Yields will hit 2.35%."
-    llm = FakeLLM({"report.select_facts": {"facts": ["F1", "F2", "F99"]},
+    llm = FakeLLM({"report.select_facts": {"facts": [1, 2, 99]},
                    "report.analysis": good})  # fmt: skip
     doc = await build_bond_report(None, ReportSettings(), at=AT, series=sample_series(),
                                   question="What is the outlook for CN10Y?", llm=llm,
@@ -119,7 +119,7 @@ async def test_llm_prose_checked_kept_or_removed(tmp_path: Path) -> None:
     assert s.llm_text == "China 10Y yields stood at 1.83%. The PBOC injected 2000亿元."
     assert [r.sentence for r in s.removed] == ["Yields will hit 2.35%."]
     assert s.removed[0].origin == "llm" and doc.unsupported_numbers == []
-    assert "2.35" not in doc.text and len(s.facts) == 2  # F99 ignored
+    assert "2.35" not in doc.text and len(s.facts) == 2  # 99 is no fact: ignored
     assert s.triples[0].provenance.doc_ids == ["doc-1"]
 
 
@@ -149,3 +149,11 @@ async def test_empty_graph_unknown_question_and_stale(tmp_path: Path) -> None:
     assert "CN10Y" in doc.stale and "stale" in doc.text
     doc = await build_bond_report(None, ReportSettings(), at=AT)  # no store at all
     assert any("no graph store" in e for e in doc.errors) and doc.unsupported_numbers == []
+
+
+async def test_warm_up_reports_a_failing_model() -> None:
+    from kg.report.build import warm_up
+
+    assert await warm_up(FakeLLM(default_text="OK")) is None
+    why = await warm_up(FakeLLM([LLMUnavailable("down")] * 5, max_retries=0))
+    assert why is not None and "LLMUnavailable" in why

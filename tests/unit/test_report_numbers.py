@@ -73,3 +73,17 @@ def test_only_unsupported_sentences_are_removed() -> None:
 def test_identifiers_and_tenors_are_not_values() -> None:
     nums, _ = extract_numbers("DR007, CN10Y, M2, US 2-year, 1年期, 3个月, [source 3fa2b91c]")
     assert nums == []
+
+
+def test_a_number_must_belong_to_a_subject_the_sentence_names() -> None:
+    from kg.report.facts import Fact
+    from kg.report.numbers import allowed_from
+
+    dr = Fact(id="DR007:level@d", kind="level", subject="DR007",
+              label="DR007 7-day interbank repo rate (DR007)", value=1.51, unit="%",
+              as_of="2026-11-20", text="DR007 7-day interbank repo rate (DR007) was 1.51%.")  # fmt: skip
+    a = allowed_from([dr], ["PBOC injected 2000亿元"])
+    assert check_text("DR007 stood at 1.51% on 2026-11-20.", a).removed == []
+    res = check_text("The yield curve has been increasing by 1.5% over 12 months.", a)
+    assert res.kept == [] and res.removed[0].numbers == ["1.5%"]
+    assert check_text("The central bank injected 2000亿元.", a).removed == []  # source text

@@ -1,0 +1,195 @@
+"""``livekg eval retrieval``: precision@k, recall@k, nDCG@k, context precision and
+cluster diversity per method on a labelled query set.
+
+A query lists the entities its answer is about (``relevant_entities``); an item is
+relevant when it is about one of them: a triple whose head or tail is one, a document
+that mentions one. Recall divides by every such item in the index (per item kind the
+method returns). Context precision is seed 003 section 2.4.3 with these labels (the sum
+of precision@i at each relevant rank i, over the relevant items in the top k). The
+LLM-judged metrics of section 2.4 (faithfulness, answer relevance, context recall) are
+not computed here (see docs/retrieval.md). The bundled set
+(kg/data/retrieval_eval.jsonl) was written over the bundled sample data before any
+method was run on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kg.retrieve.index import RetrievalIndex
+from kg.retrieve.types import ItemKind, Method, RetrievedItem
+
+BUNDLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_eval.jsonl"
+SAMPLES = Path(__file__).resolve().parents[2] / "connectors" / "samples"
+
+
+class EvalQuery(BaseModel):
+    query: str
+    relevant_entities: list[str] = Field(default_factory=list)
+    relevant_ids: list[str] = Field(default_factory=list)  # item ids, if known
+
+
+def load_queries(path: Path | None = None) -> list[EvalQuery]:
+    lines = (path or BUNDLED).read_text(encoding="utf-8").splitlines()
+    return [EvalQuery.model_validate_json(line) for line in lines if line.strip()]
+
+
+def is_relevant(item: RetrievedItem, q: EvalQuery, doc_entities: dict[str, set[str]]) -> bool:
+    if item.id in q.relevant_ids:
+        return True
+    want = set(q.relevant_entities)
+    if item.kind is ItemKind.TRIPLE:
+        return item.head in want or item.tail in want
+    return bool(doc_entities.get(item.id, set()) & want)
+
+
+def relevant_total(index: RetrievalIndex, q: EvalQuery, kinds: set[ItemKind]) -> int:
+    want = set(q.relevant_entities)
+    n = len(set(q.relevant_ids))
+    if ItemKind.TRIPLE in kinds:
+        n += sum(1 for t in index.triples if t.head in want or t.tail in want)
+    if ItemKind.DOCUMENT in kinds:
+        n += sum(1 for d in index.docs if set(d.entities) & want)
+    return n
+
+
+def precision_at_k(rel: Sequence[bool], k: int) -> float:
+    return sum(rel[:k]) / k if k else 0.0
+
+
+def recall_at_k(rel: Sequence[bool], k: int, total: int) -> float:
+    return min(sum(rel[:k]) / total, 1.0) if total else 0.0
+
+
+def ndcg_at_k(rel: Sequence[bool], k: int, total: int) -> float:
+    dcg = sum(1.0 / math.log2(i + 2) for i, r in enumerate(rel[:k]) if r)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(k, total)))
+    return dcg / ideal if ideal else 0.0
+
+
+def context_precision(rel: Sequence[bool], k: int) -> float:
+    """Seed 003 section 2.4.3: sum over ranks of precision@i times v_i, divided by the
+    relevant items in the top k."""
+    hits = 0
+    total = 0.0
+    for i, r in enumerate(rel[:k], 1):
+        if r:
+            hits += 1
+            total += hits / i
+    return total / hits if hits else 0.0
+
+
+def cluster_diversity(items: Sequence[RetrievedItem]) -> float:
+    """Distinct clusters (TFR) or distinct head entities (other triples) per triple."""
+    triples = [i for i in items if i.kind is ItemKind.TRIPLE]
+    if not triples:
+        return 0.0
+    keys = {i.cluster or i.head for i in triples}
+    return len(keys) / len(triples)
+
+
+KINDS = {
+    Method.BM25: {ItemKind.DOCUMENT}, Method.DENSE: {ItemKind.DOCUMENT},
+    Method.TRIPLES: {ItemKind.TRIPLE}, Method.TFR: {ItemKind.TRIPLE},
+    Method.GRAPH: {ItemKind.TRIPLE}, Method.HYBRID: {ItemKind.TRIPLE, ItemKind.DOCUMENT},
+}  # fmt: skip
+
+
+async def evaluate(service: Any, queries: Sequence[EvalQuery], k: int,
+                   methods: Sequence[str]) -> dict[str, Any]:  # fmt: skip
+    await service.refresh(force=True)
+    index: RetrievalIndex = service.index
+    doc_entities = {d.id: set(d.entities) for d in index.docs}
+    out: dict[str, Any] = {}
+    for name in methods:
+        method = Method(name.strip())
+        rows: dict[str, list[float]] = {m: [] for m in
+                                        ("precision", "recall", "ndcg", "context_precision",
+                                         "diversity")}  # fmt: skip
+        t0 = time.perf_counter()
+        for q in queries:
+            items = await service.search(q.query, method, k)
+            rel = [is_relevant(i, q, doc_entities) for i in items]
+            total = relevant_total(index, q, KINDS[method])
+            kk = len(items) if method is Method.HYBRID else k  # hybrid returns up to 2k
+            rows["precision"].append(precision_at_k(rel, max(kk, 1)))
+            rows["recall"].append(recall_at_k(rel, max(kk, 1), total))
+            rows["ndcg"].append(ndcg_at_k(rel, max(kk, 1), total))
+            rows["context_precision"].append(context_precision(rel, max(kk, 1)))
+            rows["diversity"].append(cluster_diversity(items))
+        n = max(len(queries), 1)
+        out[method.value] = {
+            f"precision@{k}": round(sum(rows["precision"]) / n, 4),
+            f"recall@{k}": round(sum(rows["recall"]) / n, 4),
+            f"ndcg@{k}": round(sum(rows["ndcg"]) / n, 4),
+            "context_precision": round(sum(rows["context_precision"]) / n, 4),
+            "cluster_diversity": round(sum(rows["diversity"]) / n, 4),
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+    return out
+
+
+async def load_sample_graph(store: Any) -> dict[str, int]:
+    """The bundled sample universe, news and a few sample triples into ``store``
+    (used when the evaluation runs on an empty temporary graph)."""
+    from datetime import UTC, datetime
+
+    from kg import sink
+    from kg.canonical import load_alias_index
+    from kg.static import load_universe
+    from streams.records import CleanDocument, DocKind, content_hash
+
+    await sink.ensure_schema(store)
+    await load_universe(store)
+    docs = []
+    for i, line in enumerate((SAMPLES / "news.jsonl").read_text(encoding="utf-8").splitlines()):
+        r = json.loads(line)
+        text = r.get("body") or r["title"]
+        docs.append(CleanDocument(
+            id=f"sample-news-{i}", source=r["source"], event_time=r["event_time"],
+            kind=DocKind.NEWS, raw_id=f"sample-news-{i}", title=r["title"], text=text,
+            url=r.get("url", ""), lang=r.get("lang", "en"), entities=r.get("entities", []),
+            content_hash=content_hash(text),
+        ))  # fmt: skip
+    await sink.write_documents(store, docs)
+    await load_alias_index(store)
+    return {"documents": len(docs), "at": int(datetime.now(UTC).timestamp())}
+
+
+def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str]) -> dict:
+    """On the running graph, or a temporary one loaded with the bundled samples."""
+    import asyncio
+
+    from ops.runtime import services
+
+    queries = load_queries(data)
+    with services(settings) as (s, ep):
+        return asyncio.run(_run_eval(s, ep.falkordb_url, queries, k, methods))
+
+
+async def _run_eval(settings: Any, falkordb_url: str | None, queries: list[EvalQuery], k: int,
+                    methods: Sequence[str]) -> dict:  # fmt: skip
+    from kg.embed import make_embedder
+    from kg.retrieve.service import RetrievalService
+    from kg.store import open_store
+
+    store = open_store(settings, falkordb_url)
+    try:
+        loaded = None
+        if not (await store.query("MATCH (d:Document) RETURN count(d) AS n"))[0]["n"]:
+            loaded = await load_sample_graph(store)
+        embedder = make_embedder(settings.embed)
+        service = RetrievalService(store, embedder, refresh_s=1e9)
+        results = await evaluate(service, queries, k, methods)
+    finally:
+        await store.close()
+    return {"eval": "retrieval", "queries": len(queries), "k": k, "embedder": embedder.model_id,
+            "loaded_samples": loaded is not None, "index": service.index.stats,
+            "methods": results}  # fmt: skip
