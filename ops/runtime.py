@@ -363,16 +363,26 @@ async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
         await store.close()
 
 
+STATIC_PRESENT_CYPHER = (
+    "MATCH (e:Entity) WHERE e.partition = 'static' AND e.canonical = true RETURN e.id AS id LIMIT 1"
+)
+
+
 async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
-    """Load the bundled static universe into a new data directory's graph (once)."""
+    """Load the bundled static universe into the graph once: an embedded graph once per
+    data directory; an external one (Neo4j, a FalkorDB server) when it has no static
+    entity yet, so an operator's own static data is never overwritten on start."""
     from kg.static import load_universe
     from kg.store import open_store
 
     marker = Path(settings.data_dir) / ".static-loaded"
-    if marker.exists() or not settings.embedded_graph:
+    if marker.exists():
         return
     store = open_store(settings, ep.falkordb_url)
     try:
+        if not settings.embedded_graph and await store.query(STATIC_PRESENT_CYPHER):
+            marker.write_text("external graph already had static entities\n")
+            return
         report = await load_universe(store)
     finally:
         await store.close()
@@ -425,6 +435,11 @@ def spawn_worker(
         "LIVEKG_KAFKA__TOPIC_PARTITIONS": str(settings.kafka.topic_partitions),
         "LIVEKG_GRAPH__FALKORDB_URL": ep.falkordb_url or "",
         "LIVEKG_GRAPH__GRAPH_NAME": settings.graph.graph_name,
+        "LIVEKG_GRAPH__BACKEND": settings.graph.backend.value,
+        "LIVEKG_GRAPH__NEO4J_URI": settings.graph.neo4j_uri,
+        "LIVEKG_GRAPH__NEO4J_USER": settings.graph.neo4j_user,
+        "LIVEKG_GRAPH__NEO4J_PASSWORD": settings.graph.neo4j_password,
+        "LIVEKG_GRAPH__NEO4J_DATABASE": settings.graph.neo4j_database,
         "LIVEKG_STREAMS__WEB_PORT": str(port),
         "LIVEKG_STREAMS__STORE": "memory://",
         "LIVEKG_STREAMS__MAX_RECORD_BYTES": str(settings.streams.max_record_bytes),

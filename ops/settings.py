@@ -243,6 +243,16 @@ class IndicatorAlertSettings(BaseModel):
     thresholds: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
 
+class OpsSettings(BaseModel):
+    """Operations (issue 20): metrics probes and the embedded Prometheus."""
+
+    lag_interval_s: float = 15.0  # consumer lag probe period per worker; 0: off
+    # `livekg up` starts Prometheus when the binary is on PATH (None), always (True:
+    # an error when absent) or never (False)
+    prometheus: bool | None = None
+    prometheus_port: int = 0  # 0: a free port
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -262,6 +272,7 @@ class Settings(BaseSettings):
     kg: KgSettings = Field(default_factory=KgSettings)
     sentiment: SentimentSettings = Field(default_factory=SentimentSettings)
     indicator_alerts: IndicatorAlertSettings = Field(default_factory=IndicatorAlertSettings)
+    ops: OpsSettings = Field(default_factory=OpsSettings)
 
     @classmethod
     def settings_customise_sources(
