@@ -112,3 +112,7 @@ EMBED_SECONDS = Histogram(
     ["model"],
     buckets=LATENCY_BUCKETS,
 )
+# Reports (issue 16 sets it when a report is written): "no report in N minutes" alert.
+REPORT_LAST = Gauge(
+    "livekg_report_last_timestamp_seconds", "Unix time of the last report generated", ["kind"]
+)
