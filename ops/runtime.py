@@ -306,6 +306,7 @@ class EmbeddedRuntime:
         llm: bool = True,
         api: bool = True,
         static: bool = True,
+        prometheus: bool | None = None,
     ) -> Endpoints:
         ep = self.start_infra(llm=llm)
         if static:  # before the workers start, so their alias dictionary sees it
@@ -317,7 +318,40 @@ class EmbeddedRuntime:
             self.start_api()
         for i in range(n):
             self.wait_worker(i)
+        self.start_prometheus(prometheus)
         return endpoints(self.settings)
+
+    def start_prometheus(self, wanted: bool | None = None) -> str | None:
+        """Prometheus with livekg's alert rules, scraping the workers and the API.
+        ``wanted`` None: ``ops.prometheus`` decides (None: when the binary is on PATH)."""
+        from ops import prometheus as prom
+
+        wanted = self.settings.ops.prometheus if wanted is None else wanted
+        exe = prom.binary()
+        if wanted is False or (wanted is None and exe is None):
+            return None
+        if exe is None:
+            raise ServiceUnavailable("--prometheus: no `prometheus` binary on PATH")
+        data = self.data_dir / "prometheus"
+        cfg = prom.write_config(data)
+        self.update_scrape_targets()
+        port = self._port("prometheus", self.settings.ops.prometheus_port)
+        self._spawn("prometheus", prom.command(exe, cfg, data, port), port=port)
+        url = f"http://127.0.0.1:{port}"
+        self._wait_ready("prometheus", lambda: http_ready(f"{url}/-/ready"), f"Prometheus {url}")
+        return url
+
+    def update_scrape_targets(self) -> None:
+        from ops import prometheus as prom
+
+        data = self.data_dir / "prometheus"
+        if not data.is_dir():
+            return
+        svcs = self.state.services
+        workers = [s.port for n, s in svcs.items() if n.startswith("worker-") and s.port]
+        prom.write_targets(data, "livekg-worker", workers)
+        api = [s.port for n, s in svcs.items() if n == "api" and s.port]
+        prom.write_targets(data, "livekg-api", api)
 
     def restart_dead(self) -> list[str]:
         """Restart crashed workers/API (the supervisor loop calls this)."""
@@ -329,16 +363,22 @@ class EmbeddedRuntime:
                 self.start_worker(int(name.split("-", 1)[1]))
             elif name == "api":
                 self.start_api()
+            elif name == "prometheus":
+                self.start_prometheus(True)
             else:
                 raise ServiceUnavailable(f"{name} exited with {proc.returncode}; see {self.logs}")
             restarted.append(name)
+        if restarted:
+            self.update_scrape_targets()
         return restarted
 
     def stop_all(self) -> None:
         """Stop in reverse dependency order: API, workers, LLM, graph, broker."""
         order = sorted(
             self.state.services,
-            key=lambda n: ["api", "worker", "llm", "graph", "broker"].index(n.split("-")[0]),
+            key=lambda n: ["prometheus", "api", "worker", "llm", "graph", "broker"].index(
+                n.split("-")[0]
+            ),
         )
         for name in order:
             stop_pid(self.state.services[name].pid)
@@ -445,6 +485,7 @@ def spawn_worker(
         "LIVEKG_STREAMS__MAX_RECORD_BYTES": str(settings.streams.max_record_bytes),
         "LIVEKG_STREAMS__PROCESSORS": json.dumps(settings.streams.processors),
         "LIVEKG_STREAMS__LANES": json.dumps(settings.streams.lanes),
+        "LIVEKG_OPS__LAG_INTERVAL_S": str(settings.ops.lag_interval_s),
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
