@@ -247,6 +247,10 @@ class OpsSettings(BaseModel):
     """Operations (issue 20): metrics probes and the embedded Prometheus."""
 
     lag_interval_s: float = 15.0  # consumer lag probe period per worker; 0: off
+    # After 1 s without records, consumers poll the (non-long-polling) embedded broker
+    # this often instead of every 20 ms: idle workers < 5% of a core; the first record
+    # after a quiet spell waits at most this long
+    idle_max_pause_ms: float = 100.0
     # `livekg up` starts Prometheus when the binary is on PATH (None), always (True:
     # an error when absent) or never (False)
     prometheus: bool | None = None

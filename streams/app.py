@@ -23,7 +23,9 @@ from streams.topics import CATALOG
 def build_app(
     settings: Settings, endpoints: Endpoints, *, worker_id: str = "0"
 ) -> tuple[faust.App, WorkerContext]:
-    install_empty_fetch_backoff(settings.streams.empty_fetch_backoff_ms)
+    install_empty_fetch_backoff(
+        settings.streams.empty_fetch_backoff_ms, settings.ops.idle_max_pause_ms
+    )
     brokers = [f"kafka://{hp.strip()}" for hp in endpoints.kafka_bootstrap.split(",")]
     datadir = Path(settings.data_dir).resolve() / "faust" / f"worker-{worker_id}"
     datadir.mkdir(parents=True, exist_ok=True)

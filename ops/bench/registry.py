@@ -46,3 +46,4 @@ register("sentiment", "--n", "500", "--seconds", "5", figure="texts_per_s", refe
 register("extract", figure="triples_per_s", reference="model_server")
 register("retrieve", figure="queries_per_s", reference="graph")
 register("serve", figure="requests_per_s", reference="graph")
+register("idle", "--seconds", "20", "--settle", "10", figure="max_cpu_pct", reference=None)

@@ -108,3 +108,16 @@ def bench_all(
                    if not results[n]["run"].get("ok") and not results[n]["run"].get("missing")],
         "results": results,
     })  # fmt: skip
+
+
+@bench_app.command("idle")
+def bench_idle(
+    seconds: Annotated[float, typer.Option(help="CPU sampling window")] = 30.0,
+    settle: Annotated[float, typer.Option(help="seconds to settle before sampling")] = 15.0,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """CPU % of a core per process of an idle embedded stack (bar: < 5%), and the
+    latency of the first record after the idle period beside a warm one."""
+    from ops.bench.idle import run_idle_bench
+
+    emit_json(run_idle_bench(settle_s=settle, seconds=seconds))
