@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -486,6 +487,9 @@ def spawn_worker(
         "LIVEKG_STREAMS__PROCESSORS": json.dumps(settings.streams.processors),
         "LIVEKG_STREAMS__LANES": json.dumps(settings.streams.lanes),
         "LIVEKG_OPS__LAG_INTERVAL_S": str(settings.ops.lag_interval_s),
+        # one identity per data directory: a restart on the same one takes its old place
+        # in the group at once (static membership); two directories, two members
+        "LIVEKG_WORKER_ID": f"{data_dir.name}-{zlib.crc32(str(data_dir.resolve()).encode()):08x}",
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
