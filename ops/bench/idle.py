@@ -93,7 +93,7 @@ def run_idle_bench(settle_s: float = 15.0, seconds: float = 30.0) -> dict[str, A
         "cpu_pct_of_a_core": cpu,
         "max_cpu_pct": worst,
         "bar_pct": IDLE_BAR_PCT,
-        "ok": worst < IDLE_BAR_PCT,
+        "under_bar": worst < IDLE_BAR_PCT,
         "resume_ms": round(resume_ms, 1),
         "reference": {"name": "first_record_ms_when_warm", "value": round(warm_ms, 1)},
         "ratio": round(resume_ms / warm_ms, 3) if warm_ms else None,
