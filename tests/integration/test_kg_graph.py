@@ -340,3 +340,19 @@ async def test_rag_graph_sources_answer_a_whole_batch_per_item(store: GraphStore
     assert facts[0][0].text == "A supplies Xcorp."
     single = await GraphNewsSource(store).search(batch[0], limit=2)
     assert [d.id for d in single] == ["n3", "n2"]
+
+
+async def test_read_only_queries_cannot_write(store: GraphStore) -> None:
+    """The guard refuses writes before the database sees them; behind it, a read-only
+    transaction (FalkorDB RO_QUERY, a Neo4j READ session) refuses them too."""
+    from kg.errors import GraphError, ReadOnlyViolation
+
+    with pytest.raises(ReadOnlyViolation):
+        await store.query("CREATE (n:Entity {id: 'sneaky'})")
+    if store.provider.value == "falkordb":
+        with pytest.raises(GraphError):  # bypass the guard: RO_QUERY refuses by itself
+            await store._run("CREATE (n:Entity {id: 'sneaky'})", {}, read_only=True)
+    # (ArcadeDB's Bolt server runs writes sent in a READ transaction, which Neo4j 5
+    # refuses: there the guard above is the only line; docs/operations.md)
+    assert await store.query("MATCH (n:Entity {id: 'sneaky'}) RETURN n.id AS id") == []
+    assert await store.query("RETURN 'CREATE' AS word") == [{"word": "CREATE"}]
