@@ -1,4 +1,5 @@
-"""Neo4jStore driver handling with a fake async driver (no Neo4j server here).
+"""Neo4jStore driver handling with a fake async driver (the real-server runs are the
+integration suite on ArcadeDB's Bolt server, tests/bolt_server.py).
 
 What is checked: one session per call with the configured database and access mode,
 managed read/write transactions, parameters passed through (datetimes converted to
