@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from ops import prometheus as prom
-from ops.runtime import free_port, spawn_worker, stop_pid
+from ops.runtime import free_port, http_ready, spawn_worker, stop_pid, wait_until
 from ops.runtime_state import Endpoints
 from streams.records import IndicatorTick
 from tests.conftest import Isolated
@@ -71,6 +71,7 @@ def test_prometheus_scrapes_every_documented_worker_metric(iso: Isolated, tmp_pa
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     url = f"http://127.0.0.1:{web}"
     try:
+        wait_until(lambda: http_ready(f"{url}/-/ready"), "Prometheus", timeout=90)
         wanted = documented_worker_metrics()
         deadline = time.monotonic() + 120
         missing = wanted
