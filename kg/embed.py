@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from ops import metrics
 from ops.settings import EmbedSettings
 
 Kind = Literal["query", "passage"]
@@ -64,9 +66,14 @@ class Embedder(ABC):
                     self.cache_hits += 1
             todo = list(missing)
             self.cache_misses += len(todo)
+            if len(texts) > len(todo):
+                metrics.EMBED_CACHE_HITS.labels(self.model_id).inc(len(texts) - len(todo))
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
+                t0 = time.perf_counter()
                 vecs = self._encode([texts[missing[k][0]] for k in chunk], kind)
+                metrics.EMBED_SECONDS.labels(self.model_id).observe(time.perf_counter() - t0)
+                metrics.EMBED_TEXTS.labels(self.model_id).inc(len(chunk))
                 for k, v in zip(chunk, vecs, strict=True):
                     for i in missing[k]:
                         out[i] = v

@@ -57,6 +57,7 @@ from kg.llm_errors import (
 )
 from kg.prompts.base import ChatMessage
 from kg.prompts.structured import repair_v1, schema_hint_v1
+from ops import metrics
 from ops.settings import Settings
 
 __all__ = [
@@ -358,11 +359,14 @@ class LLMClient(ABC):
                     c = await self._complete(req)
             except TimeoutError as exc:
                 self._count(prompt_name, "errors")
+                _observe_failure(self.model, prompt_name, "LLMTimeout")
                 raise LLMTimeout(f"{prompt_name}: no answer within {self.timeout_s}s") from exc
-            except LLMError:
+            except LLMError as exc:
                 self._count(prompt_name, "errors")
+                _observe_failure(self.model, prompt_name, type(exc).__name__)
                 raise
             latency = time.perf_counter() - t0
+        _observe_success(self.model, prompt_name, c, latency)
         self._stats.add(c, latency)
         self._stats.prompt(prompt_name).add(c, latency)
         return c
@@ -375,6 +379,18 @@ class LLMClient(ABC):
         self._count(prompt_name, "retries")
         exc = state.outcome.exception() if state.outcome else None
         log.warning("%s: attempt %d failed (%s); retrying", prompt_name, state.attempt_number, exc)
+
+
+def _observe_success(model: str, prompt_name: str, c: Completion, latency: float) -> None:
+    metrics.LLM_REQUESTS.labels(model, prompt_name, "ok").inc()
+    metrics.LLM_SECONDS.labels(model).observe(latency)
+    metrics.LLM_TOKENS.labels(model, "prompt").inc(c.prompt_tokens)
+    metrics.LLM_TOKENS.labels(model, "completion").inc(c.completion_tokens)
+
+
+def _observe_failure(model: str, prompt_name: str, kind: str) -> None:
+    metrics.LLM_REQUESTS.labels(model, prompt_name, "error").inc()
+    metrics.LLM_ERRORS.labels(model, kind).inc()
 
 
 # -- OpenAI-compatible HTTP ------------------------------------------------------------

@@ -43,12 +43,20 @@ INDEXES: tuple[IndexSpec, ...] = (
 )
 
 # Indicators are static-partition entities; one created by a tick keeps the connector's
-# id (CN10Y, US10Y), which is canonical, so later mentions resolve to it.
+# id (CN10Y, US10Y), which is canonical, so later mentions resolve to it. A missing one
+# is created with all its labels at once (never ``SET i:Indicator`` on a node MERGEd in
+# the same transaction: ArcadeDB's Bolt server rejects that against its unique index).
+INDICATORS_CYPHER = """
+UNWIND $rows AS r
+OPTIONAL MATCH (x:Entity {id: r.indicator_id})
+WITH r, x WHERE x IS NULL
+CREATE (i:Entity:Indicator {id: r.indicator_id, partition: 'static', name: r.name,
+                            unit: r.unit, canonical: true, created_at: r.ingested_at})
+"""
+
 TICKS_CYPHER = """
 UNWIND $rows AS r
-MERGE (i:Entity {id: r.indicator_id})
-  ON CREATE SET i:Indicator, i.partition = 'static', i.name = r.name, i.unit = r.unit,
-                i.canonical = true, i.created_at = r.ingested_at
+MATCH (i:Entity {id: r.indicator_id})
 MERGE (o:Observation {id: r.id})
   ON CREATE SET o.partition = 'dynamic', o.indicator_id = r.indicator_id, o.value = r.value,
                 o.unit = r.unit, o.frequency = r.frequency, o.source = r.source,
@@ -137,6 +145,10 @@ def latest_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 async def write_ticks(store: GraphStore, ticks: Sequence[IndicatorTick], batch: int = 2000) -> int:
     rows = tick_rows(ticks)
+    first: dict[str, dict[str, Any]] = {}
+    for row in rows:  # one creation row per indicator
+        first.setdefault(row["indicator_id"], row)
+    await store.execute_batches(INDICATORS_CYPHER, list(first.values()), batch=batch)
     await store.execute_batches(TICKS_CYPHER, rows, batch=batch)
     await store.execute_batches(LATEST_CYPHER, latest_rows(rows), batch=batch)
     return len(rows)
@@ -158,20 +170,15 @@ def entity_cypher(
 ) -> str:
     """Create-if-missing for entities of one concept label (label from the ontology).
 
-    Neo4j: MERGE, adding the concept label on create (the unique constraint on
-    ``Entity.id`` settles concurrent creators). FalkorDB: adding a label to a node
-    (``SET e:Label``) and two-label MERGE are an order of magnitude slower there than
-    a lookup and CREATE, and its writes to one graph are serialized, so
-    check-then-create inside one query cannot race.
+    The node is created with all its labels at once, on every backend: ``SET e:Label``
+    after a MERGE is an order of magnitude slower on FalkorDB and violates ArcadeDB's
+    unique index when the node was created in the same transaction. FalkorDB serializes
+    writes to one graph, so check-then-create cannot race there; on Neo4j a concurrent
+    creator makes CREATE fail the ``Entity.id`` constraint (``GraphConflict``), and the
+    retry finds the node. ``provider`` is kept for callers; the Cypher is the same.
     """
+    del provider
     path = (ontology or default_ontology()).label_path(label)  # Entity:...:label
-    if provider == GraphProvider.NEO4J:
-        return f"""
-UNWIND $rows AS r
-MERGE (e:Entity {{id: r.id}})
-  ON CREATE SET e:{path.removeprefix("Entity:")}, e.partition = 'static', e.name = r.name,
-                e.canonical = r.canonical, e.created_at = r.ingested_at
-"""
     return f"""
 UNWIND $rows AS r
 OPTIONAL MATCH (x:Entity {{id: r.id}})

@@ -12,7 +12,7 @@ Formats (docs/knowledge-graph.md has examples):
   separated by ``|``; any other column becomes a property), relation files have
   ``head,relation,tail`` (optional ``valid_from,valid_to``).
 
-Loading is an idempotent upsert: entities MERGE on ``id`` and get their properties
+Loading is an idempotent upsert: entities are created once by ``id`` and get their properties
 set; relations go through the same fact path as extracted triples (partition
 ``static``), so validity chains and provenance work the same way.
 """
@@ -156,13 +156,27 @@ def _typed(props: dict[str, Any], label: str, ontology: Ontology) -> dict[str, A
 
 
 def entity_upsert_cypher(label: str, ontology: Ontology | None = None) -> str:
-    """Static entities are authoritative: their properties are (re)set on every load."""
+    """Static entities are authoritative: their properties are (re)set on every load.
+
+    Missing nodes are created with all their labels at once (``entity_create_cypher``,
+    run first); this query then updates every row's node. Adding a label with ``SET``
+    to a node MERGEd in the same transaction breaks ArcadeDB's unique index.
+    """
     path = (ontology or default_ontology()).label_path(label).removeprefix("Entity:")
     return f"""
 UNWIND $rows AS r
-MERGE (e:Entity {{id: r.id}})
-  ON CREATE SET e.created_at = r.loaded_at
+MATCH (e:Entity {{id: r.id}})
 SET e:{path}, e += r.props, e.partition = 'static', e.canonical = true
+"""
+
+
+def entity_create_cypher(label: str, ontology: Ontology | None = None) -> str:
+    path = (ontology or default_ontology()).label_path(label)
+    return f"""
+UNWIND $rows AS r
+OPTIONAL MATCH (x:Entity {{id: r.id}})
+WITH r, x WHERE x IS NULL
+CREATE (e:{path} {{id: r.id, created_at: r.loaded_at}})
 """
 
 
@@ -208,6 +222,7 @@ async def load_bundle(
         by_label[concept.label].append({"id": e.id, "loaded_at": loaded_at, "props": props})
         index.add_row({**props, "label": concept.label})
     for label, rows in sorted(by_label.items()):
+        await store.execute_batches(entity_create_cypher(label, ontology), rows, batch=batch)
         await store.execute_batches(entity_upsert_cypher(label, ontology), rows, batch=batch)
         report.entities += len(rows)
     if bundle.relations:

@@ -68,3 +68,61 @@ API_LATENCY = Histogram(
 ASK_ANSWERS = Counter(
     "livekg_ask_answers_total", "Questions answered, by method (cypher, hybrid, none)", ["method"]
 )
+
+# -- production path (issue 20): graph, LLM, embeddings, consumer lag, halts -------------
+# Labels: backend = falkordb|neo4j; mode = read|write; model = the configured model id;
+# kind = error class. Documented with the rest in docs/operations.md.
+LLM_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
+
+AGENT_HALTED = Gauge(
+    "livekg_agent_halted",
+    "1 while an agent is halted on an error no record explains (schema, constraint)",
+    ["agent"],
+)
+CONSUMER_LAG = Gauge(
+    "livekg_consumer_lag",
+    "Records not yet committed by the consumer group: log end minus committed offset",
+    ["group", "topic", "partition"],
+)
+GRAPH_QUERY_SECONDS = Histogram(
+    "livekg_graph_query_seconds",
+    "Graph query time including retries",
+    ["backend", "mode"],
+    buckets=LATENCY_BUCKETS,
+)
+GRAPH_ERRORS = Counter(
+    "livekg_graph_errors_total",
+    "Failed graph query attempts: transient|conflict (retried), halt, error",
+    ["backend", "kind"],
+)
+LLM_REQUESTS = Counter(
+    "livekg_llm_requests_total", "LLM completion attempts", ["model", "prompt", "outcome"]
+)
+LLM_TOKENS = Counter(
+    "livekg_llm_tokens_total", "Tokens by kind (prompt, completion)", ["model", "kind"]
+)
+LLM_SECONDS = Histogram(
+    "livekg_llm_request_seconds",
+    "Latency of one completion attempt",
+    ["model"],
+    buckets=LLM_BUCKETS,
+)
+LLM_ERRORS = Counter(
+    "livekg_llm_errors_total", "Failed LLM attempts by error class", ["model", "kind"]
+)
+EMBED_TEXTS = Counter(
+    "livekg_embed_texts_total", "Texts encoded by the embedding model (cache misses)", ["model"]
+)
+EMBED_CACHE_HITS = Counter(
+    "livekg_embed_cache_hits_total", "Embedding requests answered from the cache", ["model"]
+)
+EMBED_SECONDS = Histogram(
+    "livekg_embed_batch_seconds",
+    "Time to encode one model batch",
+    ["model"],
+    buckets=LATENCY_BUCKETS,
+)
+# Reports (issue 16 sets it when a report is written): "no report in N minutes" alert.
+REPORT_LAST = Gauge(
+    "livekg_report_last_timestamp_seconds", "Unix time of the last report generated", ["kind"]
+)

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -306,6 +307,7 @@ class EmbeddedRuntime:
         llm: bool = True,
         api: bool = True,
         static: bool = True,
+        prometheus: bool | None = None,
     ) -> Endpoints:
         ep = self.start_infra(llm=llm)
         if static:  # before the workers start, so their alias dictionary sees it
@@ -317,7 +319,40 @@ class EmbeddedRuntime:
             self.start_api()
         for i in range(n):
             self.wait_worker(i)
+        self.start_prometheus(prometheus)
         return endpoints(self.settings)
+
+    def start_prometheus(self, wanted: bool | None = None) -> str | None:
+        """Prometheus with livekg's alert rules, scraping the workers and the API.
+        ``wanted`` None: ``ops.prometheus`` decides (None: when the binary is on PATH)."""
+        from ops import prometheus as prom
+
+        wanted = self.settings.ops.prometheus if wanted is None else wanted
+        exe = prom.binary()
+        if wanted is False or (wanted is None and exe is None):
+            return None
+        if exe is None:
+            raise ServiceUnavailable("--prometheus: no `prometheus` binary on PATH")
+        data = self.data_dir / "prometheus"
+        cfg = prom.write_config(data)
+        self.update_scrape_targets()
+        port = self._port("prometheus", self.settings.ops.prometheus_port)
+        self._spawn("prometheus", prom.command(exe, cfg, data, port), port=port)
+        url = f"http://127.0.0.1:{port}"
+        self._wait_ready("prometheus", lambda: http_ready(f"{url}/-/ready"), f"Prometheus {url}")
+        return url
+
+    def update_scrape_targets(self) -> None:
+        from ops import prometheus as prom
+
+        data = self.data_dir / "prometheus"
+        if not data.is_dir():
+            return
+        svcs = self.state.services
+        workers = [s.port for n, s in svcs.items() if n.startswith("worker-") and s.port]
+        prom.write_targets(data, "livekg-worker", workers)
+        api = [s.port for n, s in svcs.items() if n == "api" and s.port]
+        prom.write_targets(data, "livekg-api", api)
 
     def restart_dead(self) -> list[str]:
         """Restart crashed workers/API (the supervisor loop calls this)."""
@@ -329,16 +364,22 @@ class EmbeddedRuntime:
                 self.start_worker(int(name.split("-", 1)[1]))
             elif name == "api":
                 self.start_api()
+            elif name == "prometheus":
+                self.start_prometheus(True)
             else:
                 raise ServiceUnavailable(f"{name} exited with {proc.returncode}; see {self.logs}")
             restarted.append(name)
+        if restarted:
+            self.update_scrape_targets()
         return restarted
 
     def stop_all(self) -> None:
         """Stop in reverse dependency order: API, workers, LLM, graph, broker."""
         order = sorted(
             self.state.services,
-            key=lambda n: ["api", "worker", "llm", "graph", "broker"].index(n.split("-")[0]),
+            key=lambda n: ["prometheus", "api", "worker", "llm", "graph", "broker"].index(
+                n.split("-")[0]
+            ),
         )
         for name in order:
             stop_pid(self.state.services[name].pid)
@@ -363,16 +404,26 @@ async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
         await store.close()
 
 
+STATIC_PRESENT_CYPHER = (
+    "MATCH (e:Entity) WHERE e.partition = 'static' AND e.canonical = true RETURN e.id AS id LIMIT 1"
+)
+
+
 async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
-    """Load the bundled static universe into a new data directory's graph (once)."""
+    """Load the bundled static universe into the graph once: an embedded graph once per
+    data directory; an external one (Neo4j, a FalkorDB server) when it has no static
+    entity yet, so an operator's own static data is never overwritten on start."""
     from kg.static import load_universe
     from kg.store import open_store
 
     marker = Path(settings.data_dir) / ".static-loaded"
-    if marker.exists() or not settings.embedded_graph:
+    if marker.exists():
         return
     store = open_store(settings, ep.falkordb_url)
     try:
+        if not settings.embedded_graph and await store.query(STATIC_PRESENT_CYPHER):
+            marker.write_text("external graph already had static entities\n")
+            return
         report = await load_universe(store)
     finally:
         await store.close()
@@ -425,11 +476,20 @@ def spawn_worker(
         "LIVEKG_KAFKA__TOPIC_PARTITIONS": str(settings.kafka.topic_partitions),
         "LIVEKG_GRAPH__FALKORDB_URL": ep.falkordb_url or "",
         "LIVEKG_GRAPH__GRAPH_NAME": settings.graph.graph_name,
+        "LIVEKG_GRAPH__BACKEND": settings.graph.backend.value,
+        "LIVEKG_GRAPH__NEO4J_URI": settings.graph.neo4j_uri,
+        "LIVEKG_GRAPH__NEO4J_USER": settings.graph.neo4j_user,
+        "LIVEKG_GRAPH__NEO4J_PASSWORD": settings.graph.neo4j_password,
+        "LIVEKG_GRAPH__NEO4J_DATABASE": settings.graph.neo4j_database,
         "LIVEKG_STREAMS__WEB_PORT": str(port),
         "LIVEKG_STREAMS__STORE": "memory://",
         "LIVEKG_STREAMS__MAX_RECORD_BYTES": str(settings.streams.max_record_bytes),
         "LIVEKG_STREAMS__PROCESSORS": json.dumps(settings.streams.processors),
         "LIVEKG_STREAMS__LANES": json.dumps(settings.streams.lanes),
+        "LIVEKG_OPS__LAG_INTERVAL_S": str(settings.ops.lag_interval_s),
+        # one identity per data directory: a restart on the same one takes its old place
+        # in the group at once (static membership); two directories, two members
+        "LIVEKG_WORKER_ID": f"{data_dir.name}-{zlib.crc32(str(data_dir.resolve()).encode()):08x}",
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),

@@ -23,7 +23,9 @@ from streams.topics import CATALOG
 def build_app(
     settings: Settings, endpoints: Endpoints, *, worker_id: str = "0"
 ) -> tuple[faust.App, WorkerContext]:
-    install_empty_fetch_backoff(settings.streams.empty_fetch_backoff_ms)
+    install_empty_fetch_backoff(
+        settings.streams.empty_fetch_backoff_ms, settings.ops.idle_max_pause_ms
+    )
     brokers = [f"kafka://{hp.strip()}" for hp in endpoints.kafka_bootstrap.split(",")]
     datadir = Path(settings.data_dir).resolve() / "faust" / f"worker-{worker_id}"
     datadir.mkdir(parents=True, exist_ok=True)
@@ -71,5 +73,31 @@ def build_app(
     async def _health(self: object, request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "worker": worker_id})
 
+    _lag_probe(app, ctx)
     metrics.UP.labels("worker").set(1)
     return app, ctx
+
+
+def lag_groups(app: faust.App, ctx: WorkerContext) -> dict[str, list[str]]:
+    """Consumer group -> physical topics it consumes: faust's group, one per lane."""
+    group = ctx.settings.kafka.consumer_group
+    groups: dict[str, list[str]] = {group: []}
+    for agent in app.agents.values():
+        groups[group] += list(getattr(agent.channel, "topics", ()))
+    for name, lane in ctx.lanes.items():
+        groups[f"{group}.{name}"] = [ctx.physical(t) for r in lane.routes for t in r.sources]
+    return groups
+
+
+def _lag_probe(app: faust.App, ctx: WorkerContext) -> None:
+    interval = ctx.settings.ops.lag_interval_s
+    if interval <= 0:
+        return
+
+    async def consumer_lag() -> None:
+        from streams.lag import LagProbe, run_probe
+
+        probe = LagProbe(ctx.endpoints.kafka_bootstrap, lag_groups(app, ctx))
+        await run_probe(probe, interval)
+
+    app.task(consumer_lag)

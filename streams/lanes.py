@@ -30,6 +30,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from ops import metrics
 from streams.batch import Inbound
 from streams.context import WorkerContext
+from streams.kafka_compat import idle_pause
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,8 @@ class Lane:
             for t in route.sources:
                 by_topic[t].append(route)
         idle_s = s.idle_pause_ms / 1000.0
+        idle_max_s = self.ctx.settings.ops.idle_max_pause_ms / 1000.0
+        last_data = time.monotonic()
         try:
             while True:
                 msgs = await loop.run_in_executor(
@@ -96,7 +99,9 @@ class Lane:
                     # Idle: fetching would spin (the broker may not long-poll, see
                     # streams/kafka_compat.py), so pause until the log has new records,
                     # then wait for the first one and gather a batch as usual.
-                    waited = loop.run_in_executor(pool, _wait_for_data, consumer, admin, idle_s)
+                    idle_for = time.monotonic() - last_data
+                    pause = idle_pause(idle_s, idle_max_s, idle_for)
+                    waited = loop.run_in_executor(pool, _wait_for_data, consumer, admin, pause)
                     if not await waited:
                         continue
                     msgs = await loop.run_in_executor(pool, consumer.consume, 1, 2.0)
@@ -107,6 +112,7 @@ class Lane:
                 items = self._inbound(msgs)
                 if not items:
                     continue
+                last_data = time.monotonic()
                 await self._dispatch(items, by_topic)
                 await loop.run_in_executor(pool, _commit, consumer)
         finally:

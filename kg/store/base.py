@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
@@ -25,7 +26,14 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from kg.errors import ReadOnlyViolation, TransientGraphError
+from kg.errors import (
+    GraphConflict,
+    GraphError,
+    GraphHalt,
+    ReadOnlyViolation,
+    TransientGraphError,
+)
+from ops import metrics
 
 Row = dict[str, Any]
 
@@ -58,6 +66,16 @@ def assert_read_only(cypher: str) -> None:
     if len(_READ_ONLY_SEEN) >= _READ_ONLY_SEEN_LIMIT:
         _READ_ONLY_SEEN.clear()
     _READ_ONLY_SEEN[cypher] = None
+
+
+def _error_kind(exc: Exception) -> str:
+    if isinstance(exc, GraphConflict):
+        return "conflict"
+    if isinstance(exc, TransientGraphError):
+        return "transient"
+    if isinstance(exc, GraphHalt):
+        return "halt"
+    return "error"
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -127,20 +145,49 @@ class GraphStore(ABC):
     async def _retrying(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
         """First attempt direct; the retry machinery (about 50-80 us a call here, more
         than a small query) is only built once a transient error happened."""
+        started = time.perf_counter()
+        mode = "read" if read_only else "write"
+        try:
+            rows = await self._retrying_inner(cypher, params, read_only=read_only)
+        except GraphError as exc:
+            if not isinstance(exc, TransientGraphError):  # attempts are counted inside
+                metrics.GRAPH_ERRORS.labels(self.provider.value, _error_kind(exc)).inc()
+            raise
+        metrics.GRAPH_QUERY_SECONDS.labels(self.provider.value, mode).observe(
+            time.perf_counter() - started
+        )
+        return rows
+
+    async def _retrying_inner(
+        self, cypher: str, params: dict[str, Any], *, read_only: bool
+    ) -> list[Row]:
         try:
             return await self._run(cypher, params, read_only=read_only)
-        except TransientGraphError:
+        except TransientGraphError as exc:
+            metrics.GRAPH_ERRORS.labels(self.provider.value, _error_kind(exc)).inc()
             if self.max_attempts <= 1:
                 raise
         await asyncio.sleep(0.05 + random.uniform(0, 0.05))  # the first backoff step
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(TransientGraphError),
-            stop=stop_after_attempt(self.max_attempts - 1),
-            wait=wait_exponential_jitter(multiplier=0.05, max=2.0, jitter=0.05),
-            reraise=True,
-        ):
-            with attempt:
-                return await self._run(cypher, params, read_only=read_only)
+        try:
+            async for attempt in AsyncRetrying(
+                retry=retry_if_exception_type(TransientGraphError),
+                stop=stop_after_attempt(self.max_attempts - 1),
+                wait=wait_exponential_jitter(multiplier=0.05, max=2.0, jitter=0.05),
+                reraise=True,
+            ):
+                with attempt:
+                    try:
+                        return await self._run(cypher, params, read_only=read_only)
+                    except TransientGraphError as exc:
+                        metrics.GRAPH_ERRORS.labels(self.provider.value, _error_kind(exc)).inc()
+                        raise
+        except GraphConflict as exc:
+            # A lost MERGE race succeeds on the next attempt (the key exists then); one
+            # that fails every time is a statement violating a constraint by itself.
+            raise GraphHalt(
+                f"a unique-constraint violation persisted over {self.max_attempts} attempts, "
+                f"so it is not a race between writers: {exc}"
+            ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     @abstractmethod

@@ -1,15 +1,47 @@
 """Neo4j 5 backend (production) with the official async ``neo4j`` driver.
 
-Not runnable on this machine (no Neo4j server); its Cypher is shared with FalkorDB and
-exercised there, and its driver handling has focused unit tests with a mocked driver.
+Verified against a real Bolt server in the integration suite (ArcadeDB's Bolt plugin,
+Neo4j 5.26-compatible: tests/graph_servers.py) besides FalkorDB; see
+docs/operations.md for what only a real Neo4j can show.
+
+Namespacing: one store is one Neo4j *database* (``graph.neo4j_database``). Tests and
+benchmarks get a database of their own (``create_database``/``drop_database``) and
+never delete inside a database they did not create.
+
+Errors (``_translate``): connectivity and the server's transient errors are retried
+by ``GraphStore``; a concurrent MERGE that loses a unique-constraint race
+(``ConstraintValidationFailed``: ArcadeDB always, Neo4j sometimes) is a
+``GraphConflict`` and retried too; a violation that persists, a schema or syntax
+error, a missing database or a refused login is a ``GraphHalt`` with the cause.
+
+Cancellation: a caller that gives up on a query (``asyncio.wait_for`` around a RAG
+read) cancels only its wait; the query itself finishes in the background, bounded by
+the server-side transaction timeout, so the driver never tears down a connection in
+the middle of a Bolt exchange.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
-from kg.errors import GraphError, ServiceUnavailable, TransientGraphError
+from kg.errors import GraphConflict, GraphError, GraphHalt, ServiceUnavailable, TransientGraphError
 from kg.store.base import GraphProvider, GraphStore, IndexSpec, Row
+
+log = logging.getLogger(__name__)
+
+CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
+# Errors no record explains: every batch would fail alike, so writing stops.
+HALT_CODES = (
+    "Neo.ClientError.Statement.SyntaxError",
+    "Neo.ClientError.Schema.",
+    "Neo.ClientError.Database.DatabaseNotFound",
+    "Neo.ClientError.Security.",
+    "Neo.ClientError.Procedure.ProcedureNotFound",
+)
+READ_TX_TIMEOUT_S = 30.0  # server-side bound of a read (also of one its caller abandoned)
+SYSTEM_DATABASE = "system"
 
 
 def _plain(value: Any) -> Any:
@@ -45,13 +77,35 @@ class Neo4jStore(GraphStore):
         database: str = "neo4j",
         *,
         driver: Any | None = None,
+        read_timeout_s: float = READ_TX_TIMEOUT_S,
     ) -> None:
         import neo4j
 
-        self.uri, self.database = uri, database
+        self.uri, self.database, self.user = uri, database, user
+        self.read_timeout_s = read_timeout_s
         self._driver = driver or neo4j.AsyncGraphDatabase.driver(uri, auth=(user, password))
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def graph_name(self) -> str:
+        return self.database
 
     async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
+        task = asyncio.ensure_future(self._run_once(cypher, params, read_only=read_only))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():  # the caller gave up; the query finishes on its own
+                self._background.add(task)
+                task.add_done_callback(self._forget)
+            raise
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("abandoned neo4j query failed: %s", task.exception())
+
+    async def _run_once(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
         import neo4j
 
         access = neo4j.READ_ACCESS if read_only else neo4j.WRITE_ACCESS
@@ -60,7 +114,7 @@ class Neo4jStore(GraphStore):
                 database=self.database, default_access_mode=access
             ) as s:
                 if read_only:
-                    return await s.execute_read(_collect, cypher, params)
+                    return await s.execute_read(self._read_tx, cypher, params)
                 return await s.execute_write(_collect, cypher, params)
         except Exception as exc:
             translated = self._translate(exc)
@@ -68,31 +122,54 @@ class Neo4jStore(GraphStore):
                 raise
             raise translated from exc
 
+    @property
+    def _read_tx(self) -> Any:
+        import neo4j
+
+        return neo4j.unit_of_work(timeout=self.read_timeout_s)(_collect)
+
     def _translate(self, exc: Exception) -> Exception:
-        """Driver errors -> kg.errors: retryable ones become TransientGraphError."""
+        """Driver errors -> kg.errors (see the module docstring for the classes)."""
         import neo4j.exceptions as nx
 
+        where = f"neo4j at {self.uri} (database {self.database!r})"
+        if isinstance(exc, nx.AuthError):
+            return GraphHalt(f"{where}: login refused for user {self.user!r}: {exc}")
         if isinstance(exc, nx.ServiceUnavailable | nx.SessionExpired):
-            return TransientGraphError(f"neo4j at {self.uri}: {exc}")
-        if isinstance(exc, nx.TransientError) or (
-            isinstance(exc, nx.Neo4jError) and exc.is_retryable()
-        ):
-            return TransientGraphError(f"neo4j transient: {exc}")
+            return TransientGraphError(f"{where}: {exc}")
         if isinstance(exc, nx.ConnectionAcquisitionTimeoutError):
-            return TransientGraphError(f"neo4j pool exhausted at {self.uri}: {exc}")
-        if isinstance(exc, nx.Neo4jError | nx.DriverError):
-            return GraphError(f"neo4j: {exc}")
+            return TransientGraphError(f"{where}: pool exhausted: {exc}")
+        if isinstance(exc, nx.Neo4jError):
+            code = exc.code or ""
+            if code == CONSTRAINT_FAILED:
+                return GraphConflict(f"{where}: {exc.message}")
+            if isinstance(exc, nx.TransientError) or exc.is_retryable():
+                return TransientGraphError(f"{where}: transient: {exc}")
+            if code.startswith("Neo.ClientError.Database.DatabaseNotFound"):
+                return GraphHalt(
+                    f"{where}: no such database; create it or set LIVEKG_GRAPH__NEO4J_DATABASE"
+                )
+            if code.startswith(HALT_CODES):
+                return GraphHalt(f"{where}: {code}: {exc.message}")
+            return GraphError(f"{where}: {code}: {exc.message}")
+        if isinstance(exc, nx.DriverError):
+            return GraphError(f"{where}: {exc}")
         return exc
 
     async def _ddl(self, ddl: str) -> None:
         """Schema statements run in auto-commit transactions (never mixed with data)."""
+        await self._auto_commit(ddl, self.database)
+
+    async def _auto_commit(
+        self, cypher: str, database: str, params: dict[str, Any] | None = None
+    ) -> None:
         import neo4j
 
         try:
             async with self._driver.session(
-                database=self.database, default_access_mode=neo4j.WRITE_ACCESS
+                database=database, default_access_mode=neo4j.WRITE_ACCESS
             ) as s:
-                result = await s.run(ddl)
+                result = await s.run(cypher, params or {})
                 await result.consume()
         except Exception as exc:
             translated = self._translate(exc)
@@ -109,6 +186,31 @@ class Neo4jStore(GraphStore):
             ]
         return [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{index.label}) ON (n.{index.prop})"]
 
+    # -- databases (namespaces) ----------------------------------------------------------
+    async def create_database(self) -> None:
+        """Create this store's database (Neo4j Enterprise/Aura: ``CREATE DATABASE``).
+
+        Neo4j Community has one database only: there this raises ``GraphHalt`` saying
+        so, and a caller needing a scratch graph must be given an empty database.
+        """
+        try:
+            await self._auto_commit(
+                f"CREATE DATABASE `{self.database}` IF NOT EXISTS WAIT", SYSTEM_DATABASE
+            )
+        except GraphError as exc:
+            raise GraphHalt(
+                f"cannot create database {self.database!r} on {self.uri} (Neo4j Community "
+                f"and some Bolt servers have no CREATE DATABASE): {exc}"
+            ) from exc
+
+    async def drop_database(self) -> None:
+        """Drop this store's database (only ever called on one this process created)."""
+        await self._auto_commit(f"DROP DATABASE `{self.database}` IF EXISTS", SYSTEM_DATABASE)
+
+    async def node_count(self) -> int:
+        rows = await self.query("MATCH (n) RETURN count(n) AS n")
+        return int(rows[0]["n"]) if rows else 0
+
     async def ping(self) -> None:
         try:
             await self._driver.verify_connectivity()
@@ -116,6 +218,8 @@ class Neo4jStore(GraphStore):
             raise ServiceUnavailable(f"neo4j at {self.uri} is unreachable: {exc}") from exc
 
     async def close(self) -> None:
+        if self._background:  # abandoned reads: let them return their connections
+            await asyncio.wait(list(self._background), timeout=self.read_timeout_s)
         await self._driver.close()
 
 

@@ -5,23 +5,32 @@ serialized ``Triple`` payloads, as they arrive from ``kg.triples``, are decoded,
 pruned against the ontology, canonicalized against the bundled universe and written
 with batched UNWIND/MERGE, ``streams.batch_size`` records per batch. The Kafka
 consume itself is not part of this number (``livekg bench pipeline`` measures the
-broker path). The run uses a graph of its own, deleted afterwards.
+broker path), and no broker is started or used.
+
+The run uses a graph of its own (``kg.store.scratch``), removed afterwards: never the
+configured production graph, on FalkorDB or Neo4j. Its reference, measured in the same
+run on the same graph server: the raw batched ``UNWIND ... MERGE`` rate of one-property
+nodes (``raw_merge_rows_per_s``); ``ratio`` is the sink's triples/s over it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import tempfile
 import time
-import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kg.ontology import Cardinality, Ontology, default_ontology
 from kg.static import bundled_universe_path, load_universe, read_file
-from kg.store import GraphStore
+from kg.store import GraphStore, IndexSpec
+from kg.store.scratch import scratch_graph
 from ops.runtime_state import Endpoints
 from ops.settings import Settings
 from streams.batch import Inbound
@@ -36,6 +45,22 @@ WHERE c.id <> $id
 RETURN DISTINCT c.id AS id
 LIMIT 100
 """
+
+RAW_MERGE_CYPHER = """
+UNWIND $rows AS r
+MERGE (n:BenchRaw {id: r.id})
+  ON CREATE SET n.v = r.v
+"""
+
+
+async def raw_merge_rate(store: GraphStore, rows: int, batch: int) -> float:
+    """Rows/s of the plainest batched UNWIND MERGE on this graph (the reference)."""
+    await store.ensure_indexes([IndexSpec("BenchRaw")])
+    data = [{"id": f"raw-{i}", "v": i} for i in range(rows)]
+    started = time.perf_counter()
+    await store.execute_batches(RAW_MERGE_CYPHER, data, batch=batch)
+    return rows / (time.perf_counter() - started)
+
 
 _WORDS = (
     "alpha beta gamma delta sigma orion lotus harbor summit pioneer crest vertex nova "
@@ -137,52 +162,91 @@ async def run_kg_bench_async(
     queries: int = 500,
     replay: bool = True,
     ontology: Ontology | None = None,
+    database: str | None = None,
 ) -> dict[str, Any]:
-    graph_name = f"bench_kg_{uuid.uuid4().hex[:8]}"
-    s = settings.with_overrides(graph={"graph_name": graph_name})
-    ctx = WorkerContext(settings=s, endpoints=ep)
-    batch = s.streams.batch_size
+    """``database``: Neo4j only, an empty scratch database to use when the server cannot
+    create one (Community); by default a new database is created and dropped."""
+    async with scratch_graph(settings, ep.falkordb_url, database=database) as (s, raw_store):
+        ctx = WorkerContext(settings=s, endpoints=ep)
+        try:
+            result = await _bench(ctx, triples=triples, queries=queries, replay=replay,
+                                  ontology=ontology)  # fmt: skip
+            raw = await raw_merge_rate(raw_store, min(triples, 50_000), s.graph.write_batch)
+        finally:
+            await ctx.close()
+    result["graph"] = (
+        s.graph.neo4j_database if s.graph.backend.value == "neo4j" else s.graph.graph_name
+    )
+    result["reference"] = {
+        "name": "raw_merge_rows_per_s",
+        "what": "batched UNWIND MERGE of one-property nodes, same graph server, same run",
+        "value": round(raw, 1),
+    }
+    result["raw_merge_rows_per_s"] = round(raw, 1)
+    result["ratio"] = round(result["triples_per_s"] / raw, 4) if raw else None
+    return result
+
+
+async def _bench(
+    ctx: WorkerContext, *, triples: int, queries: int, replay: bool, ontology: Ontology | None
+) -> dict[str, Any]:
+    batch = ctx.settings.streams.batch_size
     records = synthetic_triples(triples)
     payloads = [encode(t) for t in records]
     store = await ctx.graph()  # opens the store and creates indexes
-    try:
-        static = await load_universe(store)
-        handler = TripleSink(ctx, ontology=ontology)
-        seconds = await _sink_pass(handler, payloads, batch)
-        rels = sum((await store.relationship_counts()).values())
-        nodes = sum(
-            v for k, v in (await store.label_counts()).items() if k == "Entity"
-        )  # static + new entities
-        replay_s = await _sink_pass(handler, payloads, batch) if replay else None
-        rels_after = sum((await store.relationship_counts()).values())
-        rows = await store.query("MATCH (e:Entity) RETURN e.id AS id")
-        rng = random.Random(1)
-        ids = [r["id"] for r in rng.sample(rows, min(queries, len(rows)))]
-        await _latencies(store, TWO_HOP_CYPHER, ids[:20])  # warm-up
-        two_hop = await _latencies(store, TWO_HOP_CYPHER, ids)
-        return {
-            "bench": "kg",
-            "backend": store.provider.value,
-            "triples": triples,
-            "batch": batch,
-            "seconds": round(seconds, 3),
-            "triples_per_s": round(triples / seconds, 1),
-            "replay_triples_per_s": round(triples / replay_s, 1) if replay_s else None,
-            "replay_changed_relationships": rels_after - rels,
-            "entities": nodes,
-            "relationships": rels,
-            "static_entities": static.entities,
-            "two_hop_queries": len(two_hop),
-            "two_hop_p50_ms": round(float(np.percentile(two_hop, 50)), 3),
-            "two_hop_p95_ms": round(float(np.percentile(two_hop, 95)), 3),
-            "path": "TripleSink.handle (decode, prune, canonicalize, UNWIND/MERGE); no broker",
-        }
-    finally:
-        drop = getattr(store, "delete_graph", None)
-        if drop is not None:
-            await drop()
-        await ctx.close()
+    static = await load_universe(store)
+    handler = TripleSink(ctx, ontology=ontology)
+    seconds = await _sink_pass(handler, payloads, batch)
+    rels = sum((await store.relationship_counts()).values())
+    nodes = (await store.label_counts()).get("Entity", 0)  # static + new entities
+    replay_s = await _sink_pass(handler, payloads, batch) if replay else None
+    rels_after = sum((await store.relationship_counts()).values())
+    rows = await store.query("MATCH (e:Entity) RETURN e.id AS id")
+    rng = random.Random(1)
+    ids = [r["id"] for r in rng.sample(rows, min(queries, len(rows)))]
+    await _latencies(store, TWO_HOP_CYPHER, ids[:20])  # warm-up
+    two_hop = await _latencies(store, TWO_HOP_CYPHER, ids)
+    return {
+        "bench": "kg",
+        "backend": store.provider.value,
+        "triples": triples,
+        "batch": batch,
+        "seconds": round(seconds, 3),
+        "triples_per_s": round(triples / seconds, 1),
+        "replay_triples_per_s": round(triples / replay_s, 1) if replay_s else None,
+        "replay_changed_relationships": rels_after - rels,
+        "entities": nodes,
+        "relationships": rels,
+        "static_entities": static.entities,
+        "two_hop_queries": len(two_hop),
+        "two_hop_p50_ms": round(float(np.percentile(two_hop, 50)), 3),
+        "two_hop_p95_ms": round(float(np.percentile(two_hop, 95)), 3),
+        "path": "TripleSink.handle (decode, prune, canonicalize, UNWIND/MERGE); no broker",
+    }
 
 
 def run_kg_bench(settings: Settings, ep: Endpoints, **kwargs: Any) -> dict[str, Any]:
     return asyncio.run(run_kg_bench_async(settings, ep, **kwargs))
+
+
+@contextlib.contextmanager
+def graph_service(settings: Settings) -> Iterator[Endpoints]:
+    """The graph only: the configured one, the running stack's, or an embedded FalkorDB
+    started for this block (no broker: the kg bench never produces or consumes)."""
+    from ops.runtime import EmbeddedRuntime
+    from ops.runtime_state import read_state, running_service
+
+    if not settings.embedded_graph:
+        yield Endpoints(kafka_bootstrap="", falkordb_url=settings.graph.falkordb_url or None)
+        return
+    state = read_state(settings.state_file)
+    if state is not None and running_service(state, "graph") and state.falkordb_url:
+        yield Endpoints(kafka_bootstrap="", falkordb_url=state.falkordb_url)
+        return
+    with tempfile.TemporaryDirectory(prefix="livekg-bench-kg-") as tmp:
+        runtime = EmbeddedRuntime(settings.with_overrides(data_dir=Path(tmp)))
+        try:
+            url = runtime.start_graph()
+            yield Endpoints(kafka_bootstrap="", falkordb_url=url)
+        finally:
+            runtime.stop_all()

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "ops.cli.sentiment_cmds",
     "ops.cli.query_cmds",
     "ops.cli.report_cmds",
+    "ops.cli.bench_all",
 ]
 
 

@@ -38,6 +38,13 @@ def up(
     detach: Annotated[
         bool, typer.Option(help="run in the background; stop with `livekg down`")
     ] = False,
+    prometheus: Annotated[
+        bool | None,
+        typer.Option(
+            "--prometheus/--no-prometheus",
+            help="start Prometheus with the alert rules (default: when the binary is on PATH)",
+        ),
+    ] = None,
 ) -> None:
     """Start the whole stack (embedded broker, graph, LLM, workers, API) and keep it running."""
     settings = _settings(data_dir)
@@ -48,7 +55,7 @@ def up(
         )
         raise typer.Exit(1)
     if detach:
-        _detach(settings, workers=workers, llm=llm, sample=sample)
+        _detach(settings, workers=workers, llm=llm, sample=sample, prometheus=prometheus)
         return
     runtime = EmbeddedRuntime(settings)
     stopping = False
@@ -61,7 +68,7 @@ def up(
     signal.signal(signal.SIGTERM, on_signal)
     try:
         with console.status("starting livekg..."):
-            ep = runtime.start_all(workers=workers, llm=llm)
+            ep = runtime.start_all(workers=workers, llm=llm, prometheus=prometheus)
             if sample:
                 _replay_sample_once(settings, ep.kafka_bootstrap)
         runtime.state.ready = True
@@ -73,6 +80,9 @@ def up(
         console.print(f"  Kafka      {ep.kafka_bootstrap}   graph {ep.falkordb_url}")
         if ep.llm_base_url:
             console.print(f"  LLM        {ep.llm_base_url}")
+        prom = runtime.state.services.get("prometheus")
+        if prom is not None:
+            console.print(f"  Prometheus http://127.0.0.1:{prom.port}/alerts")
         console.print("Ctrl-C (or `livekg down`) stops everything.")
         while not stopping:
             for name in runtime.restart_dead():
@@ -99,11 +109,15 @@ def _replay_sample_once(settings: Settings, bootstrap: str) -> None:
         console.print(f"  replayed {r.produced:5d} sample records into {r.topic}")
 
 
-def _detach(settings: Settings, *, workers: int | None, llm: bool, sample: bool) -> None:
+def _detach(
+    settings: Settings, *, workers: int | None, llm: bool, sample: bool, prometheus: bool | None
+) -> None:
     args = [sys.executable, "-m", "ops.cli.main", "up", "--data-dir", str(settings.data_dir)]
     if workers is not None:
         args += ["--workers", str(workers)]
     args += ["--llm" if llm else "--no-llm", "--sample" if sample else "--no-sample"]
+    if prometheus is not None:
+        args.append("--prometheus" if prometheus else "--no-prometheus")
     log_dir = Path(settings.data_dir) / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / "supervisor.log", "ab") as out:

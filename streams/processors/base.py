@@ -3,8 +3,10 @@
 A handler gets ``Inbound`` items and does its work (decode, transform, write, send).
 Failures of one record are the handler's to dead-letter. Here, what escapes a handler
 is treated by kind: a dependency that is down (broker, graph) is retried without limit
-so nothing is lost or skipped; any other error is retried a few times and then the
-whole batch goes to the DLQ with the reason, and the agent moves on.
+so nothing is lost or skipped; a ``GraphHalt`` (an error every batch would hit) halts
+the agent, logged with its cause and ``livekg_agent_halted`` set, retried slowly until
+fixed; any other error is retried a few times and then the whole batch goes to the DLQ
+with the reason, and the agent moves on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import faust
 
-from kg.errors import ServiceUnavailable, TransientGraphError
+from kg.errors import GraphHalt, ServiceUnavailable, TransientGraphError
 from ops import metrics
 from streams.batch import Inbound, dead_for
 from streams.context import WorkerContext
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Sequence[Inbound]], Awaitable[None]]
 UNEXPECTED_RETRIES = 3
+HALT_BACKOFF_MAX_S = 60.0
 
 
 def to_inbound(ctx: WorkerContext, events: Sequence[faust.EventT]) -> list[Inbound]:
@@ -53,7 +56,17 @@ async def handle_safely(
     while True:
         try:
             await handler(items)
+            metrics.AGENT_HALTED.labels(agent).set(0)
             return
+        except GraphHalt as exc:
+            # Every batch would fail alike: stop here (offsets not committed, nothing
+            # dead-lettered) and say why, until an operator fixes the cause.
+            metrics.ERRORS.labels(agent, "halt").inc()
+            metrics.AGENT_HALTED.labels(agent).set(1)
+            log.error("%s: HALTED, fix the cause; retrying in %.0fs: %s", agent, backoff, exc)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, HALT_BACKOFF_MAX_S)
+            continue
         except (ServiceUnavailable, TransientGraphError, ConnectionError) as exc:
             metrics.ERRORS.labels(agent, "dependency").inc()
             log.warning("%s: dependency unavailable, retrying in %.1fs: %s", agent, backoff, exc)

@@ -10,7 +10,9 @@ after a crash re-merges the same deterministic ids and changes nothing.
 
 A batch is written whole; if the database rejects it (not a connectivity problem,
 which the shell retries), the batch is split in halves until the offending records
-are isolated and dead-lettered, so one bad record never blocks its neighbours.
+are isolated and dead-lettered, so one bad record never blocks its neighbours. An
+error no record explains (``GraphHalt``: schema, persisting constraint violation)
+stops the agent with the cause instead (see ``processors.base.handle_safely``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import faust
 
 from kg import sink
 from kg.canonical import AliasIndex, load_alias_index
-from kg.errors import GraphError, TransientGraphError
+from kg.errors import GraphError, GraphHalt, TransientGraphError
 from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from ops import metrics
@@ -45,10 +47,15 @@ async def write_isolating(
     origins: list[Inbound],
     agent: str,
 ) -> tuple[int, list[DeadLetter]]:
-    """Write ``records``; bisect on non-transient errors and dead-letter the culprits."""
+    """Write ``records``; bisect on record-level errors and dead-letter the culprits.
+
+    Transient errors go up to the shell (retried without limit) and so does a
+    ``GraphHalt``: an error every batch would hit alike (a schema or constraint problem)
+    halts the agent with its cause instead of dead-lettering the stream record by record.
+    """
     try:
         return await writer(store, records), []
-    except TransientGraphError:
+    except (TransientGraphError, GraphHalt):
         raise
     except GraphError as exc:
         if len(records) == 1:

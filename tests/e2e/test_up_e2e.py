@@ -1,4 +1,7 @@
-"""``livekg up`` on the bundled sample day, through the CLI, as a user runs it."""
+"""``livekg up`` on the bundled sample day, through the CLI, as a user runs it: with the
+embedded FalkorDB, and with an external graph through ``Neo4jStore`` (a database of
+its own on a real Bolt server, tests/bolt_server.py), where ``up`` must load the static
+universe itself and start no graph."""
 
 from __future__ import annotations
 
@@ -7,12 +10,16 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from ops.runtime_state import pid_alive
+from tests.bolt_server import BoltServer
+from tests.conftest import neo4j_graph
 
 SAMPLE_DOCS = 48 + 30 + 2  # news + social + filings in connectors/samples
 SAMPLE_DAY_TICKS = 672
@@ -20,8 +27,27 @@ _HISTORY = Path(__file__).resolve().parents[2] / "connectors" / "samples" / "tic
 SAMPLE_TICKS = SAMPLE_DAY_TICKS + sum(1 for _ in _HISTORY.open())  # + indicator history
 
 
+EXTRA_ENV: dict[str, str] = {}  # the graph backend's settings (set by ``backend``)
+
+
+@pytest.fixture(params=["falkordb", "neo4j"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "neo4j":
+        server: BoltServer = request.getfixturevalue("bolt_server")
+        database = server.create_database()
+        graph = neo4j_graph(server, database)
+        EXTRA_ENV.update({f"LIVEKG_GRAPH__{k.upper()}": v for k, v in graph.items()})
+        try:
+            yield request.param
+        finally:
+            EXTRA_ENV.clear()
+            server.drop_database(database)
+        return
+    yield request.param
+
+
 def livekg(*args: str, data_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKG_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKG_")} | EXTRA_ENV
     return subprocess.run(
         [sys.executable, "-m", "ops.cli.main", *args, "--data-dir", str(data_dir)],
         capture_output=True, text=True, timeout=timeout, env=env, check=False,
@@ -58,7 +84,7 @@ def flowed(snap: dict[str, Any]) -> bool:
     )
 
 
-def test_up_status_down_and_restart(tmp_path: Path) -> None:
+def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
     data = tmp_path / "data"
     started = livekg("up", "--detach", "--no-llm", data_dir=data)
     assert started.returncode == 0, started.stdout + started.stderr
@@ -67,7 +93,9 @@ def test_up_status_down_and_restart(tmp_path: Path) -> None:
         assert snap["topics"]["raw.ticks"] == SAMPLE_TICKS, snap
         assert snap["topics"]["dlq"] == 0, snap
         services = snap["services"]
-        assert {"broker", "graph", "worker-0", "api"} <= set(services)
+        assert {"broker", "worker-0", "api"} <= set(services)
+        assert ("graph" in services) == (backend == "falkordb")  # external: none started
+        assert snap["graph"]["nodes"].get("Company", 0) > 0  # the static universe loaded
         assert all(s["alive"] for s in services.values())
 
         api = snap["endpoints"]["api_url"]

@@ -1,5 +1,6 @@
 """kg.triples through a real worker process: SIGKILL mid-stream, restart, nothing lost
-or duplicated; bad triples dead-lettered with their reason while the sink keeps going."""
+or duplicated; bad triples dead-lettered with their reason while the sink keeps going.
+On FalkorDB and, through ``Neo4jStore``, on a real Bolt server (tests/bolt_server.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from kg.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
 from ops.runtime_state import Endpoints
 from streams.records import DeadLetter, Triple
-from tests.conftest import Isolated
+from tests.conftest import GRAPH_BACKENDS, Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for
+
+pytestmark = pytest.mark.parametrize("iso", GRAPH_BACKENDS, indirect=True)
 
 N_GOOD = 3000
 BASE = datetime(2026, 3, 1, tzinfo=UTC)

@@ -1,4 +1,5 @@
-"""Neo4jStore driver handling with a fake async driver (no Neo4j server here).
+"""Neo4jStore driver handling with a fake async driver (the real-server runs are the
+integration suite on ArcadeDB's Bolt server, tests/bolt_server.py).
 
 What is checked: one session per call with the configured database and access mode,
 managed read/write transactions, parameters passed through (datetimes converted to
@@ -8,6 +9,7 @@ retries on transient errors only, error translation, the read-only guard, and DD
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -16,10 +18,16 @@ import neo4j.exceptions as nx
 import pytest
 from neo4j.time import DateTime as NeoDateTime
 
-from kg.errors import GraphError, ReadOnlyViolation, ServiceUnavailable, TransientGraphError
+from kg.errors import (
+    GraphError,
+    GraphHalt,
+    ReadOnlyViolation,
+    ServiceUnavailable,
+    TransientGraphError,
+)
 from kg.sink import INDEXES, entity_cypher
 from kg.store.base import GraphProvider, IndexSpec
-from kg.store.neo4j import Neo4jStore
+from kg.store.neo4j import CONSTRAINT_FAILED, Neo4jStore
 
 
 class FakeRecord:
@@ -204,12 +212,73 @@ async def test_ddl_is_autocommit_and_per_backend() -> None:
     assert all("IF NOT EXISTS" in d for d in ddl)
 
 
-def test_entity_creation_cypher_differs_per_backend() -> None:
+def test_entity_creation_creates_nodes_with_all_labels_at_once() -> None:
+    """No ``SET e:Label`` after a MERGE (ArcadeDB's unique index rejects it; slow on
+    FalkorDB): missing nodes are created with every label, on both backends alike."""
     neo = entity_cypher("Company", GraphProvider.NEO4J)
-    assert "MERGE (e:Entity {id: r.id})" in neo
-    assert "ON CREATE SET e:Organization:Company" in neo
     falkor = entity_cypher("Company", GraphProvider.FALKORDB)
-    assert "CREATE (e:Entity:Organization:Company" in falkor and "MERGE" not in falkor
+    assert neo == falkor
+    assert "CREATE (e:Entity:Organization:Company" in neo
+    assert "MERGE" not in neo and "SET e:" not in neo
+
+
+def coded(code: str, message: str = "boom") -> Exception:
+    return nx.Neo4jError._hydrate_neo4j(code=code, message=message)
+
+
+async def test_a_lost_merge_race_is_retried() -> None:
+    store, driver = make([{"ok": True}])
+    driver.failures = [coded(CONSTRAINT_FAILED, "Duplicated key [a]")]
+    assert await store.execute("MERGE (n:Entity {id: 'a'}) RETURN true AS ok") == [{"ok": True}]
+    assert len(driver.runs) == 2
+
+
+async def test_a_persisting_constraint_violation_halts_with_its_cause() -> None:
+    store, driver = make()
+    driver.failures = [coded(CONSTRAINT_FAILED, "Duplicated key [a]")] * 5
+    with pytest.raises(GraphHalt, match="Duplicated key"):
+        await store.execute("CREATE (n:Entity {id: 'a'})")
+    assert len(driver.runs) == store.max_attempts
+
+
+@pytest.mark.parametrize(
+    ("code", "needle"),
+    [
+        ("Neo.ClientError.Statement.SyntaxError", "SyntaxError"),
+        ("Neo.ClientError.Database.DatabaseNotFound", "no such database"),
+        ("Neo.ClientError.Schema.IndexNotFound", "IndexNotFound"),
+    ],
+)
+async def test_errors_no_record_explains_halt_at_once(code: str, needle: str) -> None:
+    store, driver = make()
+    driver.failures = [coded(code)]
+    with pytest.raises(GraphHalt, match=needle):
+        await store.execute("RETURN 1")
+    assert len(driver.runs) == 1
+
+
+async def test_a_cancelled_read_finishes_in_the_background() -> None:
+    """A caller's timeout (RAG reads) must not abort the Bolt exchange mid-way: the
+    query completes and its session closes normally."""
+    store, driver = make([{"x": 1}])
+    gate = asyncio.Event()
+    real_run = FakeTx.run
+
+    async def slow_run(self: FakeTx, cypher: str, params: Any = None) -> FakeResult:
+        await gate.wait()
+        return await real_run(self, cypher, params)
+
+    FakeTx.run = slow_run  # type: ignore[method-assign]
+    try:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(store.query("RETURN 1 AS x"), 0.05)
+        assert driver.closed_sessions == 0 and len(store._background) == 1
+        gate.set()
+        await asyncio.sleep(0.01)
+        assert driver.closed_sessions == 1 and not store._background
+    finally:
+        FakeTx.run = real_run  # type: ignore[method-assign]
+    await store.close()
 
 
 async def test_ping_and_close() -> None:

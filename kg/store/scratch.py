@@ -1,0 +1,88 @@
+"""A graph of its own for benchmarks: never the configured production graph.
+
+FalkorDB: a new graph key on the same server, deleted afterwards. Neo4j: a new
+database (``CREATE DATABASE``, Enterprise/Aura), dropped afterwards; where the server
+cannot create one (Community), the caller names an empty scratch database, which is
+checked to be empty and different from the configured one, and emptied afterwards
+(everything in it was written by this run).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from kg.errors import ConfigError
+from kg.store.base import GraphStore
+from kg.store.factory import open_store
+from ops.settings import GraphBackend, Settings
+
+EMPTY_BATCH = 5000
+
+
+async def empty_database(store: GraphStore) -> None:
+    """Delete every node in ``store`` in bounded transactions (scratch databases only)."""
+    while True:
+        rows = await store.execute(
+            f"MATCH (n) WITH n LIMIT {EMPTY_BATCH} DETACH DELETE n RETURN count(*) AS n"
+        )
+        if not rows or int(rows[0]["n"]) == 0:
+            return
+
+
+@asynccontextmanager
+async def scratch_graph(
+    settings: Settings,
+    falkordb_url: str | None,
+    *,
+    purpose: str = "bench",
+    database: str | None = None,
+) -> AsyncIterator[tuple[Settings, GraphStore]]:
+    """Settings and a store for a graph of its own; removed when the block ends."""
+    tag = uuid.uuid4().hex[:8]
+    g = settings.graph
+    if g.backend != GraphBackend.NEO4J:
+        scoped = settings.with_overrides(graph={"graph_name": f"{purpose}_{tag}"})
+        store = open_store(scoped, falkordb_url)
+        try:
+            yield scoped, store
+        finally:
+            try:
+                await store.delete_graph()  # type: ignore[attr-defined]
+            finally:
+                await store.close()
+        return
+    from kg.store.neo4j import Neo4jStore
+
+    created = database is None
+    name = database or f"livekg-{purpose}-{tag}"
+    if name == g.neo4j_database:
+        raise ConfigError(
+            f"{name!r} is the configured graph database (LIVEKG_GRAPH__NEO4J_DATABASE); "
+            "a benchmark needs an empty database of its own"
+        )
+    scoped = settings.with_overrides(graph={"neo4j_database": name})
+    store = open_store(scoped)
+    assert isinstance(store, Neo4jStore)
+    try:
+        if created:
+            await store.create_database()
+        elif await store.node_count():
+            raise ConfigError(
+                f"scratch database {name!r} is not empty: refusing to write into it "
+                "(and to empty it afterwards)"
+            )
+    except BaseException:
+        await store.close()
+        raise
+    try:
+        yield scoped, store
+    finally:
+        try:
+            if created:
+                await store.drop_database()
+            else:
+                await empty_database(store)
+        finally:
+            await store.close()

@@ -1,0 +1,100 @@
+"""``livekg bench idle``: CPU of each process of an idle embedded stack, and the latency
+of the first record once traffic resumes.
+
+A stack of its own (temporary data directory: broker, graph, one worker, the API; no
+LLM) is started, the sample day is NOT replayed, the stack settles, then each
+process's user+system CPU time is sampled over ``seconds``: percent of one core. The
+bar is < 5% per process. Then one tick is produced and the time until its Observation
+is in the graph is measured (``resume_ms``); its reference is the same measurement on
+the warm stack just before the idle period (``ops.idle_max_pause_ms`` bounds the
+difference).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ops.runtime import EmbeddedRuntime
+from ops.settings import Settings
+
+IDLE_BAR_PCT = 5.0
+
+
+def cpu_percent(pids: dict[str, int], seconds: float) -> dict[str, float]:
+    procs = {name: psutil.Process(pid) for name, pid in pids.items()}
+
+    def total(p: psutil.Process) -> float:
+        t = p.cpu_times()
+        children = sum(c.cpu_times().user + c.cpu_times().system for c in p.children(True))
+        return t.user + t.system + children
+
+    before = {n: total(p) for n, p in procs.items()}
+    time.sleep(seconds)
+    return {n: round(100 * (total(p) - before[n]) / seconds, 2) for n, p in procs.items()}
+
+
+def _first_record_ms(settings: Settings, bootstrap: str, falkordb_url: str, tag: str) -> float:
+    from confluent_kafka import Producer
+
+    from kg.store import open_store
+    from streams.records import IndicatorTick
+
+    tick = IndicatorTick(source="bench-idle", event_time=datetime.now(UTC),
+                         indicator_id=f"IDLE{tag}", value=1.0)  # fmt: skip
+    prod = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    topic = settings.kafka.topic_prefix + "raw.ticks"
+
+    async def wait() -> float:
+        store = open_store(settings, falkordb_url)
+        try:
+            started = time.perf_counter()
+            prod.produce(topic, key=tick.key().encode(), value=tick.model_dump_json().encode())
+            prod.flush(10)
+            while time.perf_counter() - started < 60:
+                rows = await store.query(
+                    "MATCH (o:Observation {id: $id}) RETURN o.id AS id", {"id": tick.id}
+                )
+                if rows:
+                    return (time.perf_counter() - started) * 1000
+                await asyncio.sleep(0.005)
+            raise TimeoutError("the resumed record never reached the graph")
+        finally:
+            await store.close()
+
+    return asyncio.run(wait())
+
+
+def run_idle_bench(settle_s: float = 15.0, seconds: float = 30.0) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="livekg-idle-") as tmp:
+        settings = Settings(data_dir=Path(tmp))
+        runtime = EmbeddedRuntime(settings)
+        try:
+            ep = runtime.start_all(workers=1, llm=False, prometheus=False)
+            assert ep.falkordb_url is not None
+            _first_record_ms(settings, ep.kafka_bootstrap, ep.falkordb_url, "first")  # warm-up
+            warm_ms = _first_record_ms(settings, ep.kafka_bootstrap, ep.falkordb_url, "warm")
+            time.sleep(settle_s)
+            pids = {name: svc.pid for name, svc in runtime.state.services.items()}
+            cpu = cpu_percent(pids, seconds)
+            resume_ms = _first_record_ms(settings, ep.kafka_bootstrap, ep.falkordb_url, "idle")
+        finally:
+            runtime.stop_all()
+    worst = max(cpu.values())
+    return {
+        "bench": "idle",
+        "seconds": seconds,
+        "cpu_pct_of_a_core": cpu,
+        "max_cpu_pct": worst,
+        "bar_pct": IDLE_BAR_PCT,
+        "under_bar": worst < IDLE_BAR_PCT,
+        "resume_ms": round(resume_ms, 1),
+        "reference": {"name": "first_record_ms_when_warm", "value": round(warm_ms, 1)},
+        "ratio": round(resume_ms / warm_ms, 3) if warm_ms else None,
+    }

@@ -1,0 +1,51 @@
+"""The benchmark registry behind ``livekg bench all``.
+
+One line per benchmark: its ``livekg bench NAME`` command, the arguments of a quick
+run, the key of its headline figure and the reference it should approach (measured
+in the same run, see ``ops.bench.reference``). A new benchmark joins with one line::
+
+    register("extract", "--docs", "200", figure="docs_per_s", reference="model_server")
+
+Benchmarks whose command is not (yet) in the CLI are reported as ``missing``, not
+failed, so issues can register their bench before it is merged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REFERENCES = ("broker", "graph", "encoder", "model_server")
+
+
+@dataclass(frozen=True)
+class BenchEntry:
+    name: str
+    args: tuple[str, ...]
+    figure: str
+    reference: str | None  # one of REFERENCES, or None when the bench carries its own
+
+
+BENCHES: dict[str, BenchEntry] = {}
+
+
+def register(name: str, *args: str, figure: str, reference: str | None) -> None:
+    if reference is not None and reference not in REFERENCES:
+        raise ValueError(f"unknown reference {reference!r}; known: {REFERENCES}")
+    BENCHES[name] = BenchEntry(name, tuple(args), figure, reference)
+
+
+# quick sizes: `bench all` must finish in minutes on a 2-core machine
+register("pipeline", "--events", "5000", "--rate", "500", figure="events_per_s", reference="broker")
+register("replay", "--records", "20000", figure="records_per_s", reference="broker")
+register("kg", "--triples", "5000", "--queries", "100", figure="triples_per_s", reference=None)
+register("llm", "--requests", "8", "--requests-c1", "2", "--rounds", "1",
+         figure="tokens_per_s_c1", reference="model_server")  # fmt: skip
+register("embed", "--texts", "500", figure="texts_per_s", reference="encoder")
+# its classifier is its own int8 ONNX encoder, not the embedding model: no same-run
+# reference yet (the `encoder` one would compare unlike things)
+register("sentiment", "--n", "500", "--seconds", "5", figure="texts_per_s", reference=None)
+# issues 15/16/17 (extraction, retrieval, query service): their figure keys to confirm
+register("extract", figure="triples_per_s", reference="model_server")
+register("retrieve", figure="queries_per_s", reference="graph")
+register("serve", figure="requests_per_s", reference="graph")
+register("idle", "--seconds", "20", "--settle", "10", figure="max_cpu_pct", reference=None)
