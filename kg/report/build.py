@@ -35,6 +35,7 @@ from kg.report.signals import analysis
 from kg.retrieve.text import mention_key, query_spans
 from kg.retrieve.types import Retriever
 from kg.store.base import GraphStore
+from ops import metrics
 from ops.settings import ReportSettings, Settings
 from streams.records import stable_id
 
@@ -180,6 +181,7 @@ async def build_bond_report(
         timings["render_s"] = round(time.perf_counter() - t, 4)
     timings["total_s"] = round(time.perf_counter() - t_start, 4)
     doc.timings = timings
+    metrics.REPORT_LAST.labels("bond").set(time.time())  # the "no report lately" alert
     if doc.json_path:  # again, now with the timings
         await asyncio.to_thread(_write, Path(doc.json_path), doc.model_dump_json(indent=1))
     return doc

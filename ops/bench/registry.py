@@ -44,8 +44,9 @@ register("embed", "--texts", "500", figure="texts_per_s", reference="encoder")
 # its classifier is its own int8 ONNX encoder, not the embedding model: no same-run
 # reference yet (the `encoder` one would compare unlike things)
 register("sentiment", "--n", "500", "--seconds", "5", figure="texts_per_s", reference=None)
-# issues 15/16/17 (extraction, retrieval, query service): their figure keys to confirm
+# extraction: its figure key is confirmed when its bench lands
 register("extract", figure="triples_per_s", reference="model_server")
-register("retrieve", figure="queries_per_s", reference="graph")
-register("serve", figure="requests_per_s", reference="graph")
+# latency benches: p95 per method / per route; no throughput reference to divide by
+register("retrieve", "--triples", "20000", "--queries", "50", figure="p95_ms", reference=None)
+register("serve", "--asks", "50", "--alerts", "30", figure="ask_p95_ms", reference=None)
 register("idle", "--seconds", "20", "--settle", "10", figure="max_cpu_pct", reference=None)
