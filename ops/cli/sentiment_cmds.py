@@ -15,7 +15,18 @@ from ops.cli.output import emit_json
 
 DEFAULT_DATA = Path("../shared/data")
 FORMATS = ("twitter", "fpb", "fiqa", "finfe")
-CLASSIFIERS = ("router", "encoder", "e5-encoder", "lexical", "e5", "llm")
+CLASSIFIERS = ("router", "accurate", "encoder", "e5-encoder", "zh-encoder", "lexical", "e5", "llm")
+TRAIN_PARTS = (
+    "all",
+    "e5",
+    "encoder",
+    "e5-encoder",
+    "zh-encoder",
+    "teacher",
+    "memory",
+    "lexical",
+    "metrics",
+)
 # Options shared by ``eval sentiment`` and ``bench sentiment`` (classifier construction).
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads")]
 QuantizeOpt = Annotated[
@@ -43,9 +54,17 @@ def train_sentiment(
     only: Annotated[
         str,
         typer.Option(
-            help="all | e5 | encoder | e5-encoder | memory | lexical (others kept) | metrics (none)"
+            help="all | e5 | encoder | e5-encoder | zh-encoder | teacher (the accurate "
+            "tier) | memory | lexical (others kept) | metrics (none)"
         ),
     ] = "all",
+    finfe: Annotated[
+        bool,
+        typer.Option(
+            help="train the Chinese student on FinFE's train split too (no declared licence; "
+            "--no-finfe leaves it out)"
+        ),
+    ] = True,
     teacher: Annotated[
         bool,
         typer.Option(
@@ -58,12 +77,12 @@ def train_sentiment(
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
-    if only not in ("all", "e5", "encoder", "e5-encoder", "memory", "lexical", "metrics"):
-        raise typer.BadParameter("--only: all, e5, encoder, e5-encoder, memory, lexical or metrics")
+    if only not in TRAIN_PARTS:
+        raise typer.BadParameter(f"--only: one of {', '.join(TRAIN_PARTS)}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
-    if teacher and only in ("all", "encoder", "e5-encoder"):
+    if only == "teacher" or (teacher and only in ("all", "encoder", "e5-encoder")):
         from kg.sentiment.teacher import TeacherMissing, part_files
 
         try:
@@ -80,6 +99,7 @@ def train_sentiment(
         num_threads=threads,
         only=only,
         teacher=teacher,
+        finfe=finfe,
     )
     metrics = train(cfg)
     emit_json({"train": "sentiment", "out": str(cfg.out_dir), **metrics})

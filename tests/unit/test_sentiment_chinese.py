@@ -1,0 +1,80 @@
+"""Issue 19: the Chinese student's data (FinFE), the split, and the accurate tier's wiring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kg.sentiment.data import Example, finfe_training_set
+from kg.sentiment.model import (
+    ARTIFACTS,
+    ZH_ENCODER_ARTIFACT,
+    AccurateArtifactMissing,
+    RoutedClassifier,
+    accurate_artifact_path,
+    load_default,
+    load_from_settings,
+)
+from kg.sentiment.train import split
+from ops.settings import SentimentSettings
+from streams.records import SentimentLabel
+
+NEG, NEU, POS = SentimentLabel.NEGATIVE, SentimentLabel.NEUTRAL, SentimentLabel.POSITIVE
+
+
+def _examples(n: int, source: str) -> list[Example]:
+    labels = (NEG, NEU, POS)
+    return [Example(text=f"{source} {i}", label=labels[i % 3], source=source) for i in range(n)]
+
+
+def test_finfe_set_reads_the_list_and_tags_its_rows(tmp_path: Path) -> None:
+    folder = tmp_path / "finfe_train"
+    folder.mkdir()
+    (folder / "train_list.json").write_text(
+        json.dumps([["补仓补的心力憔悴", 0], ["明天大概率平盘", 1], ["涨停了", 2]]),
+        encoding="utf-8",
+    )
+    rows = finfe_training_set(tmp_path)
+    assert [r.label for r in rows] == [NEG, NEU, POS]
+    assert {r.source for r in rows} == {"finfe_train"}
+
+
+def test_adding_finfe_last_keeps_every_other_dev_row() -> None:
+    """The English and bundled-Chinese dev rows (and so every earlier dev figure) do not
+    move when FinFE is appended: its group draws from the generator last."""
+    base = _examples(300, "sent_train.csv") + _examples(90, "zh_synthetic_forum.json")
+    with_finfe = base + _examples(600, "finfe_train")
+    _, dev_before = split(base)
+    _, dev_after = split(with_finfe)
+    assert np.array_equal(dev_after[: len(base)], dev_before)
+    finfe_dev = dev_after[len(base) :]
+    assert finfe_dev.sum() == 90  # 15% of each label's 200 rows
+    labels = np.array([i % 3 for i in range(600)])
+    assert [int(finfe_dev[labels == k].sum()) for k in range(3)] == [30, 30, 30]
+
+
+def test_accurate_tier_without_artifact_says_how_to_build_it(tmp_path: Path) -> None:
+    cfg = SentimentSettings(classifier="accurate", accurate_artifact=str(tmp_path / "none.npz"))
+    with pytest.raises(AccurateArtifactMissing, match="--only teacher"):
+        load_from_settings(cfg)
+
+
+def test_accurate_artifact_defaults_to_the_livekg_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LIVEKG_CACHE_DIR", str(tmp_path))
+    assert accurate_artifact_path("") == tmp_path / "sentiment" / "mpnet_teacher.npz"
+    assert accurate_artifact_path("/x/y.npz") == Path("/x/y.npz")
+
+
+@pytest.mark.skipif(
+    not (ARTIFACTS / ZH_ENCODER_ARTIFACT).exists(), reason="no Chinese student artifact"
+)
+def test_router_sends_chinese_to_the_chinese_student() -> None:
+    clf = load_default()  # lazy parts: nothing is loaded here
+    assert isinstance(clf, RoutedClassifier)
+    assert "lora-zh" in clf.model_id_for("今天大盘暴跌，割肉离场")
+    assert "lora-zh" not in clf.model_id_for("Apple shares fall after weak guidance")
