@@ -198,13 +198,14 @@ E5_RECIPE = EncoderRecipe(
 
 # The Chinese student: its own e5-small LoRA, trained on Chinese rows only (FinFE's
 # training part + the bundled sets), so the English cascade and its label memory stay as
-# they are. The English e5 student's recipe (top 8 layers, rank 16, 2 epochs), sized so
-# it trains in minutes on two shared cores; FinFE posts are short (median 16 characters).
+# they are. The English e5 student's recipe (top 8 layers, rank 16) for one epoch: on two
+# cores shared with other jobs a step took ~4 s, 2 epochs ~1 h; FinFE posts are short
+# (median 16 characters).
 ZH_RECIPE = EncoderRecipe(
     "e5",
     ZH_ENCODER_ARTIFACT,
     ZH_ENCODER_MODEL_ID,
-    2.0,
+    1.0,
     16,
     5e-4,
     8,
@@ -581,9 +582,7 @@ def train(cfg: TrainConfig) -> dict:
     ``metrics.json`` (merged with the previous one for parts not retrained) and the card."""
     from kg.sentiment.model import load_default, load_encoder_classifier, load_lexical
 
-    examples = shared_training_set(cfg.data_dir) + bundled_training_set()
-    if cfg.finfe:  # appended last: the split of the other groups does not move
-        examples += finfe_training_set(cfg.data_dir)
+    examples = training_examples(cfg.data_dir, cfg.finfe)
     tr, dv = split(examples)
     zh = np.array([is_chinese(e.text) for e in examples])
     dev_ex = [e for e, m in zip(examples, dv, strict=True) if m]
@@ -634,11 +633,12 @@ def train(cfg: TrainConfig) -> dict:
     ):
         if cfg.only not in ("all", flag):
             continue
-        recipe = _recipe(recipe, cfg) if recipe is not ZH_RECIPE else recipe
+        chinese_student = recipe is ZH_RECIPE
+        recipe = _recipe(recipe, cfg)
         if not cfg.teacher:
             recipe = replace(recipe, distill=False)
         t0 = time.time()
-        if recipe is ZH_RECIPE:
+        if chinese_student:
             rows = np.where(tr & zh)[0]
         else:  # FinFE trains the Chinese student only (the English ones are as before)
             rows = np.where((tr if recipe.chinese else tr & ~zh) & ~finfe)[0]
@@ -675,7 +675,8 @@ def train(cfg: TrainConfig) -> dict:
         metrics["dev"]["lexical"] = _by_source(dev_ex, lex.predict_proba(dev_texts))
 
     if (cfg.out_dir / ENCODER_ARTIFACT).exists():
-        metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
+        if cfg.only not in ("zh-encoder", "teacher"):  # those leave the English path as is
+            metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
         for key, quantize in (("default", True), ("default_fp32", False)):
             default = load_default(cfg.out_dir, num_threads=cfg.num_threads, quantize=quantize)
             metrics["dev"][key] = _by_source(dev_ex, default.predict_proba(dev_texts))
@@ -683,6 +684,50 @@ def train(cfg: TrainConfig) -> dict:
     metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
     write_model_card(metrics, cfg.out_dir)
     return metrics
+
+
+def training_examples(data_dir: Path, finfe: bool = True) -> list[Example]:
+    """Everything ``train`` learns from, in split order (FinFE last, see ``split``)."""
+    examples = shared_training_set(data_dir) + bundled_training_set()
+    if finfe:  # appended last: the split of the other groups does not move
+        examples += finfe_training_set(data_dir)
+    return examples
+
+
+def write_dev_sets(data_dir: Path, out: Path, finfe: bool = True) -> dict[str, int]:
+    """The dev hold-out as files ``livekg eval sentiment`` reads: ``twitter_dev.csv``,
+    ``fiqa_dev.json`` (score -1/0/1 per label), ``zh_synthetic_dev.json`` and
+    ``finfe_dev.json`` (finfe format). ``out`` should lie outside the repository: the
+    files are copies of ../shared data, which is never committed."""
+    import csv
+
+    examples = training_examples(data_dir, finfe)
+    _, dv = split(examples)
+    dev = [e for e, m in zip(examples, dv, strict=True) if m]
+    out.mkdir(parents=True, exist_ok=True)
+    twitter_code = {"negative": "0", "positive": "1", "neutral": "2"}
+    fiqa_score = {"negative": -1.0, "neutral": 0.0, "positive": 1.0}
+    finfe_code = {"negative": 0, "neutral": 1, "positive": 2}
+    groups: dict[str, list[Example]] = {"twitter": [], "fiqa": [], "zh_synthetic": [], "finfe": []}
+    for e in dev:
+        for name, prefix in (
+            ("twitter", "sent_"),
+            ("fiqa", "task1"),
+            ("zh_synthetic", "zh_"),
+            ("finfe", "finfe_"),
+        ):
+            if e.source.startswith(prefix):
+                groups[name].append(e)
+    with (out / "twitter_dev.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["text", "label"])
+        w.writerows([e.text, twitter_code[e.label.value]] for e in groups["twitter"])
+    fiqa = [{"sentence": e.text, "score": fiqa_score[e.label.value]} for e in groups["fiqa"]]
+    (out / "fiqa_dev.json").write_text(json.dumps(fiqa))
+    for name in ("zh_synthetic", "finfe"):
+        rows = [[e.text, finfe_code[e.label.value]] for e in groups[name]]
+        (out / f"{name}_dev.json").write_text(json.dumps(rows, ensure_ascii=False))
+    return {name: len(rows) for name, rows in groups.items()}
 
 
 def build_memory(cfg: TrainConfig, texts: Sequence[str], y: np.ndarray) -> dict:

@@ -105,6 +105,22 @@ def train_sentiment(
     emit_json({"train": "sentiment", "out": str(cfg.out_dir), **metrics})
 
 
+@train_app.command("sentiment-dev")
+def sentiment_dev(
+    out: Annotated[Path, typer.Option(help="folder to write (outside the repository)")],
+    data_dir: Annotated[Path, typer.Option(help="folder with the shared data")] = DEFAULT_DATA,
+    finfe: Annotated[bool, typer.Option(help="include FinFE's dev hold-out")] = True,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Write the dev hold-out of ``train sentiment`` as files for ``eval sentiment``."""
+    from kg.sentiment.train import write_dev_sets
+
+    if not data_dir.is_dir():
+        raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
+    counts = write_dev_sets(data_dir, out, finfe)
+    emit_json({"train": "sentiment-dev", "out": str(out), "rows": counts})
+
+
 @train_app.command("export-instructions")
 def export_instructions(
     out: Annotated[Path, typer.Option(help="JSONL file to write")] = Path(
@@ -191,9 +207,7 @@ def eval_sentiment(
     corpus: Annotated[
         Path | None, typer.Option(help="JSONL corpus to retrieve context from")
     ] = None,
-    classifier: Annotated[
-        str, typer.Option(help="router | encoder | e5-encoder | lexical | e5 | llm")
-    ] = "router",
+    classifier: Annotated[str, typer.Option(help=" | ".join(CLASSIFIERS))] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
@@ -235,9 +249,7 @@ def bench_sentiment(
     batch: Annotated[int, typer.Option(help="micro-batch size")] = 64,
     rate: Annotated[float, typer.Option(help="docs/s in the latency phase")] = 100.0,
     seconds: Annotated[float, typer.Option(help="length of the latency phase")] = 10.0,
-    classifier: Annotated[
-        str, typer.Option(help="router | encoder | e5-encoder | lexical | e5")
-    ] = "router",
+    classifier: Annotated[str, typer.Option(help=" | ".join(CLASSIFIERS[:-1]))] = "router",
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
     runtime: RuntimeOpt = None,

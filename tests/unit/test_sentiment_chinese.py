@@ -78,3 +78,25 @@ def test_router_sends_chinese_to_the_chinese_student() -> None:
     assert isinstance(clf, RoutedClassifier)
     assert "lora-zh" in clf.model_id_for("今天大盘暴跌，割肉离场")
     assert "lora-zh" not in clf.model_id_for("Apple shares fall after weak guidance")
+
+
+def test_dev_files_round_trip_through_the_eval_formats(shared_data: Path, tmp_path: Path) -> None:
+    """``livekg train sentiment-dev`` writes exactly the held-out rows, in formats that
+    ``livekg eval sentiment`` reads back with the same labels; FinFE can be left out."""
+    from kg.sentiment.data import load_examples
+    from kg.sentiment.train import split, training_examples, write_dev_sets
+
+    counts = write_dev_sets(shared_data, tmp_path / "with")
+    examples = training_examples(shared_data)
+    _, dv = split(examples)
+    dev = [e for e, m in zip(examples, dv, strict=True) if m]
+    assert sum(counts.values()) == len(dev)
+    assert counts["finfe"] == 2424  # 15% of each label: 704 + 621 + 1099
+    finfe = load_examples(tmp_path / "with" / "finfe_dev.json", "finfe")
+    assert [e.label for e in finfe] == [e.label for e in dev if e.source == "finfe_train"]
+    fiqa = load_examples(tmp_path / "with" / "fiqa_dev.json", "fiqa")
+    assert [e.label for e in fiqa] == [e.label for e in dev if e.source.startswith("task1")]
+    twitter = load_examples(tmp_path / "with" / "twitter_dev.csv", "twitter")
+    assert len(twitter) == counts["twitter"]
+    without = write_dev_sets(shared_data, tmp_path / "without", finfe=False)
+    assert without["finfe"] == 0 and without["twitter"] == counts["twitter"]
