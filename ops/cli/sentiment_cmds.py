@@ -22,6 +22,7 @@ TRAIN_PARTS = (
     "encoder",
     "e5-encoder",
     "zh-encoder",
+    "zh-lexical",
     "teacher",
     "memory",
     "lexical",
@@ -54,8 +55,8 @@ def train_sentiment(
     only: Annotated[
         str,
         typer.Option(
-            help="all | e5 | encoder | e5-encoder | zh-encoder | teacher (the accurate "
-            "tier) | memory | lexical (others kept) | metrics (none)"
+            help="all | e5 | encoder | e5-encoder | zh-encoder (+ zh-lexical) | zh-lexical "
+            "| teacher (the accurate tier) | memory | lexical (others kept) | metrics (none)"
         ),
     ] = "all",
     finfe: Annotated[
