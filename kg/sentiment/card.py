@@ -51,8 +51,11 @@ def render(metrics: dict) -> str:
                     else "the bundled Chinese sets; built with `--no-finfe`"
                 )
                 + f", {metrics['zh_encoder_config']['train_rows']} rows, labels only). "
-                "The default routes mostly-CJK text to it; the English cascade does not "
-                "use it.",
+                "`zh_lexical.npz` — hashed character 2-5-gram (and word) tf-idf logistic "
+                "regression on the same rows (idf and coefficients only, no text). The "
+                "default serves their 0.7 / 0.3 mean for mostly-CJK text (the English "
+                "lexical ensemble's weight, not tuned on this dev split); the English "
+                "cascade uses neither.",
             ]
             if metrics.get("zh_encoder_config")
             else []
@@ -63,7 +66,8 @@ def render(metrics: dict) -> str:
         "(per-bucket idf and coefficients only: hashing stores no vocabulary, so no training "
         "text). Optional English ensemble member (`encoder` kinds do not use it).",
         "* The default classifier (`kg.sentiment.model.load_default`, kind `router`) routes "
-        "mostly-CJK text to the e5 encoder; other text goes to a cascade: MiniLM decides "
+        "mostly-CJK text to the Chinese path above (the e5 encoder when its artifacts are "
+        "absent); other text goes to a cascade: MiniLM decides "
         "alone when its top probability is >= `sentiment.cascade_threshold` (0.8); the rest "
         "get the mean of MiniLM and the e5 encoder (the sweep below)"
         + (
@@ -119,7 +123,8 @@ def render(metrics: dict) -> str:
         "the team for this purpose (no Chinese labelled data is available here); same "
         "stratified 15% dev hold-out (`zh_synthetic` rows below).",
         "",
-        "* Chinese (the Chinese student only): FinFE, the train split of BBT-FinCUGE's "
+        "* Chinese (the Chinese student and character model only): FinFE, the train split "
+        "of BBT-FinCUGE's "
         "Chinese financial social-media sentiment set (16,157 posts; "
         "ssymmetry/BBT-FinCUGE-Applications, `FinCUGE_Publish/finfe/train_list.json`). "
         "**Licence: none declared by its repository** (published for research); used for "
@@ -134,7 +139,7 @@ def render(metrics: dict) -> str:
         "```",
         "pip install -e '.[teacher]'                        # the teacher (training only)",
         "livekg train sentiment --data-dir ../shared/data   # writes this folder",
-        "livekg train sentiment --only zh-encoder [--no-finfe]  # the Chinese student alone",
+        "livekg train sentiment --only zh-encoder [--no-finfe]  # the Chinese path alone",
         "livekg train sentiment --only teacher              # the accurate tier (cache)",
         "```",
         "",
@@ -142,7 +147,9 @@ def render(metrics: dict) -> str:
         f"{metrics.get('train_seconds_encoder', '?')} s ({metrics.get('encoder_config', {})}), "
         f"e5 encoder {metrics.get('train_seconds_e5_encoder', '?')} s "
         f"({metrics.get('e5_encoder_config', {})}), "
-        f"Chinese student {metrics.get('train_seconds_zh_encoder', '?')} s, "
+        f"Chinese student {metrics.get('train_seconds_zh_encoder', '?')} s "
+        f"({metrics.get('train_note_zh_encoder', '')}), character model "
+        f"{metrics.get('train_seconds_zh_lexical', '?')} s, "
         f"lexical {metrics.get('train_seconds_lexical', '?')} s, e5 head "
         f"{metrics.get('train_seconds_e5', '?')} s (plus embedding the texts once, cached). "
         "A distilled encoder's time includes the teacher's fine-tune and its "
