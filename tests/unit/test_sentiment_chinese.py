@@ -100,3 +100,32 @@ def test_dev_files_round_trip_through_the_eval_formats(shared_data: Path, tmp_pa
     assert len(twitter) == counts["twitter"]
     without = write_dev_sets(shared_data, tmp_path / "without", finfe=False)
     assert without["finfe"] == 0 and without["twitter"] == counts["twitter"]
+
+
+class _Fake:
+    def __init__(self, model_id: str, label: int) -> None:
+        self.model_id = model_id
+        self.label = label
+
+    def predict_proba(self, texts):  # type: ignore[no-untyped-def]
+        out = np.zeros((len(texts), 3), dtype=np.float32)
+        out[:, self.label] = 1.0
+        return out
+
+
+def test_accurate_tier_routes_english_to_the_teacher_and_chinese_to_the_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import kg.sentiment.model as model
+
+    artifact = tmp_path / "mpnet_teacher.npz"
+    artifact.write_bytes(b"")  # only its existence is checked before loading (faked)
+    default = RoutedClassifier(_Fake("cascade", 1), _Fake("zh-path", 0))
+    monkeypatch.setattr(model, "load_default", lambda *a, **k: default)
+    monkeypatch.setattr(model, "load_encoder_classifier", lambda *a, **k: _Fake("mpnet", 2))
+    clf = load_from_settings(
+        SentimentSettings(classifier="accurate", accurate_artifact=str(artifact))
+    )
+    probs = clf.predict_proba(["Apple beats estimates", "主力出货，明天必跌"])
+    assert probs.argmax(1).tolist() == [2, 0]
+    assert clf.model_id == "router(mpnet|zh:zh-path)"
