@@ -22,6 +22,7 @@ Every call is synchronous and CPU-bound: async callers run it in a thread.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,31 +110,49 @@ class EmbeddingHeadClassifier:
         return self.head.proba(x)
 
 
-class RoutedClassifier:
-    """Chinese text to ``chinese``, the rest to ``english``; one result array in input order."""
+KANA_RE = re.compile(r"[\u3040-\u30ff]")
 
-    def __init__(self, english: SentimentClassifier, chinese: SentimentClassifier) -> None:
+
+class RoutedClassifier:
+    """Chinese text to ``chinese``, the rest to ``english``; one result array in input order.
+
+    With ``japanese`` (the multilingual e5 student), mostly-CJK text with kana goes there
+    instead: a Chinese-only model has never seen Japanese.
+    """
+
+    def __init__(
+        self,
+        english: SentimentClassifier,
+        chinese: SentimentClassifier,
+        japanese: SentimentClassifier | None = None,
+    ) -> None:
         self.english = english
         self.chinese = chinese
+        self.japanese = japanese
         self.model_id = f"router({english.model_id}|zh:{chinese.model_id})"
 
     def route(self, text: str) -> SentimentClassifier:
-        return self.chinese if is_chinese(text) else self.english
+        if not is_chinese(text):
+            return self.english
+        if self.japanese is not None and KANA_RE.search(text):
+            return self.japanese
+        return self.chinese
 
     def model_id_for(self, text: str) -> str:
         return self.route(text).model_id
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), 3), dtype=np.float32)
-        zh_set = {i for i, t in enumerate(texts) if is_chinese(t)}
-        zh = sorted(zh_set)
-        en = [i for i in range(len(texts)) if i not in zh_set]
+        routes = [self.route(t) for t in texts]
+        zh = [i for i, r in enumerate(routes) if r is self.chinese]
+        en = [i for i, r in enumerate(routes) if r is self.english]
+        ja = [i for i, r in enumerate(routes) if r is self.japanese and r is not self.chinese]
         prepared = [prepare(t) or "." for t in texts]
         cascade = self.english
         if isinstance(cascade, CascadeClassifier) and cascade.second is self.chinese:
             return self._shared_second(cascade, prepared, en, zh, out)
-        for clf, idx in ((self.english, en), (self.chinese, zh)):
-            if idx:
+        for clf, idx in ((self.english, en), (self.chinese, zh), (self.japanese, ja)):
+            if idx and clf is not None:
                 out[idx] = clf.predict_proba([prepared[i] for i in idx])
         return out
 
@@ -358,7 +377,8 @@ def load_default(
         )
     if chinese is None:
         raise FileNotFoundError(f"no e5 classifier artifact in {artifacts}")
-    return RoutedClassifier(english or chinese, chinese)
+    japanese = e5 if zh is not None else None  # kana text: the multilingual student
+    return RoutedClassifier(english or chinese, chinese, japanese)
 
 
 def accurate_artifact_path(configured: str | Path | None = None) -> Path:
@@ -394,8 +414,9 @@ def load_accurate(
         path.parent, path.name, num_threads=num_threads, quantize=quantize, runtime=runtime
     )
     default = load_default(artifacts, num_threads=num_threads, quantize=quantize, runtime=runtime)
-    chinese = default.chinese if isinstance(default, RoutedClassifier) else default
-    return RoutedClassifier(english, chinese)
+    if isinstance(default, RoutedClassifier):
+        return RoutedClassifier(english, default.chinese, default.japanese)
+    return RoutedClassifier(english, default)
 
 
 def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:

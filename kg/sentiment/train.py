@@ -727,27 +727,26 @@ def chinese_metrics(
     p_student = student.predict_proba(sub_texts)
     p_lex = load_lexical(cfg.out_dir, ZH_LEXICAL_ARTIFACT).predict_proba(sub_texts)
     served = (1.0 - LEXICAL_WEIGHT) * p_student + LEXICAL_WEIGHT * p_lex
-    english = [j for j, t in enumerate(sub_texts) if not is_chinese(t)]
-    if english:
-        from kg.sentiment.model import load_default
+    from kg.sentiment.model import RoutedClassifier, load_default
 
-        default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
+    default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
+    assert isinstance(default, RoutedClassifier)
+    english = [j for j, t in enumerate(sub_texts) if default.route(t) is not default.chinese]
+    if english:  # not mostly Chinese (or Japanese): what the router does with them
         served[english] = default.predict_proba([sub_texts[j] for j in english])
     metrics["dev"]["zh_encoder"] = _by_source(sub_ex, p_student)
     metrics["dev"]["zh_lexical"] = _by_source(sub_ex, p_lex)
     metrics["dev"].setdefault("default", {}).update(_by_source(sub_ex, served))
     for subset in ("zh_synthetic", "finfe"):
         metrics["dev"].get("default_fp32", {}).pop(subset, None)
-    metrics["zh_routed_to_english"] = len(english)
+    metrics["zh_routed_elsewhere"] = len(english)
     from kg.sentiment.data import load_examples
-    from kg.sentiment.model import load_default
 
-    default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
-    # English-source rows that are mostly CJK (Twitter dev has two) take the Chinese
+    # English-source rows that are mostly Chinese (Twitter dev has one) take the Chinese
     # path too: such a subset is scored again whole, and its float32 row dropped
     for subset, prefix in (("twitter", "sent_"), ("fiqa", "task1")):
         idx = [i for i, e in enumerate(dev_ex) if e.source.startswith(prefix)]
-        if any(is_chinese(dev_texts[i]) for i in idx):
+        if any(default.route(dev_texts[i]) is default.chinese for i in idx):
             probs = default.predict_proba([dev_texts[i] for i in idx])
             rep = _report([dev_ex[i] for i in idx], probs)
             metrics["dev"]["default"][subset] = rep.model_dump()

@@ -129,3 +129,11 @@ def test_accurate_tier_routes_english_to_the_teacher_and_chinese_to_the_default(
     probs = clf.predict_proba(["Apple beats estimates", "主力出货，明天必跌"])
     assert probs.argmax(1).tolist() == [2, 0]
     assert clf.model_id == "router(mpnet|zh:zh-path)"
+
+
+def test_router_sends_kana_text_to_the_multilingual_student() -> None:
+    clf = RoutedClassifier(_Fake("en", 1), _Fake("zh", 0), japanese=_Fake("e5", 2))
+    texts = ["Wipro wins a deal", "主力出货，明天必跌", "GSMA：気候の非常事態への対策として"]
+    assert clf.predict_proba(texts).argmax(1).tolist() == [1, 0, 2]
+    without = RoutedClassifier(_Fake("en", 1), _Fake("zh", 0))
+    assert without.predict_proba(texts).argmax(1).tolist() == [1, 0, 0]
