@@ -205,7 +205,11 @@ class SentimentSettings(BaseModel):
     ``watchlist`` entity raises a negative-hit alert.
     """
 
-    classifier: str = "router"  # router | encoder | e5-encoder | lexical | e5 | llm
+    # router | accurate | encoder | e5-encoder | zh-encoder | lexical | e5 | llm
+    classifier: str = "router"
+    # "accurate": the fine-tuned mpnet teacher's artifact ("" = the livekg cache's
+    # sentiment/mpnet_teacher.npz, written by `livekg train sentiment --only teacher`)
+    accurate_artifact: str = ""
     num_threads: int = 2
     runtime: Literal["onnx", "torch"] = "onnx"  # encoders: ONNX Runtime ~2x faster than torch
     # int8 encoders (ONNX runs each text alone, so a score depends on the text only):

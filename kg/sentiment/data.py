@@ -133,6 +133,21 @@ def shared_training_set(data_dir: Path) -> list[Example]:
     return out
 
 
+FINFE_DIR = "finfe_train"
+FINFE_FILE = "train_list.json"
+
+
+def finfe_training_set(data_dir: Path) -> list[Example]:
+    """FinFE (BBT-FinCUGE) train split: 16,157 Chinese financial social-media posts.
+
+    Its repository declares no licence (``finfe_train/SOURCE.txt``): it is used for training
+    only, never committed, and ``livekg train sentiment --no-finfe`` leaves it out. Rows
+    carry source ``finfe_train`` so the stratified split keeps them a group of their own.
+    """
+    rows = load_examples(data_dir / FINFE_DIR / FINFE_FILE, DataFormat.FINFE)
+    return [e.model_copy(update={"source": "finfe_train"}) for e in rows]
+
+
 TRAINSETS = Path(__file__).resolve().parent / "trainsets"
 
 

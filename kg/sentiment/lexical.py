@@ -48,7 +48,9 @@ def _tfidf(counts, idf: np.ndarray):  # type: ignore[no-untyped-def]
     return normalize(x)
 
 
-def fit(texts: Sequence[str], y: np.ndarray, c: float = 10.0) -> dict[str, np.ndarray]:
+def fit(
+    texts: Sequence[str], y: np.ndarray, c: float = 10.0, model_id: str = MODEL_ID
+) -> dict[str, np.ndarray]:
     from sklearn.linear_model import LogisticRegression
 
     counts = _counts(texts)
@@ -60,7 +62,7 @@ def fit(texts: Sequence[str], y: np.ndarray, c: float = 10.0) -> dict[str, np.nd
         "idf": idf.astype(np.float16),
         "coef": clf.coef_.astype(np.float16),
         "intercept": clf.intercept_.astype(np.float32),
-        "meta.model_id": np.asarray(MODEL_ID),
+        "meta.model_id": np.asarray(model_id),
         "meta.n_features": np.asarray(N_FEATURES),
         "meta.c": np.asarray(c),
     }

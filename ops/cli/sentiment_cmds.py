@@ -15,7 +15,19 @@ from ops.cli.output import emit_json
 
 DEFAULT_DATA = Path("../shared/data")
 FORMATS = ("twitter", "fpb", "fiqa", "finfe")
-CLASSIFIERS = ("router", "encoder", "e5-encoder", "lexical", "e5", "llm")
+CLASSIFIERS = ("router", "accurate", "encoder", "e5-encoder", "zh-encoder", "lexical", "e5", "llm")
+TRAIN_PARTS = (
+    "all",
+    "e5",
+    "encoder",
+    "e5-encoder",
+    "zh-encoder",
+    "zh-lexical",
+    "teacher",
+    "memory",
+    "lexical",
+    "metrics",
+)
 # Options shared by ``eval sentiment`` and ``bench sentiment`` (classifier construction).
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads")]
 QuantizeOpt = Annotated[
@@ -43,9 +55,17 @@ def train_sentiment(
     only: Annotated[
         str,
         typer.Option(
-            help="all | e5 | encoder | e5-encoder | memory | lexical (others kept) | metrics (none)"
+            help="all | e5 | encoder | e5-encoder | zh-encoder (+ zh-lexical) | zh-lexical "
+            "| teacher (the accurate tier) | memory | lexical (others kept) | metrics (none)"
         ),
     ] = "all",
+    finfe: Annotated[
+        bool,
+        typer.Option(
+            help="train the Chinese student on FinFE's train split too (no declared licence; "
+            "--no-finfe leaves it out)"
+        ),
+    ] = True,
     teacher: Annotated[
         bool,
         typer.Option(
@@ -58,12 +78,12 @@ def train_sentiment(
     from kg.sentiment.model import ARTIFACTS
     from kg.sentiment.train import TrainConfig, train
 
-    if only not in ("all", "e5", "encoder", "e5-encoder", "memory", "lexical", "metrics"):
-        raise typer.BadParameter("--only: all, e5, encoder, e5-encoder, memory, lexical or metrics")
+    if only not in TRAIN_PARTS:
+        raise typer.BadParameter(f"--only: one of {', '.join(TRAIN_PARTS)}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
-    if teacher and only in ("all", "encoder", "e5-encoder"):
+    if only == "teacher" or (teacher and only in ("all", "encoder", "e5-encoder")):
         from kg.sentiment.teacher import TeacherMissing, part_files
 
         try:
@@ -80,9 +100,26 @@ def train_sentiment(
         num_threads=threads,
         only=only,
         teacher=teacher,
+        finfe=finfe,
     )
     metrics = train(cfg)
     emit_json({"train": "sentiment", "out": str(cfg.out_dir), **metrics})
+
+
+@train_app.command("sentiment-dev")
+def sentiment_dev(
+    out: Annotated[Path, typer.Option(help="folder to write (outside the repository)")],
+    data_dir: Annotated[Path, typer.Option(help="folder with the shared data")] = DEFAULT_DATA,
+    finfe: Annotated[bool, typer.Option(help="include FinFE's dev hold-out")] = True,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Write the dev hold-out of ``train sentiment`` as files for ``eval sentiment``."""
+    from kg.sentiment.train import write_dev_sets
+
+    if not data_dir.is_dir():
+        raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
+    counts = write_dev_sets(data_dir, out, finfe)
+    emit_json({"train": "sentiment-dev", "out": str(out), "rows": counts})
 
 
 @train_app.command("export-instructions")
@@ -171,9 +208,7 @@ def eval_sentiment(
     corpus: Annotated[
         Path | None, typer.Option(help="JSONL corpus to retrieve context from")
     ] = None,
-    classifier: Annotated[
-        str, typer.Option(help="router | encoder | e5-encoder | lexical | e5 | llm")
-    ] = "router",
+    classifier: Annotated[str, typer.Option(help=" | ".join(CLASSIFIERS))] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
@@ -215,9 +250,7 @@ def bench_sentiment(
     batch: Annotated[int, typer.Option(help="micro-batch size")] = 64,
     rate: Annotated[float, typer.Option(help="docs/s in the latency phase")] = 100.0,
     seconds: Annotated[float, typer.Option(help="length of the latency phase")] = 10.0,
-    classifier: Annotated[
-        str, typer.Option(help="router | encoder | e5-encoder | lexical | e5")
-    ] = "router",
+    classifier: Annotated[str, typer.Option(help=" | ".join(CLASSIFIERS[:-1]))] = "router",
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
     runtime: RuntimeOpt = None,
