@@ -243,6 +243,31 @@ class IndicatorAlertSettings(BaseModel):
     thresholds: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
 
+class ExtractSettings(BaseModel):
+    """Knowledge extraction (kg/extract, docs/extraction.md)."""
+
+    enabled: bool = True
+    # mode per document kind: fast (LLM-free only) | single | multi | reflection
+    modes: dict[str, str] = Field(
+        default_factory=lambda: {
+            "filing": "reflection",
+            "news": "reflection",
+            "commentary": "reflection",
+            "social": "fast",
+        }
+    )
+    default_mode: str = "reflection"
+    llm: bool = True  # False: LLM-free extractors only, everywhere
+    n_max: int = 3  # reflection rounds at most
+    max_chunk_tokens: int = 2048  # as seed 004; tables stay whole whatever their size
+    llm_max_chars: int = 1800  # what the model reads of a chunk
+    concurrency: int = 2  # documents in the LLM stage at once
+    queue_bound: int = 32  # LLM-stage documents waiting in a worker before the agent waits
+    use_nlp: bool = True  # spaCy en_core_web_sm for English
+    max_llm_chunks_per_doc: int = 8  # the LLM reads at most this many chunks of one document
+    seen_limit: int = 100_000  # chunk hashes remembered to skip work already done
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LIVEKG_",
@@ -262,6 +287,7 @@ class Settings(BaseSettings):
     kg: KgSettings = Field(default_factory=KgSettings)
     sentiment: SentimentSettings = Field(default_factory=SentimentSettings)
     indicator_alerts: IndicatorAlertSettings = Field(default_factory=IndicatorAlertSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from streams.processors import graph_sink, indicator_alerts, kg_upkeep, normalize, sentiment
+from streams.processors import (
+    extract,
+    graph_sink,
+    indicator_alerts,
+    kg_upkeep,
+    normalize,
+    sentiment,
+)
 
 Register = Callable[[Any, Any], None]
 
@@ -16,6 +23,7 @@ PROCESSORS: dict[str, Register] = {
     "kg_upkeep": kg_upkeep.register,
     "sentiment": sentiment.register,
     "indicator_alerts": indicator_alerts.register,
+    "extract": extract.register,
 }
 
 
