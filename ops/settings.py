@@ -260,11 +260,11 @@ class ExtractSettings(BaseModel):
     llm: bool = True  # False: LLM-free extractors only, everywhere
     n_max: int = 3  # reflection rounds at most
     max_chunk_tokens: int = 2048  # as seed 004; tables stay whole whatever their size
-    llm_max_chars: int = 1800  # what the model reads of a chunk
+    llm_max_chars: int = 800  # what the model reads of a chunk
     concurrency: int = 2  # documents in the LLM stage at once
     queue_bound: int = 32  # LLM-stage documents waiting in a worker before the agent waits
     use_nlp: bool = True  # spaCy en_core_web_sm for English
-    max_llm_chunks_per_doc: int = 8  # the LLM reads at most this many chunks of one document
+    max_llm_chunks_per_doc: int = 1  # the LLM reads at most this many chunks of one document
     seen_limit: int = 100_000  # chunk hashes remembered to skip work already done
 
 

@@ -39,7 +39,7 @@ from kg.prompts.extract import (
 log = logging.getLogger("livekg.extract.critique")
 
 PROMPT_VERSION = f"{triples_v1.id}+{critique_v1.id}+{correct_v1.id}"
-DEFAULT_LLM_CHARS = 1800  # what the model reads of a chunk (the tiny model's context)
+DEFAULT_LLM_CHARS = 800  # what the model reads of a chunk (the tiny model: speed and context)
 
 
 @dataclass
@@ -115,7 +115,7 @@ def rule_issues(
 
 class LLMExtractor:
     def __init__(self, client: Any, verifier: Verifier, *, n_max: int = 3,
-                 max_chars: int = DEFAULT_LLM_CHARS, max_tokens: int = 512) -> None:  # fmt: skip
+                 max_chars: int = DEFAULT_LLM_CHARS, max_tokens: int = 320) -> None:  # fmt: skip
         self.client = client
         self.verifier = verifier
         self.n_max = n_max

@@ -69,7 +69,7 @@ class Pattern:
 _NUM = r"\d+(?:[.,]\d+)*"
 _FRAC = r"\d+(?:[‑\-–]\d/\d|/\d)?|\d/\d"
 _NAME = r"[A-Z][a-z]+(?:\s+[A-Z]\.)?(?:\s+[A-Z][a-z'’-]+){1,2}"  # Jerome H. Powell
-_ORG = r"[A-Z][\w&.’'-]*(?:\s+(?:[A-Z][\w&.’'-]*|of|and|&)){0,4}"
+_ORG = r"[A-Z][\w&.-]*(?:\s+(?:[A-Z][\w&.-]*|of|and|&)){0,4}"
 _ROLE = (
     r"chief executive officer|chief financial officer|chief operating officer|"
     r"chief executive|CEO|CFO|COO|chairman|chairwoman|chair|president|"

@@ -151,7 +151,7 @@ class Extractor:
         ontology: Ontology | None = None,
         max_chunk_tokens: int = DEFAULT_MAX_TOKENS,
         n_max: int = 3,
-        llm_max_chars: int = 1800,
+        llm_max_chars: int = 800,
         use_nlp: bool = True,
         seen_limit: int = 100_000,
         llm_max_chunks: int = 8,

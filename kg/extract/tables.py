@@ -87,6 +87,15 @@ def parse_number(text: str) -> float | None:
     return -value if negative else value
 
 
+_PERIOD_LABEL = re.compile(r"^(?:FY|Q[1-4]|[1-4]Q|H[12])?\s*'?(?:19|20|21)\d{2}(?:年.*)?$|^(?:FY|Q[1-4])\s*\d{2}$", re.I)
+
+
+def _is_label(text: str) -> bool:
+    """A header cell: text, or a year/period ('2023', 'Q4 2022', 'FY23'), never an amount."""
+    t = text.strip()
+    return parse_number(t) is None or bool(_PERIOD_LABEL.match(t))
+
+
 def period_start(label: str) -> datetime | None:
     """'2023' -> 2023-01-01; 'Q4 2022' -> 2022-10-01; '2024年第一季度' -> 2024-01-01."""
     y = _YEAR.search(label)
@@ -118,7 +127,7 @@ def table_facts(
         return []
     header: list[str] = []
     body = rows
-    if rows and not any(parse_number(c.text) is not None for c in rows[0][1:]):
+    if rows and all(_is_label(c.text) for c in rows[0][1:]):
         header = [c.text for c in rows[0]]
         body = rows[1:]
     out: list[Candidate] = []

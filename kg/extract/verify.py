@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kg.canonical import AliasIndex, Method
 from kg.extract.types import Candidate, DocContext
@@ -47,6 +48,7 @@ SELF_REFERENCES = re.compile(
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
+@lru_cache(maxsize=65_536)
 def norm(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().casefold()
 
@@ -139,7 +141,13 @@ class Verifier:
         stats = VerifyStats(proposed=len(cands))
         text_norm = norm(chunk_text)
         seen: dict[tuple[str, str, str], Verified] = {}
+        raw_seen: set[tuple[str, str, str, str, str]] = set()
         for c in cands:
+            raw = (c.head, c.head_type, c.relation, c.tail, c.tail_type)
+            if raw in raw_seen:  # the same proposal twice: verify it once
+                stats.dropped["duplicate"] += 1
+                continue
+            raw_seen.add(raw)
             reason = self._one(c, chunk_text, text_norm, ctx, stats, repair)
             if isinstance(reason, str):
                 stats.dropped[reason] += 1

@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field, StringConstraints
 from kg.ontology import default_ontology
 from kg.prompts.base import ChatMessage, Context, assistant, prompt, system, user
 
-MAX_TRIPLES = 12
-MAX_ISSUES = 12
+MAX_TRIPLES = 6
+MAX_ISSUES = 6
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
 Evidence = Annotated[str, StringConstraints(max_length=240)]
 IssueText = Annotated[str, StringConstraints(max_length=200)]
@@ -48,7 +48,7 @@ class ExtractedTriple(BaseModel):
 
 
 class Extraction(BaseModel):
-    """Facts stated in the text, at most twelve."""
+    """Facts stated in the text, at most six."""
 
     triples: list[ExtractedTriple] = Field(max_length=MAX_TRIPLES)
 
