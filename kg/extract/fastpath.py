@@ -22,7 +22,7 @@ def _fill(template: str, groups: dict[str, str], ctx: DocContext) -> str:
         for name in m.group(1).split("|"):
             if name == MAIN:
                 return ctx.main_entity
-            value = (groups.get(name) or "").strip()
+            value = re.sub(r"^(?:the|The)\s+", "", (groups.get(name) or "").strip())
             if value:
                 return value
         return ""

@@ -39,7 +39,7 @@ _METRIC_WORDS = (
     r"net earnings|cost of sales|income tax expense|total debt|goodwill|margin"
 )
 METRIC = re.compile(
-    rf"(?P<metric>(?-i:(?:[A-Z][\w&'-]*\s+){{0,3}})(?:{_METRIC_WORDS}))\b"
+    rf"(?P<metric>(?-i:(?:[A-Z][\w&'-]*[ \t]+){{0,3}})(?:{_METRIC_WORDS}))\b"
     r"(?:\s+(?:for|in)\s+(?:the\s+)?(?:fiscal\s+)?(?:year|quarter|(?:fiscal\s+)?20\d\d|Q[1-4](?:\s+20\d\d)?))?"
     r"\s*(?:was|were|of|totaled|reached|increased|decreased|grew|rose|declined|fell|came in at)"
     r"\s+(?:(?:by\s+)?(?P<chg>[\d.]+\s*(?:%|percent))\s+(?:(?:year-over-year|from\s+[^,;.]{1,30}?)\s+)?to\s+)?"
@@ -100,7 +100,10 @@ SUPPLIER_BEFORE = re.compile(
     r"(?:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*,\s+(?:and\s+)?)*$|\bmanufactured by\s+$",
     re.I,
 )
-REGION_BEFORE = re.compile(r"\b(?:in|throughout|across|within)\s+(?:the\s+)?$", re.I)
+REGION_BEFORE = re.compile(
+    r"\b(?:in|throughout|across|within)\s+(?:the\s+)?"
+    r"(?:[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,\s+)*(?:(?:[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,?\s+)?and\s+)?$"
+)
 REGION_AFTER_BAD = re.compile(
     r"^\W*(?:dollars?|government|GAAP|Treasury|federal|Department|Congress|Supreme|economy|"
     r"tax|law|laws|authorities|regulators?|courts?|markets?\s+(?:for|of))\b",
@@ -253,7 +256,7 @@ def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
                         continue
                     if ent.label_ in ("GPE", "LOC"):
                         if (
-                            is_region(ent.text.strip())
+                            is_region(ent.text.strip().removeprefix("the "))
                             and OPS_CUES.search(st)
                             and REGION_BEFORE.search(before)
                             and not REGION_AFTER_BAD.search(after)

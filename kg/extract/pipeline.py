@@ -30,6 +30,7 @@ from streams.records import CleanDocument, Triple, stable_id
 
 FAST_VERSION = "fast.v1"
 MAX_DOC_CHARS = 5_000_000
+_ID_LIKE = re.compile(r"^(?:[A-Z0-9_.]{1,12}|new:.*|\d{6}(?:\.[A-Z]{2})?)$")
 _INSTITUTION = re.compile(
     r"Federal Open Market Committee|Federal Reserve|Committee|Central Bank|Bank of England|"
     r"European Central Bank|People's Bank of China|Treasury|Ministry|央行|人民银行|财政部",
@@ -174,14 +175,18 @@ class Extractor:
     def context(self, doc: ExtractDoc, text: str) -> DocContext:
         lang = doc.lang if doc.lang in ("en", "zh") else detect_lang(text)
         hint = doc.company or (doc.entities[0] if doc.entities else "")
-        main, aliases = "", [hint] if hint else []
+        main, main_label, aliases = "", "", [hint] if hint else []
         if hint:
-            res = self.index.resolve(hint, "Company")
-            if res.canonical:
-                main = res.name
-                aliases.append(res.id)
-        if hint and not main:
-            main = hint
+            entry = self.index.get(hint)
+            res = self.index.resolve(hint, "Organization")
+            if entry is not None and entry.label in ("Company", "Institution"):
+                main, main_label = entry.name, entry.label
+            elif entry is None and res.canonical:
+                main, main_label = res.name, res.label
+            if main:
+                aliases.append(entry.id if entry else res.id)
+            elif entry is None and not _ID_LIKE.match(hint):
+                main = hint  # a name the dictionary does not know yet
         aliases += short_names(main) if main else []
         if not main and (
             "Federal Open Market Committee" in text
@@ -192,7 +197,9 @@ class Extractor:
             from kg.extract.nlp_en import guess_main_entity
 
             main = guess_main_entity(f"{doc.title}\n{text}")
-        main_type = "Institution" if main and _INSTITUTION.search(main) else "Company"
+        main_type = main_label or (
+            "Institution" if main and _INSTITUTION.search(main) else "Company"
+        )
         return DocContext(
             doc_id=doc.id, kind=doc.kind, title=doc.title, main_entity=main, main_type=main_type,
             aliases=tuple(a for a in aliases if a and a != main), event_time=doc.event_time,

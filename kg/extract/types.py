@@ -41,8 +41,10 @@ class Candidate:
     props: dict[str, str | float] = field(default_factory=dict)
     confidence: float = 0.8
 
-    def key(self) -> tuple[str, str, str]:
-        return (self.head.casefold(), self.relation, self.tail.casefold())
+    def key(self) -> tuple[str, str, str, str]:
+        """Same statement: same ends, relation and period (a table row has one per column)."""
+        period = str(self.props.get("period", ""))
+        return (self.head.casefold(), self.relation, self.tail.casefold(), period)
 
 
 @dataclass(slots=True)

@@ -126,12 +126,11 @@ class Verifier:
         for alias in self.names_for(name, label, ctx)[1:]:
             if alias and len(alias) > 1 and norm(alias) in text_norm:
                 return True, False
-        if (
-            ctx.main_entity
-            and norm(name) == norm(ctx.main_entity)
-            and SELF_REFERENCES.search(text_norm)
-        ):
-            return True, False  # "we"/"the Company" in a document about the main entity
+        if ctx.main_entity and norm(name).rstrip(".") == norm(ctx.main_entity).rstrip("."):
+            if SELF_REFERENCES.search(text_norm):
+                return True, False  # "we"/"the Company" in a document about the main entity
+            if ctx.kind == "filing":
+                return True, False  # the filer's own filing: the chunk is the filer speaking
         return False, False
 
     # -- the gate --------------------------------------------------------------------
@@ -140,10 +139,10 @@ class Verifier:
     ) -> tuple[list[Verified], VerifyStats]:
         stats = VerifyStats(proposed=len(cands))
         text_norm = norm(chunk_text)
-        seen: dict[tuple[str, str, str], Verified] = {}
-        raw_seen: set[tuple[str, str, str, str, str]] = set()
+        seen: dict[tuple[str, str, str, str], Verified] = {}
+        raw_seen: set[tuple[str, ...]] = set()
         for c in cands:
-            raw = (c.head, c.head_type, c.relation, c.tail, c.tail_type)
+            raw = (c.head, c.head_type, c.relation, c.tail, c.tail_type, str(c.props.get("period")))
             if raw in raw_seen:  # the same proposal twice: verify it once
                 stats.dropped["duplicate"] += 1
                 continue
@@ -171,7 +170,7 @@ class Verifier:
         stats: VerifyStats,
         repair: bool,
     ) -> Verified | str:
-        c.head, c.tail = c.head.strip(" ,;:.\"'“”"), c.tail.strip(" ,;:.\"'“”")
+        c.head, c.tail = c.head.strip(" ,;:\"'“”"), c.tail.strip(" ,;:\"'“”")
         for side in ("head", "tail"):
             name = getattr(c, side)
             if is_abstract(name):
