@@ -66,7 +66,9 @@ EXTRACT_DROPPED = Counter(
     "livekg_extract_dropped_total", "Proposed triples dropped by verification", ["reason"]
 )
 EXTRACT_CHUNKS = Counter(
-    "livekg_extract_chunks_total", "Chunks processed or skipped as already done", ["stage", "outcome"]
+    "livekg_extract_chunks_total",
+    "Chunks processed or skipped as already done",
+    ["stage", "outcome"],
 )
 EXTRACT_BACKLOG = Gauge(
     "livekg_extract_llm_backlog", "Documents waiting for or inside the LLM extraction stage"

@@ -56,8 +56,13 @@ def corpus_docs(root: Path | None = None, split: str = "dev") -> list[ExtractDoc
             else {}
         )
         when = datetime.fromisoformat(meta["date"]).replace(tzinfo=UTC) if "date" in meta else None
-        docs.append(ExtractDoc(id=path.name, text=raw[m.end():] if m else raw, kind="news",
-                               title=meta.get("title", ""), lang="en", event_time=when))  # fmt: skip
+        body = raw[m.end() :] if m else raw
+        title = meta.get("title", "")
+        docs.append(
+            ExtractDoc(
+                id=path.name, text=body, kind="news", title=title, lang="en", event_time=when
+            )
+        )
     return docs
 
 

@@ -56,7 +56,9 @@ def metrics(
         "llm_calls_per_chunk": round(calls / chunks, 3) if chunks else 0.0,
         "llm_chunks": len(llm_runs),
         "llm_errors": sum(len(c.errors) for c in llm_runs),
-        "reflection_iterations_mean": round(sum(c.iterations for c in llm_runs) / len(llm_runs), 3) if llm_runs else 0.0,
+        "reflection_iterations_mean": (
+            round(sum(c.iterations for c in llm_runs) / len(llm_runs), 3) if llm_runs else 0.0
+        ),
         "llm_latency_s_mean": round(sum(c.latency_s for c in llm_runs) / max(calls, 1), 3),
         "triples_by_component": by_component,
         "verification": merged.as_dict() if merged else {},

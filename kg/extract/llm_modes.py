@@ -88,7 +88,7 @@ def _to_candidates(rows: list[dict[str, str]], text: str) -> list[Candidate]:
                 None,
                 {},
                 0.5,
-            )  # fmt: skip
+            )
         )
     return out
 

@@ -96,7 +96,8 @@ PARTNER_CUES = re.compile(
     re.I,
 )
 SUPPLIER_BEFORE = re.compile(
-    r"\b(?:suppliers?|vendors?|manufacturers?|foundr(?:y|ies))\s*(?:,\s*)?(?:such as|including|like)\s+"
+    r"\b(?:suppliers?|vendors?|manufacturers?|foundr(?:y|ies))\s*(?:,\s*)?"
+    r"(?:such as|including|like)\s+"
     r"(?:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*,\s+(?:and\s+)?)*$|\bmanufactured by\s+$",
     re.I,
 )
@@ -110,7 +111,8 @@ REGION_AFTER_BAD = re.compile(
     re.I,
 )
 ACQ = re.compile(
-    r"\b(?:acquisition of|acquired|merger with|to acquire)\s+(?P<org>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
+    r"\b(?:acquisition of|acquired|merger with|to acquire)\s+"
+    r"(?P<org>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
 )
 SEGMENT = re.compile(
     r"\b(?P<seg>(?:[A-Z][\w&-]*\s+){1,3})(?:segment|reportable segment|business segment)s?\b"
@@ -179,10 +181,12 @@ def _refers_to_main(text: str, ctx: DocContext) -> bool:
 
 
 def _core(tok: Any) -> list[Any]:
-    """A noun with its compounds and adjectives (no determiners, no clauses)."""
-    left = [t for t in tok.lefts if (t.dep_ in ("compound", "amod") and t.i == tok.i - 1) or (
-        t.dep_ in ("compound", "amod") and all(x.dep_ in ("compound", "amod") for x in tok.doc[t.i:tok.i])
-    )]  # fmt: skip
+    """A noun with the compounds and adjectives directly before it (no determiners)."""
+    left: list[Any] = []
+    for t in reversed(list(tok.lefts)):
+        if t.dep_ not in ("compound", "amod") or t.i != tok.i - len(left) - 1:
+            break
+        left.insert(0, t)
     return [*left, tok]
 
 
@@ -233,8 +237,9 @@ def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
             for m in METRIC.finditer(st):
                 metric = _clean(m.group("metric"))
                 if 0 < _words(metric) <= MAX_WORDS and (about_main or ctx.kind == "filing"):
+                    value, change = m.group("val").strip(), m.group("chg") or ""
                     c = _cand(ctx, "DISCLOSES", metric, "FinMetric", sent, "metric",
-                              value=m.group("val").strip(), change=m.group("chg") or "")  # fmt: skip
+                              value=value, change=change)  # fmt: skip
                     out.append(c)
             if about_main:
                 risk = _risk_subject(sent)
@@ -278,7 +283,8 @@ def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
                     elif SUPPLIER_BEFORE.search(before):
                         out.append(Candidate(
                             name, "Company", "SUPPLIES", ctx.main_entity, ctx.main_type,
-                            sent.start_char, sent.end_char, Component.NLP, "supplier", None, {}, 0.6,
+                            sent.start_char, sent.end_char, Component.NLP, "supplier",
+                            None, {}, 0.6,
                         ))  # fmt: skip
                 if LAW_CUES.search(st):
                     laws = {_clean(e.text) for e in sent.ents if e.label_ == "LAW"}

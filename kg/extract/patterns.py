@@ -119,7 +119,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\s+(?:decided\s+(?:today\s+)?to\s+|voted\s+to\s+|will\s+)?"
         r"(?P<act>lower|raise|maintain|cut|reduce|hike|increase|keep|leave)\s+"
         r"(?:the\s+)?(?:target\s+range\s+for\s+the\s+)?"
-        r"(?P<ind>federal funds rate|bank rate|deposit facility rate|policy rate|main refinancing rate)"
+        r"(?P<ind>federal funds rate|bank rate|deposit facility rate|policy rate|"
+        r"main refinancing rate)"
         rf"(?:\s+(?:unchanged\s+)?by\s+(?P<chg>{_FRAC})\s+(?:percentage\s+points?|basis\s+points?))?"
         rf",?\s+(?:unchanged\s+)?(?:at|to)\s+(?P<val>(?:{_FRAC})(?:\s+to\s+(?:{_FRAC}))?\s+percent)",
         outs=(

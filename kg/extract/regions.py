@@ -29,7 +29,8 @@ MULTI = [
 US_STATES = """Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida
 Hawaii Idaho Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan
 Minnesota Mississippi Missouri Montana Nebraska Nevada Ohio Oklahoma Oregon Pennsylvania Tennessee
-Texas Utah Vermont Virginia Washington Wisconsin Wyoming""".split() + [
+Texas Utah Vermont Virginia Washington Wisconsin Wyoming""".split()
+US_STATES += [
     "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota",
     "Rhode Island", "South Carolina", "South Dakota", "West Virginia",
 ]  # fmt: skip

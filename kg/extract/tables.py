@@ -87,7 +87,9 @@ def parse_number(text: str) -> float | None:
     return -value if negative else value
 
 
-_PERIOD_LABEL = re.compile(r"^(?:FY|Q[1-4]|[1-4]Q|H[12])?\s*'?(?:19|20|21)\d{2}(?:年.*)?$|^(?:FY|Q[1-4])\s*\d{2}$", re.I)
+_PERIOD_LABEL = re.compile(
+    r"^(?:FY|Q[1-4]|[1-4]Q|H[12])?\s*'?(?:19|20|21)\d{2}(?:年.*)?$|^(?:FY|Q[1-4])\s*\d{2}$", re.I
+)
 
 
 def _is_label(text: str) -> bool:
@@ -168,6 +170,6 @@ def table_facts(
                     period_start(period) if period else None,
                     props,
                     0.9,
-                )  # fmt: skip
+                )
             )
     return out

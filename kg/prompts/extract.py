@@ -82,17 +82,24 @@ SYSTEM_V1 = (
     "company': write the entity's name ({main}). Output JSON only."
 )
 
+
+def _t(head: str, ht: str, rel: str, tail: str, tt: str, evidence: str) -> dict[str, str]:
+    return {"head": head, "head_type": ht, "relation": rel, "tail": tail, "tail_type": tt,
+            "evidence": evidence}  # fmt: skip
+
+
+# Names in the examples are invented and unlike real text, so an answer that parrots an
+# example is unsupported by the chunk and dropped by verification.
 FEW_SHOT_EN = (
-    "Acme Corp said on March 3, 2025 that it named Jane Doe chief financial officer. "
-    "Acme's cloud revenue rose 12% to $4.1 billion, and the company expanded in Brazil.",
+    "Quillon Widgets said on March 3, 2025 that it named Ova Brandt chief financial officer. "
+    "Quillon Widgets' cloud revenue rose 12% to $4.1 billion, and the company expanded in Peru.",
     {
         "triples": [
-            {"head": "Jane Doe", "head_type": "Person", "relation": "EXECUTIVE_OF",
-             "tail": "Acme Corp", "tail_type": "Company", "evidence": "named Jane Doe chief financial officer"},
-            {"head": "Acme Corp", "head_type": "Company", "relation": "DISCLOSES",
-             "tail": "cloud revenue", "tail_type": "FinMetric", "evidence": "cloud revenue rose 12% to $4.1 billion"},
-            {"head": "Acme Corp", "head_type": "Company", "relation": "OPERATES_IN",
-             "tail": "Brazil", "tail_type": "Region", "evidence": "expanded in Brazil"},
+            _t("Ova Brandt", "Person", "EXECUTIVE_OF", "Quillon Widgets", "Company",
+               "named Ova Brandt chief financial officer"),
+            _t("Quillon Widgets", "Company", "DISCLOSES", "cloud revenue", "FinMetric",
+               "cloud revenue rose 12% to $4.1 billion"),
+            _t("Quillon Widgets", "Company", "OPERATES_IN", "Peru", "Region", "expanded in Peru"),
         ]
     },
 )  # fmt: skip
@@ -100,12 +107,12 @@ FEW_SHOT_ZH = (
     "央行开展1500亿元7天期逆回购操作，资金面整体宽松，10年期国债收益率下行2bp至1.72%。",
     {
         "triples": [
-            {"head": "央行", "head_type": "Institution", "relation": "SETS_POLICY",
-             "tail": "7天期逆回购", "tail_type": "Policy", "evidence": "央行开展1500亿元7天期逆回购操作"},
-            {"head": "10年期国债收益率", "head_type": "Indicator", "relation": "HAS_VALUE",
-             "tail": "1.72%", "tail_type": "FinMetric", "evidence": "10年期国债收益率下行2bp至1.72%"},
-            {"head": "资金面整体宽松", "head_type": "MarketStatus", "relation": "IMPACTED_BY",
-             "tail": "7天期逆回购", "tail_type": "Policy", "evidence": "开展1500亿元7天期逆回购操作，资金面整体宽松"},
+            _t("央行", "Institution", "SETS_POLICY", "7天期逆回购", "Policy",
+               "央行开展1500亿元7天期逆回购操作"),
+            _t("10年期国债收益率", "Indicator", "HAS_VALUE", "1.72%", "FinMetric",
+               "10年期国债收益率下行2bp至1.72%"),
+            _t("资金面整体宽松", "MarketStatus", "IMPACTED_BY", "7天期逆回购", "Policy",
+               "开展1500亿元7天期逆回购操作，资金面整体宽松"),
         ]
     },
 )  # fmt: skip

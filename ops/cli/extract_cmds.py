@@ -77,7 +77,8 @@ def extract(
                     if json_:
                         sys.stdout.write(t.model_dump_json(exclude={"ingest_time"}) + "\n")
                     else:
-                        print(f"({t.head} :{t.head_type}) -[{t.relation}]-> ({t.tail} :{t.tail_type})"
+                        print(f"({t.head} :{t.head_type}) -[{t.relation}]-> "
+                              f"({t.tail} :{t.tail_type})"
                               f"  [{t.extractor}] {t.evidence[:80]!r}")  # fmt: skip
         finally:
             await _close(ex)

@@ -83,4 +83,8 @@ async def test_mode_end_to_end(llama_server: str, mode: Mode) -> None:
         assert ont.check(t.head, t.head_type, t.relation, t.tail, t.tail_type).ok
         assert "Moon" not in (t.head, t.tail)
         if t.extractor.startswith("llm"):
-            assert t.mode == mode.value and t.model_id == MODEL and "extract.triples.v1" in t.prompt_version
+            assert (
+                t.mode == mode.value
+                and t.model_id == MODEL
+                and "extract.triples.v1" in t.prompt_version
+            )

@@ -24,9 +24,12 @@ def _rows(text: str, ctx: DocContext = FOMC, lang: str = "en") -> set[tuple[str,
 
 def test_issue_statements() -> None:
     assert ("10-year Treasury yield", "HAS_VALUE", "4.25%") in {
-        (h.removeprefix("the "), r, t) for h, r, t in _rows("the 10-year Treasury yield rose 7 bp to 4.25%")
+        (h.removeprefix("the "), r, t)
+        for h, r, t in _rows("the 10-year Treasury yield rose 7 bp to 4.25%")
     }
-    assert ("10年期国债收益率", "HAS_VALUE", "1.85%") in _rows("10年期国债收益率下行3bp至1.85%", lang="zh")
+    assert ("10年期国债收益率", "HAS_VALUE", "1.85%") in _rows(
+        "10年期国债收益率下行3bp至1.85%", lang="zh"
+    )
     pboc = extract_patterns("央行开展2000亿元7天期逆回购操作，中标利率持平", FOMC, "zh")
     assert [(c.head, c.relation, c.tail) for c in pboc] == [("央行", "SETS_POLICY", "7天期逆回购")]
     assert pboc[0].props["amt"] == "2000亿元" and pboc[0].props["rate"] == "持平"
@@ -44,12 +47,27 @@ def test_issue_statements() -> None:
 
 def test_appointments_ratings_voters() -> None:
     ctx = DocContext(doc_id="n")
-    got = _rows("Acme Corp named Jane Doe as chief executive officer, effective March 1, 2024.", ctx)
-    assert ("Jane Doe", "EXECUTIVE_OF", "Acme Corp") in got and ("Acme Corp", "HAS_CEO", "Jane Doe") in got
-    dated = [c for c in extract_patterns("Acme Corp named Jane Doe as CEO, effective March 1, 2024.", ctx, "en")]
+    got = _rows(
+        "Acme Corp named Jane Doe as chief executive officer, effective March 1, 2024.", ctx
+    )
+    assert ("Jane Doe", "EXECUTIVE_OF", "Acme Corp") in got and (
+        "Acme Corp",
+        "HAS_CEO",
+        "Jane Doe",
+    ) in got
+    dated = [
+        c
+        for c in extract_patterns(
+            "Acme Corp named Jane Doe as CEO, effective March 1, 2024.", ctx, "en"
+        )
+    ]
     assert dated and dated[0].valid_from is not None and dated[0].valid_from.year == 2024
-    assert ("Moody's", "AFFECTS", "Acme Corp") in _rows("Moody's downgraded Acme Corp's credit rating to Baa2.", ctx)
-    voters = _rows("Voting for the monetary policy action were Jerome H. Powell, Chair; John C. Williams, Vice Chair; Lael Brainard.\n")
+    assert ("Moody's", "AFFECTS", "Acme Corp") in _rows(
+        "Moody's downgraded Acme Corp's credit rating to Baa2.", ctx
+    )
+    voters = _rows(
+        "Voting for the monetary policy action were Jerome H. Powell, Chair; John C. Williams, Vice Chair; Lael Brainard.\n"
+    )
     assert ("Jerome H. Powell", "EXECUTIVE_OF", "Federal Open Market Committee") in voters
     assert ("Federal Open Market Committee", "HAS_CHAIRMAN", "Jerome H. Powell") in voters
     assert ("Federal Open Market Committee", "HAS_CHAIRMAN", "John C. Williams") not in voters
@@ -64,7 +82,11 @@ def test_table_rows_become_metric_facts() -> None:
     assert len(facts) == 4
     rev = facts[0]
     assert (rev.head, rev.relation, rev.tail) == ("Acme Corp", "DISCLOSES", "Revenue")
-    assert rev.props["value"] == 4100 and rev.props["period"] == "2023" and rev.props["unit"] == "USD millions"
+    assert (
+        rev.props["value"] == 4100
+        and rev.props["period"] == "2023"
+        and rev.props["unit"] == "USD millions"
+    )
     assert rev.valid_from is not None and rev.valid_from.year == 2023
     assert text[rev.start : rev.end].startswith("Revenue")
     assert facts[2].props["value"] == -12  # accounting negative
@@ -82,14 +104,22 @@ def test_verification_gate() -> None:
         Candidate("Acme Corp", "Company", "OPERATES_IN", "Mars", "Region", 0, 22),  # unsupported
         Candidate("Brazil", "Region", "OPERATES_IN", "Acme Corp", "Company", -1, -1),  # reversed
         Candidate("Acme Corp", "Company", "OWNS_MOON", "Brazil", "Region", 0, 22),  # no relation
-        Candidate("Acme Corp", "Company", "DISCLOSES", "a very long name of six words", "FinMetric"),
+        Candidate(
+            "Acme Corp", "Company", "DISCLOSES", "a very long name of six words", "FinMetric"
+        ),
     ]
     kept, stats = v.verify(cands, text, ctx)
-    assert [(k.cand.head, k.cand.relation, k.cand.tail) for k in kept] == [("Acme Corp", "OPERATES_IN", "Brazil")]
+    assert [(k.cand.head, k.cand.relation, k.cand.tail) for k in kept] == [
+        ("Acme Corp", "OPERATES_IN", "Brazil")
+    ]
     assert stats.repaired["subject_reference"] == 1 and stats.dropped["unsupported"] == 1
     assert stats.dropped["duplicate"] == 1 and stats.repaired["direction"] == 1
     assert stats.dropped["schema:unknown_relation"] == 1 and stats.dropped["entity_length"] == 1
-    kept_strict, _ = v.verify([Candidate("we", "Company", "OPERATES_IN", "Brazil", "Region", 0, 22)], text, DocContext(doc_id="x"))
+    kept_strict, _ = v.verify(
+        [Candidate("we", "Company", "OPERATES_IN", "Brazil", "Region", 0, 22)],
+        text,
+        DocContext(doc_id="x"),
+    )
     assert kept_strict == []  # no main entity: an abstract subject is dropped
 
 
@@ -118,7 +148,9 @@ def test_five_megabyte_document() -> None:
     line = "The 10-year Treasury yield rose 7 bp to 4.25%. Nothing else happened today.\n\n"
     text = line * (5_000_000 // len(line))
     triples = _extract(text)
-    assert triples and all(ONT.check(t.head, t.head_type, t.relation, t.tail, t.tail_type).ok for t in triples)
+    assert triples and all(
+        ONT.check(t.head, t.head_type, t.relation, t.tail, t.tail_type).ok for t in triples
+    )
     assert len({(t.head, t.relation, t.tail) for t in triples}) == 1  # one fact, many chunks
 
 

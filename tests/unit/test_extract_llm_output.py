@@ -77,7 +77,9 @@ class FakeClient:
         self.answers = answers
         self.calls: list[str] = []
 
-    async def structured(self, messages: Any, model: Any, *, prompt_name: str, max_tokens: int) -> Any:
+    async def structured(
+        self, messages: Any, model: Any, *, prompt_name: str, max_tokens: int
+    ) -> Any:
         self.calls.append(prompt_name)
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
@@ -99,7 +101,7 @@ def _run(answers: list[Any], mode: Mode, n_max: int = 3) -> tuple[Any, FakeClien
 
 
 def test_reflection_stops_when_no_issues() -> None:
-    run, client = _run([{"triples": [GOOD]}, {"issues": []}], Mode.REFLECTION)
+    run, _ = _run([{"triples": [GOOD]}, {"issues": []}], Mode.REFLECTION)
     assert run.calls == 2 and run.iterations == 1 and len(run.critiques) == 1
     assert [c.tail for c in run.candidates] == ["Brazil"]
 
@@ -123,7 +125,9 @@ def test_malformed_output_is_recorded_not_raised() -> None:
 
 
 def test_critique_schema_caps() -> None:
-    too_many = {"issues": [{"triple_number": 1, "rule": "other", "issue": "x", "suggestion": "y"}] * 7}
+    too_many = {
+        "issues": [{"triple_number": 1, "rule": "other", "issue": "x", "suggestion": "y"}] * 7
+    }
     try:
         parse_structured(json.dumps(too_many), Critique)
     except StructuredOutputError:
