@@ -115,7 +115,7 @@ ACQ = re.compile(
     r"(?P<org>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
 )
 SEGMENT = re.compile(
-    r"\b(?P<seg>(?:[A-Z][\w&-]*\s+){1,3})(?:segment|reportable segment|business segment)s?\b"
+    r"\b(?P<seg>(?:[A-Z][\w&-]*[ \t]+){1,3})(?:segment|reportable segment|business segment)s?\b"
 )
 _BAD_ORG = re.compile(
     r"^(?:the\s+)?(?:company|board|committee|sec|u\.s\.|item|part|form|note)\b", re.I
