@@ -83,8 +83,11 @@ def _emit(
 def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
     """Every triple the patterns for ``lang`` find in ``text`` (spans index ``text``)."""
     out: list[Candidate] = []
+    low = text.lower()
     for pattern in PATTERNS:
         if pattern.lang != lang:
+            continue
+        if pattern.triggers and not any(t in low for t in pattern.triggers):
             continue
         for m in pattern.compiled.finditer(text):
             groups = {k: v for k, v in m.groupdict().items() if v}

@@ -54,6 +54,8 @@ class Pattern:
     item_outs: tuple[Out, ...] = ()
     flags: int = re.I
     date_group: str = ""  # group holding the date the fact takes effect
+    # cheap pre-filter: the pattern runs only if one of these (lower-case) occurs
+    triggers: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # constant props
 
     @cached_property
@@ -93,6 +95,27 @@ PATTERNS: tuple[Pattern, ...] = (
     # "the 10-year Treasury yield rose 7 bp to 4.25%"
     Pattern(
         name="indicator_move_en",
+        triggers=(
+            "rose",
+            "fell",
+            "climb",
+            "drop",
+            "declin",
+            "increas",
+            "decreas",
+            "edged",
+            "jump",
+            "slipp",
+            "gain",
+            "added",
+            "lost",
+            "eased",
+            "rall",
+            "surg",
+            "plung",
+            "widen",
+            "narrow",
+        ),
         lang="en",
         regex=rf"(?P<ind>{_INDICATOR_EN})\s+(?P<dir>{_DIR_EN})\s+(?:by\s+)?"
         rf"(?P<chg>{_NUM})\s*(?P<chg_unit>bps?|basis points?|percentage points?|%|percent|points?)"
@@ -113,6 +136,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # 1/4 percentage point to 4-1/4 to 4-1/2 percent"
     Pattern(
         name="policy_rate_decision_en",
+        triggers=("rate",),
         lang="en",
         regex=r"(?P<inst>Federal Open Market Committee|Committee|FOMC|Federal Reserve|"
         r"Bank of England|European Central Bank|ECB|Bank of Japan|Monetary Policy Committee)"
@@ -138,6 +162,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # "The Committee will continue reducing its holdings of Treasury securities"
     Pattern(
         name="balance_sheet_policy_en",
+        triggers=("holdings of", "purchases of"),
         lang="en",
         regex=r"(?P<inst>Committee|Federal Reserve|FOMC)\s+(?:will|decided to)\s+"
         r"(?:continue\s+(?:to\s+)?)?(?P<act>reduc\w*|increas\w*|slow\w*|conclud\w*|purchas\w*)\s+"
@@ -148,6 +173,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # "Voting for the monetary policy action were Jerome H. Powell, Chair; John C. Williams, ..."
     Pattern(
         name="fomc_voters_en",
+        triggers=("voting",),
         lang="en",
         regex=r"Voting\s+(?:for|against)\s+(?:the|this)\s+(?:monetary\s+policy\s+)?action\s+"
         r"(?:were|was)\s*:?\s*(?P<list>[^\n]+?)\.?[ \t]*(?:\n|$)",
@@ -163,6 +189,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # "said Pat Gelsinger, Intel CEO" / "Amy Hood, chief financial officer of Microsoft"
     Pattern(
         name="exec_title_en",
+        triggers=("chief", "ceo", "cfo", "coo", "chair", "president", "counsel"),
         lang="en",
         regex=rf"(?P<person>{_NAME}),\s+(?:the\s+|our\s+)?(?:(?P<org>{_ORG})(?:'s|’s)?\s+)?"
         rf"(?P<role>{_ROLE})\b(?:\s+(?:of|at)\s+(?P<org2>{_ORG}))?",
@@ -177,6 +204,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # "Acme named Jane Doe as chief executive officer, effective March 1, 2024"
     Pattern(
         name="appointment_en",
+        triggers=("named", "appoint", "elected", "promoted"),
         lang="en",
         regex=rf"(?P<org>{_ORG})\s+(?:has\s+)?(?:named|appointed|announced\s+the\s+appointment\s+of|"
         rf"elected|promoted)\s+(?P<person>{_NAME})\s+(?:as\s+|to\s+be\s+|to\s+)?(?:its\s+|the\s+)?"
@@ -191,6 +219,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # "Moody's downgraded Acme's credit rating to Baa2"
     Pattern(
         name="rating_change_en",
+        triggers=("moody", "s&p", "standard & poor", "fitch"),
         lang="en",
         regex=r"(?P<agency>Moody's|Moody’s|S&P Global Ratings|S&P|Standard & Poor's|Fitch Ratings|"
         rf"Fitch)\s+(?P<act>downgraded|upgraded|affirmed|cut|raised|lowered)\s+(?P<org>{_ORG})(?:'s|’s)?"
@@ -204,6 +233,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # 10年期国债收益率下行3bp至1.85%
     Pattern(
         name="indicator_move_zh",
+        triggers=("至", "到"),
         lang="zh",
         regex=r"(?P<ind>\d{1,2}年期(?:国债|国开债|政金债|地方债|美债)?(?:到期)?收益率|"
         r"DR00[17]|R00[17]|SHIBOR|Shibor|隔夜(?:SHIBOR|Shibor|利率)|1年期LPR|5年期以上LPR|"
@@ -226,6 +256,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # 央行开展2000亿元7天期逆回购操作，中标利率持平于1.50%
     Pattern(
         name="pboc_operation_zh",
+        triggers=("开展",),
         lang="zh",
         regex=r"(?P<inst>中国人民银行|人民银行|央行)[^，。；]{0,10}?开展(?P<amt>\d+(?:\.\d+)?亿元)"
         r"(?P<tool>(?:\d+天期|\d+个月期|\d+年期)?(?:逆回购|MLF|中期借贷便利|国库现金定存|买断式逆回购))"
@@ -246,6 +277,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # 央行下调存款准备金率0.5个百分点 / 1年期LPR下调10个基点
     Pattern(
         name="pboc_rate_decision_zh",
+        triggers=("下调", "上调", "降低", "维持"),
         lang="zh",
         regex=r"(?P<inst>中国人民银行|人民银行|央行)[^，。；]{0,8}?(?P<act>下调|上调|降低|维持)"
         r"(?P<pol>存款准备金率|准备金率|政策利率|再贷款利率|LPR|公开市场操作利率)"
@@ -258,6 +290,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # 某某公司董事会聘任张三为总经理
     Pattern(
         name="appointment_zh",
+        triggers=("聘任", "任命", "选举"),
         lang="zh",
         regex=r"(?P<org>[\u4e00-\u9fff]{2,16}?(?:公司|银行|集团|证券))(?:董事会)?(?:聘任|任命|选举)"
         r"(?P<person>[\u4e00-\u9fff]{2,4}?)(?:先生|女士)?(?:为|担任)(?:公司)?"
@@ -271,6 +304,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # 中诚信国际将某某公司主体信用等级下调至AA
     Pattern(
         name="rating_change_zh",
+        triggers=("等级", "评级"),
         lang="zh",
         regex=r"(?P<agency>中诚信国际|联合资信|大公国际|东方金诚|上海新世纪|惠誉|穆迪|标普)"
         r"(?:将|把)?(?P<org>[\u4e00-\u9fff]{2,16}?(?:公司|银行|集团))[^，。；]{0,8}?"
