@@ -39,9 +39,19 @@ AGENT = "extract"
 LLM_AGENT = "extract_llm"
 
 
+def llm_configured(ctx: WorkerContext) -> bool:
+    """An LLM to ask: a server (embedded or configured) or an explicit in-process model.
+
+    ``livekg up --no-llm`` starts none: extraction then runs LLM-free only, instead of
+    loading a model inside the worker.
+    """
+    llm = ctx.settings.llm
+    return bool(ctx.endpoints.llm_base_url or llm.base_url or llm.backend == "inprocess")
+
+
 def mode_for(doc: CleanDocument, ctx: WorkerContext) -> Mode:
     cfg = ctx.settings.extract
-    if not cfg.llm:
+    if not cfg.llm or not llm_configured(ctx):
         return Mode.FAST
     return Mode(cfg.modes.get(doc.kind.value, cfg.default_mode))
 
@@ -86,7 +96,7 @@ class ExtractStage:
                     "seen_limit": cfg.seen_limit, "llm_max_chunks": cfg.max_llm_chunks_per_doc,
                 }  # fmt: skip
                 self._fast = Extractor(**common)
-                if cfg.llm:
+                if cfg.llm and llm_configured(self.ctx):
                     client = self._llm.llm.client if self._llm and self._llm.llm else None
                     if client is None:
                         from kg.llm import make_llm_client
@@ -185,7 +195,7 @@ def register(app: Any, ctx: WorkerContext) -> None:
         return
     stage = ExtractStage(ctx)
     batch_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=stage.handle_fast)
-    if ctx.settings.extract.llm:
+    if ctx.settings.extract.llm and llm_configured(ctx):
         batch_agent(
             app, ctx, name=LLM_AGENT, sources=[EXTRACT_PENDING.name], handler=stage.handle_llm
         )

@@ -14,7 +14,8 @@ import httpx
 
 from ops.runtime_state import pid_alive
 
-SAMPLE_DOCS = 48 + 30 + 2  # news + social + filings in connectors/samples
+SAMPLE_NEWS = 48 + 7  # + the richer documents for extraction (scripts/extract_samples.py)
+SAMPLE_DOCS = SAMPLE_NEWS + 30 + 3  # news + social + filings in connectors/samples
 SAMPLE_TICKS = 672
 
 
@@ -53,7 +54,26 @@ def flowed(snap: dict[str, Any]) -> bool:
         and topics.get("alerts.indicator", 0) >= 1  # ... and a SHIBOR overnight jump
         and nodes.get("Document", 0) == SAMPLE_DOCS
         and nodes.get("Observation", 0) == SAMPLE_TICKS
+        and topics.get("kg.triples", 0) >= 40  # facts extracted from the sample documents
     )
+
+
+FACTS = {  # one fact per kind of sample document, with its source document
+    "news": "MATCH (:Person {name: 'Maria Chen'})-[r:EXECUTIVE_OF]->(c {name: 'Northwind Robotics'}) "
+    "RETURN r.doc_ids AS docs",
+    "filing": "MATCH ()-[r:DISCLOSES]->(m:FinMetric {name: 'Capital expenditures'}) "
+    "RETURN r.doc_ids AS docs",
+    "commentary": "MATCH (:Institution)-[r:SETS_POLICY]->(:Policy {name: '7天期逆回购'}) "
+    "RETURN r.doc_ids AS docs",
+}
+
+
+def extracted_facts(data_dir: Path) -> None:
+    for kind, cypher in FACTS.items():
+        out = livekg("kg", "query", cypher, "--json", data_dir=data_dir, timeout=60)
+        assert out.returncode == 0, out.stderr
+        rows = json.loads(out.stdout.strip().splitlines()[-1])["rows"]
+        assert rows and rows[0]["docs"], f"no {kind} fact with provenance: {out.stdout[-500:]}"
 
 
 def test_up_status_down_and_restart(tmp_path: Path) -> None:
@@ -67,11 +87,12 @@ def test_up_status_down_and_restart(tmp_path: Path) -> None:
         services = snap["services"]
         assert {"broker", "graph", "worker-0", "api"} <= set(services)
         assert all(s["alive"] for s in services.values())
+        extracted_facts(data)
 
         api = snap["endpoints"]["api_url"]
         assert httpx.get(f"{api}/healthz").json()["ok"] is True
         assert "livekg" in httpx.get(f"{api}/").text
-        assert httpx.get(f"{api}/api/status").json()["topics"]["raw.news"] == 48
+        assert httpx.get(f"{api}/api/status").json()["topics"]["raw.news"] == SAMPLE_NEWS
         assert "livekg_http_requests_total" in httpx.get(f"{api}/metrics").text
         worker_metrics = httpx.get(f"http://127.0.0.1:{services['worker-0']['port']}/metrics").text
         assert 'livekg_events_in_total{agent="tick_sink",topic="raw.ticks"}' in worker_metrics
@@ -91,7 +112,7 @@ def test_up_status_down_and_restart(tmp_path: Path) -> None:
         time.sleep(3)  # give a wrongful second replay time to show up
         snap2 = status(data)
         why = json.dumps({"before": nodes_before, "after": snap2}, default=str)[:3000]
-        assert snap2["topics"]["raw.news"] == 48, why
+        assert snap2["topics"]["raw.news"] == SAMPLE_NEWS, why
         assert snap2["topics"]["raw.ticks"] == SAMPLE_TICKS, why
         assert snap2["graph"]["nodes"]["Document"] == nodes_before["Document"], why
         assert snap2["graph"]["nodes"]["Observation"] == nodes_before["Observation"], why
