@@ -70,7 +70,12 @@ FACTS = {  # one fact per kind of sample document, with its source document
 
 def extracted_facts(data_dir: Path) -> None:
     for kind, cypher in FACTS.items():
-        out = livekg("kg", "query", cypher, "--json", data_dir=data_dir, timeout=60)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKG_")}
+        env["LIVEKG_DATA_DIR"] = str(data_dir)  # `kg query` finds the running graph there
+        out = subprocess.run(
+            [sys.executable, "-m", "ops.cli.main", "kg", "query", cypher, "--json"],
+            capture_output=True, text=True, timeout=60, env=env, check=False,
+        )  # fmt: skip
         assert out.returncode == 0, out.stderr
         rows = json.loads(out.stdout.strip().splitlines()[-1])["rows"]
         assert rows and rows[0]["docs"], f"no {kind} fact with provenance: {out.stdout[-500:]}"
