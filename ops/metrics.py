@@ -126,3 +126,32 @@ EMBED_SECONDS = Histogram(
 REPORT_LAST = Gauge(
     "livekg_report_last_timestamp_seconds", "Unix time of the last report generated", ["kind"]
 )
+
+# -- knowledge extraction (kg/extract, streams/processors/extract.py) --------------------
+EXTRACT_TRIPLES = Counter(
+    "livekg_extract_triples_total", "Verified triples produced, by extractor", ["component"]
+)
+EXTRACT_DROPPED = Counter(
+    "livekg_extract_dropped_total", "Proposed triples dropped by verification", ["reason"]
+)
+EXTRACT_CHUNKS = Counter(
+    "livekg_extract_chunks_total",
+    "Chunks processed or skipped as already done",
+    ["stage", "outcome"],
+)
+EXTRACT_BACKLOG = Gauge(
+    "livekg_extract_llm_backlog", "Documents waiting for or inside the LLM extraction stage"
+)
+EXTRACT_LLM_SECONDS = Histogram(
+    "livekg_extract_llm_seconds",
+    "LLM time per chunk (all calls of its mode)",
+    ["mode"],
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)
+EXTRACT_LLM_CALLS = Counter("livekg_extract_llm_calls_total", "LLM calls for extraction", ["mode"])
+EXTRACT_REFLECTION_ROUNDS = Histogram(
+    "livekg_extract_reflection_rounds", "Critic/corrector rounds per chunk", buckets=(0, 1, 2, 3, 5)
+)
+EXTRACT_LLM_PARKED = Counter(
+    "livekg_extract_llm_parked_total", "LLM-stage batches held back because the LLM was down"
+)

@@ -305,6 +305,29 @@ class OpsSettings(BaseModel):
     # an error when absent) or never (False)
     prometheus: bool | None = None
     prometheus_port: int = 0  # 0: a free port
+class ExtractSettings(BaseModel):
+    """Knowledge extraction (kg/extract, docs/extraction.md)."""
+
+    enabled: bool = True
+    # mode per document kind: fast (LLM-free only) | single | multi | reflection
+    modes: dict[str, str] = Field(
+        default_factory=lambda: {
+            "filing": "reflection",
+            "news": "reflection",
+            "commentary": "reflection",
+            "social": "fast",
+        }
+    )
+    default_mode: str = "reflection"
+    llm: bool = True  # False: LLM-free extractors only, everywhere
+    n_max: int = 3  # reflection rounds at most
+    max_chunk_tokens: int = 2048  # as seed 004; tables stay whole whatever their size
+    llm_max_chars: int = 800  # what the model reads of a chunk
+    concurrency: int = 2  # documents in the LLM stage at once
+    queue_bound: int = 32  # LLM-stage documents waiting in a worker before the agent waits
+    use_nlp: bool = True  # spaCy en_core_web_sm for English
+    max_llm_chunks_per_doc: int = 1  # the LLM reads at most this many chunks of one document
+    seen_limit: int = 100_000  # chunk hashes remembered to skip work already done
 
 
 class Settings(BaseSettings):
@@ -329,6 +352,7 @@ class Settings(BaseSettings):
     query: QuerySettings = Field(default_factory=QuerySettings)
     report: ReportSettings = Field(default_factory=ReportSettings)
     ops: OpsSettings = Field(default_factory=OpsSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -156,10 +156,12 @@ def filings() -> list[dict]:
 
 
 def main() -> None:
+    import extract_samples  # richer documents for knowledge extraction (scripts/)
+
     write("ticks.jsonl", ticks())
-    write("news.jsonl", news())
+    write("news.jsonl", news() + extract_samples.news())
     write("social.jsonl", social())
-    write("filings.jsonl", filings())
+    write("filings.jsonl", filings() + extract_samples.filings())
     (OUT / "README.md").write_text(
         "# Sample day (SYNTHETIC)\n\nEvery record here is invented by `scripts/make_samples.py` "
         "for demos and tests (source `sample-synthetic`). None of it is real market data.\n"

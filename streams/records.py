@@ -219,6 +219,17 @@ class Triple(Record):
     valid_to: UtcDatetime | None = None
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     evidence: str = ""
+    # provenance of extracted triples (kg.extract); defaults keep older records valid
+    span_start: int | None = None  # character span of the evidence in the document text
+    span_end: int | None = None
+    mode: str | None = None  # fast | single | multi | reflection
+    extractor: str = ""  # component:rule that proposed it (pattern:..., nlp:..., llm)
+    model_id: str = ""
+    prompt_version: str = ""
+    section: str = ""  # filing section of the chunk (Item 1A ...)
+    head_id: str | None = None  # canonical or new:<label>:<key> ids from the alias dictionary
+    tail_id: str | None = None
+    attributes: dict[str, str | float] = Field(default_factory=dict, max_length=20)
 
     def key(self) -> str:
         return self.head

@@ -40,6 +40,12 @@ RAW_TICKS = TopicSpec("raw.ticks", IndicatorTick, "indicator id", "indicator obs
 DOCS_CLEAN = TopicSpec("docs.clean", CleanDocument, "first entity or source", "normalized docs")
 SENTIMENT_SCORED = TopicSpec("sentiment.scored", SentimentScore, "entity id", "doc sentiment")
 KG_TRIPLES = TopicSpec("kg.triples", Triple, "head entity", "refined triples for the graph")
+EXTRACT_PENDING = TopicSpec(
+    "extract.pending",
+    CleanDocument,
+    "first entity or source",
+    "documents waiting for LLM extraction (parked here while the LLM is down)",
+)
 ALERTS_SENTIMENT = TopicSpec("alerts.sentiment", Alert, "entity id", "sentiment shift alerts")
 ALERTS_INDICATOR = TopicSpec("alerts.indicator", Alert, "indicator id", "indicator move alerts")
 ALERTS_EVENTS = TopicSpec("alerts.events", Alert, "entity id", "new material events")
@@ -56,6 +62,7 @@ CATALOG: dict[str, TopicSpec] = {
         DOCS_CLEAN,
         SENTIMENT_SCORED,
         KG_TRIPLES,
+        EXTRACT_PENDING,
         ALERTS_SENTIMENT,
         ALERTS_INDICATOR,
         ALERTS_EVENTS,

@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "ops.cli.query_cmds",
     "ops.cli.report_cmds",
     "ops.cli.bench_all",
+    "ops.cli.extract_cmds",
 ]
 
 

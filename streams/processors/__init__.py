@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streams.processors import (
+    extract,
     graph_sink,
     indicator_alerts,
     kg_upkeep,
@@ -24,6 +25,7 @@ PROCESSORS: dict[str, Register] = {
     "sentiment": sentiment.register,
     "indicator_alerts": indicator_alerts.register,
     "bond_report": report.register,
+    "extract": extract.register,
 }
 
 

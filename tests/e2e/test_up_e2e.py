@@ -21,7 +21,8 @@ from ops.runtime_state import pid_alive
 from tests.bolt_server import BoltServer
 from tests.conftest import neo4j_graph
 
-SAMPLE_DOCS = 48 + 30 + 2  # news + social + filings in connectors/samples
+SAMPLE_NEWS = 48 + 7  # + the richer documents for extraction (scripts/extract_samples.py)
+SAMPLE_DOCS = SAMPLE_NEWS + 30 + 3  # news + social + filings in connectors/samples
 SAMPLE_DAY_TICKS = 672
 _HISTORY = Path(__file__).resolve().parents[2] / "connectors" / "samples" / "ticks_history.jsonl"
 SAMPLE_TICKS = SAMPLE_DAY_TICKS + sum(1 for _ in _HISTORY.open())  # + indicator history
@@ -81,7 +82,31 @@ def flowed(snap: dict[str, Any]) -> bool:
         and topics.get("alerts.indicator", 0) >= 1  # ... and a SHIBOR overnight jump
         and nodes.get("Document", 0) == SAMPLE_DOCS
         and nodes.get("Observation", 0) == SAMPLE_TICKS
+        and topics.get("kg.triples", 0) >= 40  # facts extracted from the sample documents
     )
+
+
+FACTS = {  # one fact per kind of sample document, with its source document
+    "news": "MATCH (:Person {name: 'Maria Chen'})-[r:EXECUTIVE_OF]->(c {name: 'Northwind Robotics'}) "
+    "RETURN r.doc_ids AS docs",
+    "filing": "MATCH ()-[r:DISCLOSES]->(m:FinMetric {name: 'Capital expenditures'}) "
+    "RETURN r.doc_ids AS docs",
+    "commentary": "MATCH (:Institution)-[r:SETS_POLICY]->(:Policy {name: '7天期逆回购'}) "
+    "RETURN r.doc_ids AS docs",
+}
+
+
+def extracted_facts(data_dir: Path) -> None:
+    for kind, cypher in FACTS.items():
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKG_")} | EXTRA_ENV
+        env["LIVEKG_DATA_DIR"] = str(data_dir)  # `kg query` finds the running graph there
+        out = subprocess.run(
+            [sys.executable, "-m", "ops.cli.main", "kg", "query", cypher, "--json"],
+            capture_output=True, text=True, timeout=60, env=env, check=False,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        rows = json.loads(out.stdout.strip().splitlines()[-1])["rows"]
+        assert rows and rows[0]["docs"], f"no {kind} fact with provenance: {out.stdout[-500:]}"
 
 
 def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
@@ -97,11 +122,12 @@ def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
         assert ("graph" in services) == (backend == "falkordb")  # external: none started
         assert snap["graph"]["nodes"].get("Company", 0) > 0  # the static universe loaded
         assert all(s["alive"] for s in services.values())
+        extracted_facts(data)
 
         api = snap["endpoints"]["api_url"]
         assert httpx.get(f"{api}/healthz").json()["ok"] is True
         assert "livekg" in httpx.get(f"{api}/").text
-        assert httpx.get(f"{api}/api/status").json()["topics"]["raw.news"] == 48
+        assert httpx.get(f"{api}/api/status").json()["topics"]["raw.news"] == SAMPLE_NEWS
         assert "livekg_http_requests_total" in httpx.get(f"{api}/metrics").text
         worker_metrics = httpx.get(f"http://127.0.0.1:{services['worker-0']['port']}/metrics").text
         assert 'livekg_events_in_total{agent="tick_sink",topic="raw.ticks"}' in worker_metrics
@@ -121,7 +147,7 @@ def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
         time.sleep(3)  # give a wrongful second replay time to show up
         snap2 = status(data)
         why = json.dumps({"before": nodes_before, "after": snap2}, default=str)[:3000]
-        assert snap2["topics"]["raw.news"] == 48, why
+        assert snap2["topics"]["raw.news"] == SAMPLE_NEWS, why
         assert snap2["topics"]["raw.ticks"] == SAMPLE_TICKS, why
         assert snap2["graph"]["nodes"]["Document"] == nodes_before["Document"], why
         assert snap2["graph"]["nodes"]["Observation"] == nodes_before["Observation"], why

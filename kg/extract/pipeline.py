@@ -1,0 +1,312 @@
+"""The extractor: document -> chunks -> candidates (LLM-free + LLM) -> verified triples.
+
+``Extractor.extract(doc, mode)`` is the one entry point the CLI, the evaluation and
+the stream processor share. LLM-free extractors always run (patterns, tables, spaCy
+for English, jieba cues for Chinese); the LLM modes add proposals on top, and
+everything passes ``Verifier`` before it becomes a ``Triple``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from kg.canonical import AliasIndex
+from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
+from kg.extract.fastpath import extract_patterns
+from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
+from kg.extract.tables import parse_html, parse_markdown, table_facts
+from kg.extract.types import Candidate, DocContext, Mode
+from kg.extract.verify import Verified, Verifier, VerifyStats
+from kg.ontology import Ontology, default_ontology
+from streams.records import CleanDocument, Triple, stable_id
+
+FAST_VERSION = "fast.v1"
+MAX_DOC_CHARS = 5_000_000
+_ID_LIKE = re.compile(r"^(?:[A-Z0-9_.]{1,12}|new:.*|\d{6}(?:\.[A-Z]{2})?)$")
+_INSTITUTION = re.compile(
+    r"Federal Open Market Committee|Federal Reserve|Committee|Central Bank|Bank of England|"
+    r"European Central Bank|People's Bank of China|Treasury|Ministry|央行|人民银行|财政部",
+    re.I,
+)
+
+
+class ExtractDoc(BaseModel):
+    """A document to extract from (a ``CleanDocument``, a raw record or a plain dict)."""
+
+    id: str = ""
+    text: str = ""
+    title: str = ""
+    kind: str = "news"
+    lang: str | None = None
+    entities: list[str] = Field(default_factory=list)
+    company: str = ""  # the filer, when known
+    form_type: str | None = None
+    event_time: datetime | None = None
+    tables: list[list[list[str]]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if not data.get("text") and data.get("body"):
+                data["text"] = data["body"]
+            if not data.get("id"):
+                data["id"] = stable_id(
+                    "doc", data.get("title", ""), str(data.get("text", ""))[:2000]
+                )
+            if data.get("kind") not in ("news", "social", "filing", "commentary"):
+                data["kind"] = "filing" if data.get("form_type") or data.get("company") else "news"
+        return data
+
+    @classmethod
+    def from_clean(cls, doc: CleanDocument) -> ExtractDoc:
+        return cls(
+            id=doc.id, text=doc.text, title=doc.title, kind=doc.kind.value, lang=doc.lang,
+            entities=list(doc.entities), form_type=doc.form_type, event_time=doc.event_time,
+            tables=doc.tables,
+            company=doc.entities[0] if doc.kind.value == "filing" and doc.entities else "",
+        )  # fmt: skip
+
+
+@dataclass
+class ChunkResult:
+    chunk: Chunk
+    verified: list[Verified]
+    llm: LLMRun
+    skipped: bool = False
+
+
+@dataclass
+class DocResult:
+    doc: ExtractDoc
+    ctx: DocContext
+    triples: list[Triple] = field(default_factory=list)
+    chunks: list[ChunkResult] = field(default_factory=list)
+    stats: VerifyStats = field(default_factory=VerifyStats)
+    fast_s: float = 0.0
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(c.llm.calls for c in self.chunks)
+
+
+_LEGAL = re.compile(
+    r"[,\s]+(?:Inc\.?|Incorporated|Corporation|Corp\.?|Company|Co\.?|Ltd\.?|Limited|plc|LLC|"
+    r"& Co\.?|Holdings|Group)$",
+    re.I,
+)
+
+
+def short_names(name: str) -> list[str]:
+    """'JPMorgan Chase & Co.' -> ['JPMorgan Chase']; 'Tesla, Inc.' -> ['Tesla']."""
+    out, cur = [], name.strip()
+    while True:
+        nxt = _LEGAL.sub("", cur).strip(" ,")
+        if not nxt or nxt == cur:
+            break
+        out.append(nxt)
+        cur = nxt
+    return out
+
+
+def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
+    """The alias dictionary of the bundled static universe (kg/data/universe.json), for
+    runs without a graph; the stream uses the graph's (``load_alias_index``)."""
+    from kg.static import bundled_universe_path, read_file
+
+    index = AliasIndex(ontology)
+    for e in read_file(bundled_universe_path()).entities:
+        concept = index.ontology.concept(e.type)
+        aliases = [*e.aliases, e.name_zh or "", e.short_name or "", *short_names(e.name)]
+        index.add(
+            e.id,
+            concept.label if concept else e.type,
+            e.name,
+            aliases,
+            [e.ticker or "", e.code or ""],
+        )
+    return index
+
+
+def _render_table(rows: list[list[str]]) -> str:
+    return "\n".join("| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows)
+
+
+class Extractor:
+    """Chunk, propose, verify; LLM optional (``client=None``: LLM-free only)."""
+
+    def __init__(
+        self,
+        *,
+        client: Any | None = None,
+        index: AliasIndex | None = None,
+        ontology: Ontology | None = None,
+        max_chunk_tokens: int = DEFAULT_MAX_TOKENS,
+        n_max: int = 3,
+        llm_max_chars: int = 800,
+        use_nlp: bool = True,
+        seen_limit: int = 100_000,
+        llm_max_chunks: int = 8,
+    ) -> None:
+        self.ontology = ontology or default_ontology()
+        self.index = index or AliasIndex(self.ontology)
+        self.verifier = Verifier(self.ontology, self.index)
+        self.max_chunk_tokens = max_chunk_tokens
+        self.use_nlp = use_nlp
+        self.llm = (
+            LLMExtractor(client, self.verifier, n_max=n_max, max_chars=llm_max_chars)
+            if client
+            else None
+        )
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._seen_limit = seen_limit
+        self.llm_max_chunks = llm_max_chunks
+
+    # -- context ---------------------------------------------------------------------
+    def context(self, doc: ExtractDoc, text: str) -> DocContext:
+        lang = doc.lang if doc.lang in ("en", "zh") else detect_lang(text)
+        hint = doc.company or (doc.entities[0] if doc.entities else "")
+        main, main_label, aliases = "", "", [hint] if hint else []
+        if hint:
+            entry = self.index.get(hint)
+            res = self.index.resolve(hint, "Organization")
+            if entry is not None and entry.label in ("Company", "Institution"):
+                main, main_label = entry.name, entry.label
+            elif entry is None and res.canonical:
+                main, main_label = res.name, res.label
+            if main:
+                aliases.append(entry.id if entry else res.id)
+            elif entry is None and not _ID_LIKE.match(hint):
+                main = hint  # a name the dictionary does not know yet
+        aliases += short_names(main) if main else []
+        if not main and (
+            "Federal Open Market Committee" in text
+            or ("federal funds rate" in text and "Committee" in text)
+        ):
+            main, aliases = "Federal Open Market Committee", ["FOMC", "Committee"]
+        if not main and lang == "en" and self.use_nlp and doc.kind in ("filing", "news"):
+            from kg.extract.nlp_en import guess_main_entity
+
+            main = guess_main_entity(f"{doc.title}\n{text}")
+        main_type = main_label or (
+            "Institution" if main and _INSTITUTION.search(main) else "Company"
+        )
+        return DocContext(
+            doc_id=doc.id, kind=doc.kind, title=doc.title, main_entity=main, main_type=main_type,
+            aliases=tuple(a for a in aliases if a and a != main), event_time=doc.event_time,
+            lang=lang,
+        )  # fmt: skip
+
+    # -- the LLM-free part -----------------------------------------------------------
+    def fast_candidates(self, chunk: Chunk, ctx: DocContext) -> list[Candidate]:
+        text = chunk.text
+        out = extract_patterns(text, ctx, "en") + extract_patterns(text, ctx, "zh")
+        if chunk.kind == "table":
+            rows = parse_html(text) if "<t" in text.lower() else parse_markdown(text)
+            out += table_facts(rows, ctx, context=chunk.section, span=(0, len(text)))
+            return out
+        if chunk.lang == "zh" or re.search(r"[\u4e00-\u9fff]{4}", text):
+            from kg.extract.zh import extract_zh
+
+            out += extract_zh(text, ctx)
+        if chunk.lang == "en" and self.use_nlp:
+            from kg.extract.nlp_en import extract_en
+
+            out += extract_en(text, ctx)
+        return out
+
+    def chunks_of(self, doc: ExtractDoc) -> tuple[str, list[Chunk]]:
+        text = doc.text[:MAX_DOC_CHARS]
+        if doc.title and not text.startswith(doc.title):
+            text = f"{doc.title}\n\n{text}" if text else doc.title
+        for rows in doc.tables:
+            text += "\n\n" + _render_table(rows) + "\n"
+        return text, chunk_text(text, doc.id, max_tokens=self.max_chunk_tokens, lang=doc.lang)
+
+    # -- whole documents -------------------------------------------------------------
+    async def extract(
+        self, doc: ExtractDoc, mode: Mode = Mode.FAST, *, skip_seen: bool = False
+    ) -> DocResult:
+        started = time.perf_counter()
+        text, chunks = await asyncio.to_thread(self.chunks_of, doc)
+        ctx = await asyncio.to_thread(self.context, doc, text)
+        result = DocResult(doc, ctx)
+        version = self.prompt_version(mode)
+        llm_chunks = 0
+        for chunk in chunks:
+            key = chunk_key(chunk, version)
+            if skip_seen and key in self._seen:
+                result.chunks.append(ChunkResult(chunk, [], LLMRun(), skipped=True))
+                continue
+            cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx)
+            run = LLMRun()
+            use_llm = self.llm is not None and mode != Mode.FAST and chunk.kind == "text"
+            if use_llm and llm_chunks < self.llm_max_chunks and self.llm is not None:
+                llm_chunks += 1
+                run = await self.llm.run(chunk.text, ctx, mode)
+                repair = mode != Mode.SINGLE
+                llm_ok, llm_stats = self.verifier.verify(
+                    run.candidates, chunk.text, ctx, repair=repair
+                )
+                result.stats.merge(llm_stats)
+            else:
+                llm_ok = []
+            fast_ok, fast_stats = self.verifier.verify(cands, chunk.text, ctx)
+            result.stats.merge(fast_stats)
+            seen = {v.cand.key() for v in fast_ok}
+            merged = fast_ok + [v for v in llm_ok if v.cand.key() not in seen]
+            result.chunks.append(ChunkResult(chunk, merged, run))
+            result.triples += [self.to_triple(v, chunk, doc, ctx, mode, run) for v in merged]
+            self._remember(key)
+        result.fast_s = time.perf_counter() - started
+        return result
+
+    def _remember(self, key: str) -> None:
+        self._seen[key] = None
+        while len(self._seen) > self._seen_limit:
+            self._seen.popitem(last=False)
+
+    def prompt_version(self, mode: Mode) -> str:
+        return (
+            FAST_VERSION
+            if mode == Mode.FAST or self.llm is None
+            else f"{FAST_VERSION}+{PROMPT_VERSION}"
+        )
+
+    def to_triple(
+        self, v: Verified, chunk: Chunk, doc: ExtractDoc, ctx: DocContext, mode: Mode, run: LLMRun
+    ) -> Triple:
+        c = v.cand
+        start = chunk.start + max(c.start, 0)
+        end = chunk.start + max(c.end, 0)
+        evidence = chunk.text[max(c.start, 0) : max(c.end, 0)].strip()[:500]
+        llm = c.component.value == "llm"
+        period = str(c.props.get("period", ""))
+        event_time = doc.event_time or datetime.now(UTC)
+        return Triple(
+            id=stable_id("triple", c.head, c.relation, c.tail, doc.id, chunk.index, period),
+            source=f"extract:{c.component.value}",
+            event_time=event_time,
+            head=c.head, head_type=c.head_type, relation=c.relation,
+            tail=c.tail, tail_type=c.tail_type,
+            doc_id=doc.id, chunk_id=chunk.id,
+            valid_from=c.valid_from,
+            confidence=c.confidence, evidence=evidence,
+            span_start=start, span_end=end,
+            mode=(mode.value if llm else "fast"),
+            extractor=f"{c.component.value}:{c.rule}",
+            model_id=(self.llm.model_id if llm and self.llm else ""),
+            prompt_version=(self.prompt_version(mode) if llm else FAST_VERSION),
+            section=chunk.section,
+            head_id=v.head_id, tail_id=v.tail_id,
+            attributes={k: v2 for k, v2 in c.props.items()},
+        )  # fmt: skip

@@ -1,0 +1,237 @@
+"""Verification and canonicalization of proposed triples against their chunk (seed 000,
+phase 3; seed 004, CheckRules).
+
+Every candidate, whoever proposed it, passes the same gate:
+
+1. types and relation are mapped onto the ontology (aliases allowed); a triple that
+   breaks the domain/range is tried reversed (relation direction check), else dropped;
+2. abstract subjects ("we", "the Company", "本公司", "该行", "the Committee") become the
+   document's main entity, or the triple is dropped when there is none;
+3. names longer than five words are dropped (seed 004's entity-length rule);
+4. head and tail must occur in the chunk, literally or through a known alias (the alias
+   dictionary's names and codes of the resolved entity; for the main entity also the
+   self-references the chunk uses for it); otherwise the triple is dropped;
+5. the evidence span must lie in the chunk and contain the tail (or head); a bad span is
+   repaired to the sentence that names both, else the triple is dropped;
+6. duplicates merge (same head, relation, tail).
+
+What was dropped or repaired, and why, is counted in ``VerifyStats``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from kg.canonical import AliasIndex, Method
+from kg.extract.types import Candidate, DocContext
+from kg.ontology import Ontology, default_ontology
+
+MAX_WORDS = 5
+_CJK = re.compile(r"[\u3400-\u9fff]")
+ABSTRACT = {
+    "we", "us", "our", "ours", "it", "its", "they", "them", "their", "i", "you", "he", "she",
+    "the company", "company", "the firm", "firm", "the corporation", "the group", "the bank",
+    "the issuer", "the registrant", "the committee", "committee", "the board", "management",
+    "this company", "the business", "this", "that", "these", "those", "which", "who",
+    "本公司", "公司", "该公司", "我们", "我司", "本行", "该行", "其", "它", "本集团", "该集团",
+}  # fmt: skip
+# Abstract references that name the main entity when the document has one.
+SELF_REFERENCES = re.compile(
+    r"\b(?:we|our|us|the company|the firm|the corporation|the committee|the bank|the group)\b"
+    r"|本公司|该公司|我们|我司|本行|该行|本集团",
+    re.I,
+)
+_SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
+
+
+@lru_cache(maxsize=65_536)
+def norm(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def word_count(name: str) -> int:
+    """Words of a name; a CJK name counts its jieba words (一个词 is not one character)."""
+    if _CJK.search(name):
+        from kg.extract.zh import _jieba
+
+        return sum(1 for w in _jieba().cut(name) if w.word.strip())
+    return len(name.split())
+
+
+def is_abstract(name: str) -> bool:
+    return norm(name).strip(" .,") in ABSTRACT
+
+
+@dataclass
+class VerifyStats:
+    proposed: int = 0
+    kept: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    repaired: Counter[str] = field(default_factory=Counter)
+    by_component: Counter[str] = field(default_factory=Counter)  # kept, per extractor
+
+    def merge(self, other: VerifyStats) -> None:
+        self.proposed += other.proposed
+        self.kept += other.kept
+        self.dropped.update(other.dropped)
+        self.repaired.update(other.repaired)
+        self.by_component.update(other.by_component)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "proposed": self.proposed,
+            "kept": self.kept,
+            "dropped": dict(self.dropped),
+            "repaired": dict(self.repaired),
+            "kept_by_component": dict(self.by_component),
+        }
+
+
+@dataclass(slots=True)
+class Verified:
+    """A candidate that passed, with canonical types, ids and a valid evidence span."""
+
+    cand: Candidate
+    head_id: str
+    tail_id: str
+    head_new: bool
+    tail_new: bool
+    literal: bool  # both names occur literally (not only through an alias)
+
+
+class Verifier:
+    def __init__(self, ontology: Ontology | None = None, index: AliasIndex | None = None) -> None:
+        self.ontology = ontology or default_ontology()
+        self.index = index or AliasIndex(self.ontology)
+
+    # -- support ---------------------------------------------------------------------
+    def names_for(self, name: str, label: str, ctx: DocContext) -> list[str]:
+        """The name and its known aliases (alias dictionary; main entity's references)."""
+        names = [name]
+        res = self.index.resolve(name, label)
+        if res.method != Method.NEW:
+            names += [res.id, res.name]
+        if ctx.main_entity and norm(name) in {norm(ctx.main_entity), *map(norm, ctx.aliases)}:
+            names += [ctx.main_entity, *ctx.aliases]
+        return names
+
+    def occurs(self, name: str, label: str, text_norm: str, ctx: DocContext) -> tuple[bool, bool]:
+        """(supported, literally): does the chunk name this entity?"""
+        if norm(name) in text_norm:
+            return True, True
+        for alias in self.names_for(name, label, ctx)[1:]:
+            if alias and len(alias) > 1 and norm(alias) in text_norm:
+                return True, False
+        if ctx.main_entity and norm(name).rstrip(".") == norm(ctx.main_entity).rstrip("."):
+            if SELF_REFERENCES.search(text_norm):
+                return True, False  # "we"/"the Company" in a document about the main entity
+            if ctx.kind == "filing":
+                return True, False  # the filer's own filing: the chunk is the filer speaking
+        return False, False
+
+    # -- the gate --------------------------------------------------------------------
+    def verify(
+        self, cands: list[Candidate], chunk_text: str, ctx: DocContext, *, repair: bool = True
+    ) -> tuple[list[Verified], VerifyStats]:
+        stats = VerifyStats(proposed=len(cands))
+        text_norm = norm(chunk_text)
+        seen: dict[tuple[str, str, str, str], Verified] = {}
+        raw_seen: set[tuple[str, ...]] = set()
+        for c in cands:
+            raw = (c.head, c.head_type, c.relation, c.tail, c.tail_type, str(c.props.get("period")))
+            if raw in raw_seen:  # the same proposal twice: verify it once
+                stats.dropped["duplicate"] += 1
+                continue
+            raw_seen.add(raw)
+            reason = self._one(c, chunk_text, text_norm, ctx, stats, repair)
+            if isinstance(reason, str):
+                stats.dropped[reason] += 1
+                continue
+            key = reason.cand.key()
+            if key in seen:
+                stats.dropped["duplicate"] += 1
+                continue
+            seen[key] = reason
+        out = list(seen.values())
+        stats.kept = len(out)
+        stats.by_component.update(v.cand.component.value for v in out)
+        return out, stats
+
+    def _one(
+        self,
+        c: Candidate,
+        text: str,
+        text_norm: str,
+        ctx: DocContext,
+        stats: VerifyStats,
+        repair: bool,
+    ) -> Verified | str:
+        c.head, c.tail = c.head.strip(" ,;:\"'“”"), c.tail.strip(" ,;:\"'“”")
+        for side in ("head", "tail"):
+            name = getattr(c, side)
+            if is_abstract(name):
+                if not (repair and ctx.main_entity):
+                    return "subject_reference"
+                setattr(c, side, ctx.main_entity)
+                setattr(c, f"{side}_type", ctx.main_type)
+                stats.repaired["subject_reference"] += 1
+        if not c.head or not c.tail:
+            return "empty_name"
+        if norm(c.head) == norm(c.tail):
+            return "self_loop"
+        if word_count(c.head) > MAX_WORDS or word_count(c.tail) > MAX_WORDS:
+            return "entity_length"
+        check = self.ontology.check(c.head, c.head_type, c.relation, c.tail, c.tail_type)
+        if not check.ok and repair:
+            back = self.ontology.check(c.tail, c.tail_type, c.relation, c.head, c.head_type)
+            if back.ok:
+                c.head, c.tail = c.tail, c.head
+                c.head_type, c.tail_type = c.tail_type, c.head_type
+                check = back
+                stats.repaired["direction"] += 1
+        if not check.ok:
+            return f"schema:{check.reason.value if check.reason else 'invalid'}"
+        assert check.head_label and check.tail_label and check.relation
+        c.head_type, c.tail_type, c.relation = check.head_label, check.tail_label, check.relation
+        h_ok, h_lit = self.occurs(c.head, c.head_type, text_norm, ctx)
+        t_ok, t_lit = self.occurs(c.tail, c.tail_type, text_norm, ctx)
+        if not (h_ok and t_ok):
+            return "unsupported"
+        if not self._span_ok(c, text):
+            if not repair:
+                return "bad_span"
+            span = self._find_span(c, text)
+            if span is None:
+                return "bad_span"
+            c.start, c.end = span
+            stats.repaired["span"] += 1
+        h = self.index.resolve(c.head, c.head_type)
+        t = self.index.resolve(c.tail, c.tail_type)
+        if repair and h.method != Method.NEW:
+            c.head_type = h.label
+        if repair and t.method != Method.NEW:
+            c.tail_type = t.label
+        return Verified(c, h.id, t.id, not h.canonical, not t.canonical, h_lit and t_lit)
+
+    @staticmethod
+    def _span_ok(c: Candidate, text: str) -> bool:
+        if not (0 <= c.start < c.end <= len(text)):
+            return False
+        ev = norm(text[c.start : c.end])
+        return norm(c.tail) in ev or norm(c.head) in ev
+
+    @staticmethod
+    def _find_span(c: Candidate, text: str) -> tuple[int, int] | None:
+        tail, head = norm(c.tail), norm(c.head)
+        best: tuple[int, int] | None = None
+        for m in _SENT.finditer(text):
+            s = norm(m.group(0))
+            if tail in s and head in s:
+                return m.span()
+            if best is None and (tail in s or head in s):
+                best = m.span()
+        return best

@@ -1,0 +1,194 @@
+"""``livekg extract``, ``livekg eval extract``, ``livekg bench extract`` (kg/extract)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ops.cli.groups import app, bench_app, eval_app
+from ops.cli.output import emit_json
+from ops.settings import Settings
+
+ModeOpt = Annotated[str, typer.Option("--mode", help="fast | single | multi | reflection")]
+
+
+def _running_llm(settings: Settings) -> str | None:
+    from ops.runtime_state import read_state, running_service
+
+    if settings.llm.base_url:
+        return settings.llm.base_url
+    state = read_state(settings.state_file)
+    if state is not None and running_service(state, "llm") and state.llm_base_url:
+        return state.llm_base_url
+    return None
+
+
+def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
+    from kg.extract import Extractor, Mode
+    from kg.extract.pipeline import bundled_index
+
+    client = None
+    if Mode(mode) != Mode.FAST and settings.extract.llm:
+        from kg.llm import make_llm_client
+
+        client = make_llm_client(settings, base_url or _running_llm(settings))
+    cfg = settings.extract
+    return Extractor(
+        client=client,
+        index=bundled_index(),
+        max_chunk_tokens=cfg.max_chunk_tokens,
+        n_max=cfg.n_max,
+        llm_max_chars=cfg.llm_max_chars,
+        use_nlp=cfg.use_nlp,
+        llm_max_chunks=cfg.max_llm_chunks_per_doc,
+    )
+
+
+async def _close(extractor: Any) -> None:
+    if extractor.llm is not None:
+        await extractor.llm.client.aclose()
+
+
+@app.command("extract")
+def extract(
+    file: Annotated[Path, typer.Argument(help="a document (.txt/.md) or a JSONL of documents")],
+    mode: ModeOpt = "reflection",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="one JSON line per triple")] = False,
+) -> None:
+    """Extract triples from documents and print them (with provenance)."""
+    from kg.extract import Mode
+    from kg.extract.corpus import load
+
+    settings = Settings()
+    docs = load(str(file))
+
+    async def go() -> None:
+        ex = _extractor(settings, mode, base_url)
+        try:
+            for doc in docs:
+                result = await ex.extract(doc, Mode(mode))
+                for t in result.triples:
+                    if json_:
+                        sys.stdout.write(t.model_dump_json(exclude={"ingest_time"}) + "\n")
+                    else:
+                        print(f"({t.head} :{t.head_type}) -[{t.relation}]-> "
+                              f"({t.tail} :{t.tail_type})"
+                              f"  [{t.extractor}] {t.evidence[:80]!r}")  # fmt: skip
+        finally:
+            await _close(ex)
+
+    asyncio.run(go())
+
+
+@eval_app.command("extract")
+def eval_extract(
+    input: Annotated[
+        str, typer.Option("--input", help="JSONL/text file, or corpus:dev|corpus:test")
+    ],
+    mode: ModeOpt = "reflection",
+    limit: Annotated[int, typer.Option(help="first N documents (0: all)")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
+    dump: Annotated[Path | None, typer.Option(help="write the triples here (JSONL)")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """CheckRules, supported, coverage and entropy metrics over every triple produced."""
+    from kg.extract import Mode
+    from kg.extract.corpus import load
+    from kg.extract.evaluate import evaluate
+
+    settings = Settings()
+    docs = load(input)
+    if limit:
+        docs = docs[:limit]
+
+    async def go() -> dict[str, Any]:
+        ex = _extractor(settings, mode, base_url)
+        try:
+            out, results = await evaluate(ex, docs, Mode(mode))
+        finally:
+            await _close(ex)
+        if dump is not None:
+            with dump.open("w", encoding="utf-8") as fh:
+                for r in results:
+                    for t in r.triples:
+                        fh.write(t.model_dump_json(exclude={"ingest_time"}) + "\n")
+        return out
+
+    emit_json({"eval": "extract", "input": input, **asyncio.run(go())})
+
+
+BENCH_STATEMENTS = (
+    "the 10-year Treasury yield rose 7 bp to 4.25% on Tuesday.",
+    "10年期国债收益率下行3bp至1.85%，资金面整体宽松。",
+    "央行开展2000亿元7天期逆回购操作，中标利率持平于1.50%。",
+    "the Committee decided to lower the target range for the federal funds rate by 1/4 "
+    "percentage point to 4-1/4 to 4-1/2 percent.",
+)
+
+
+@bench_app.command("extract")
+def bench_extract(
+    statements: Annotated[
+        int, typer.Option(help="indicator statements for the fast path")
+    ] = 20_000,
+    docs: Annotated[int, typer.Option(help="corpus:dev documents per mode (0: skip modes)")] = 2,
+    modes: Annotated[
+        str, typer.Option(help="comma-separated modes to time")
+    ] = "fast,single,multi,reflection",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+) -> None:
+    """Fast-path statements/s; chunks/s and LLM calls per chunk, mode by mode."""
+    from kg.extract import DocContext, Mode
+    from kg.extract.corpus import load
+    from kg.extract.evaluate import evaluate
+    from kg.extract.fastpath import extract_patterns
+
+    texts = [BENCH_STATEMENTS[i % len(BENCH_STATEMENTS)] for i in range(statements)]
+    ctx = DocContext(
+        doc_id="bench", main_entity="Federal Open Market Committee", main_type="Institution"
+    )
+    started = time.perf_counter()
+    found = 0
+    for t in texts:
+        found += len(extract_patterns(t, ctx, "zh" if "年" in t or "央行" in t else "en"))
+    fast_s = time.perf_counter() - started
+    out: dict[str, Any] = {
+        "bench": "extract",
+        "fast_statements": statements,
+        "fast_triples": found,
+        "fast_statements_per_s": round(statements / fast_s, 1) if fast_s else 0.0,
+    }
+    settings = Settings()
+    sample = load("corpus:dev")[:docs] if docs else []
+    per_mode: dict[str, Any] = {}
+
+    async def go() -> None:
+        for m in [x.strip() for x in modes.split(",") if x.strip()]:
+            ex = _extractor(settings, m, base_url)
+            try:
+                res, _ = await evaluate(ex, sample, Mode(m))
+            finally:
+                await _close(ex)
+            per_mode[m] = {
+                k: res[k]
+                for k in (
+                    "chunks",
+                    "triples",
+                    "chunks_per_s",
+                    "llm_calls_per_chunk",
+                    "triples_per_chunk",
+                    "seconds",
+                )
+            }
+
+    if sample:
+        asyncio.run(go())
+    out["modes"] = per_mode
+    emit_json(out)

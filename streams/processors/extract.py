@@ -1,0 +1,201 @@
+"""docs.clean -> extraction -> kg.triples, in two stages so a slow LLM never blocks.
+
+* ``extract`` (LLM-free, stream speed): every clean document is chunked and run through
+  the fast extractors (patterns, tables, spaCy, jieba cues); verified triples go to
+  ``kg.triples`` at once. Documents whose kind is configured for an LLM mode are then
+  forwarded to ``extract.pending``.
+* ``extract_llm``: consumes ``extract.pending`` with at most ``extract.concurrency``
+  documents in flight; the LLM's verified proposals (only those the fast stage did not
+  already produce) go to ``kg.triples``. When the LLM is unreachable the batch raises
+  ``LLMUnavailable`` (a ``ServiceUnavailable``): the shared shell retries it with backoff
+  without committing, so the documents stay parked in ``extract.pending`` and resume
+  when the LLM is back; nothing is lost and the fast stage keeps flowing.
+
+Chunks already processed (content hash + prompt version) are skipped within a worker
+(a bounded in-memory set; not persisted across restarts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from kg.canonical import load_alias_index
+from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
+from kg.extract.types import Mode
+from ops import metrics
+from streams.batch import Inbound, dead_for, decode_batch
+from streams.context import WorkerContext
+from streams.processors.base import batch_agent, send_dead
+from streams.records import CleanDocument, Triple
+from streams.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
+
+log = logging.getLogger(__name__)
+
+AGENT = "extract"
+LLM_AGENT = "extract_llm"
+
+
+def llm_configured(ctx: WorkerContext) -> bool:
+    """An LLM to ask: a server (embedded or configured) or an explicit in-process model.
+
+    ``livekg up --no-llm`` starts none: extraction then runs LLM-free only, instead of
+    loading a model inside the worker.
+    """
+    llm = ctx.settings.llm
+    return bool(ctx.endpoints.llm_base_url or llm.base_url or llm.backend == "inprocess")
+
+
+def mode_for(doc: CleanDocument, ctx: WorkerContext) -> Mode:
+    cfg = ctx.settings.extract
+    if not cfg.llm or not llm_configured(ctx):
+        return Mode.FAST
+    return Mode(cfg.modes.get(doc.kind.value, cfg.default_mode))
+
+
+def _count(result_triples: Sequence[Triple], stats: Any) -> None:
+    for t in result_triples:
+        metrics.EXTRACT_TRIPLES.labels(t.extractor.split(":")[0]).inc()
+    for reason, n in stats.dropped.items():
+        metrics.EXTRACT_DROPPED.labels(reason.split(":")[0]).inc(n)
+
+
+class ExtractStage:
+    """Holds the extractors of one worker (alias index from the graph, refreshed)."""
+
+    def __init__(self, ctx: WorkerContext) -> None:
+        self.ctx = ctx
+        self._fast: Extractor | None = None
+        self._llm: Extractor | None = None
+        self._loaded_at = 0.0
+        self._sem = asyncio.Semaphore(max(1, ctx.settings.extract.concurrency))
+        self._lock = asyncio.Lock()
+
+    async def _index(self) -> Any:
+        try:
+            store = await self.ctx.graph()
+            index = await load_alias_index(store)
+            if len(index):
+                return index
+        except Exception as exc:  # the graph may be starting; the bundled universe will do
+            log.warning("extract: alias index from graph failed (%s); using bundled", exc)
+        return bundled_index()
+
+    async def extractors(self) -> tuple[Extractor, Extractor | None]:
+        cfg = self.ctx.settings.extract
+        async with self._lock:
+            stale = time.monotonic() - self._loaded_at > self.ctx.settings.kg.alias_refresh_s
+            if self._fast is None or stale:
+                index = await self._index()
+                common: dict[str, Any] = {
+                    "index": index, "max_chunk_tokens": cfg.max_chunk_tokens, "n_max": cfg.n_max,
+                    "llm_max_chars": cfg.llm_max_chars, "use_nlp": cfg.use_nlp,
+                    "seen_limit": cfg.seen_limit, "llm_max_chunks": cfg.max_llm_chunks_per_doc,
+                }  # fmt: skip
+                self._fast = Extractor(**common)
+                if cfg.llm and llm_configured(self.ctx):
+                    client = self._llm.llm.client if self._llm and self._llm.llm else None
+                    if client is None:
+                        from kg.llm import make_llm_client
+
+                        client = make_llm_client(self.ctx.settings, self.ctx.endpoints.llm_base_url)
+                        self.ctx.closers.append(client.aclose)
+                    self._llm = Extractor(client=client, **common)
+                self._loaded_at = time.monotonic()
+        assert self._fast is not None
+        return self._fast, self._llm
+
+    # -- stage 1: LLM-free -----------------------------------------------------------
+    async def handle_fast(self, items: Sequence[Inbound]) -> None:
+        ctx = self.ctx
+        batch = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
+        )
+        await send_dead(ctx, AGENT, batch.dead)
+        fast, _ = await self.extractors()
+        triples: list[Triple] = []
+        pending: list[CleanDocument] = []
+        dead = []
+        for doc, origin in zip(batch.records, batch.origins, strict=True):
+            try:
+                result = await fast.extract(ExtractDoc.from_clean(doc), Mode.FAST, skip_seen=True)
+            except Exception as exc:  # one bad document must not stop the others
+                log.exception("extract: document %s failed", doc.id)
+                dead.append(dead_for(origin, exc, AGENT))
+                continue
+            for c in result.chunks:
+                metrics.EXTRACT_CHUNKS.labels("fast", "skipped" if c.skipped else "done").inc()
+            _count(result.triples, result.stats)
+            triples += result.triples
+            if mode_for(doc, ctx) != Mode.FAST:
+                pending.append(doc)
+        await send_dead(ctx, AGENT, dead)
+        await ctx.send(KG_TRIPLES.name, triples)
+        metrics.EVENTS_OUT.labels(AGENT, KG_TRIPLES.name).inc(len(triples))
+        if pending:
+            await ctx.send(EXTRACT_PENDING.name, pending)
+            metrics.EVENTS_OUT.labels(AGENT, EXTRACT_PENDING.name).inc(len(pending))
+
+    # -- stage 2: LLM ----------------------------------------------------------------
+    async def _one_llm(self, llm: Extractor, fast: Extractor, doc: CleanDocument) -> list[Triple]:
+        mode = mode_for(doc, self.ctx)
+        async with self._sem:
+            result = await llm.extract(ExtractDoc.from_clean(doc), mode, skip_seen=True)
+        llm_triples = [t for t in result.triples if t.extractor.startswith("llm")]
+        for c in result.chunks:
+            if c.llm.calls:
+                metrics.EXTRACT_LLM_SECONDS.labels(mode.value).observe(c.llm.latency_s)
+                metrics.EXTRACT_LLM_CALLS.labels(mode.value).inc(c.llm.calls)
+                if mode == Mode.REFLECTION:
+                    metrics.EXTRACT_REFLECTION_ROUNDS.observe(c.llm.iterations)
+            metrics.EXTRACT_CHUNKS.labels("llm", "skipped" if c.skipped else "done").inc()
+        _count(llm_triples, result.stats)
+        return llm_triples
+
+    async def handle_llm(self, items: Sequence[Inbound]) -> None:
+        from kg.llm_errors import LLMUnavailable
+
+        ctx = self.ctx
+        batch = decode_batch(
+            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=LLM_AGENT
+        )
+        await send_dead(ctx, LLM_AGENT, batch.dead)
+        fast, llm = await self.extractors()
+        if llm is None or not batch.records:
+            return
+        metrics.EXTRACT_BACKLOG.set(len(batch.records))
+        try:
+            results = await asyncio.gather(
+                *(self._one_llm(llm, fast, d) for d in batch.records), return_exceptions=True
+            )
+        finally:
+            metrics.EXTRACT_BACKLOG.set(0)
+        triples: list[Triple] = []
+        dead = []
+        for res, origin in zip(results, batch.origins, strict=True):
+            if isinstance(res, LLMUnavailable):
+                metrics.EXTRACT_LLM_PARKED.inc()
+                # forget what this batch did so the retry redoes the parked documents
+                llm._seen.clear()
+                raise res  # ServiceUnavailable: retried by the shell, offsets not committed
+            if isinstance(res, BaseException):
+                dead.append(dead_for(origin, res, LLM_AGENT))
+                continue
+            triples += res
+        await send_dead(ctx, LLM_AGENT, dead)
+        await ctx.send(KG_TRIPLES.name, triples)
+        metrics.EVENTS_OUT.labels(LLM_AGENT, KG_TRIPLES.name).inc(len(triples))
+
+
+def register(app: Any, ctx: WorkerContext) -> None:
+    if not ctx.settings.extract.enabled:
+        return
+    stage = ExtractStage(ctx)
+    batch_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=stage.handle_fast)
+    if ctx.settings.extract.llm and llm_configured(ctx):
+        batch_agent(
+            app, ctx, name=LLM_AGENT, sources=[EXTRACT_PENDING.name], handler=stage.handle_llm
+        )
