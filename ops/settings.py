@@ -293,6 +293,8 @@ class ReportSettings(BaseModel):
     method: str = "tfr"  # retrieval method of both stages
     history_days: int = 400
     retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings)
+
+
 class OpsSettings(BaseModel):
     """Operations (issue 20): metrics probes and the embedded Prometheus."""
 
@@ -305,6 +307,8 @@ class OpsSettings(BaseModel):
     # an error when absent) or never (False)
     prometheus: bool | None = None
     prometheus_port: int = 0  # 0: a free port
+
+
 class ExtractSettings(BaseModel):
     """Knowledge extraction (kg/extract, docs/extraction.md)."""
 
