@@ -408,12 +408,18 @@ def stop_recorded(settings: Settings) -> list[str]:
 
 
 def spawn_worker(
-    settings: Settings, ep: Endpoints, data_dir: Path, *, log_level: str = "warning"
+    settings: Settings,
+    ep: Endpoints,
+    data_dir: Path,
+    *,
+    log_level: str = "warning",
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
     """A worker process on explicit endpoints (benchmarks, tests); returns (proc, web port).
 
     Unlike the supervisor's workers it carries the whole isolation context in its
     environment: topic prefix, consumer group, graph name, in-memory tables.
+    ``extra_env`` adds settings of its own (e.g. ``LIVEKG_SENTIMENT__CLASSIFIER``).
     """
     port = free_port()
     env = {
@@ -433,6 +439,7 @@ def spawn_worker(
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+        **(extra_env or {}),
     }
     data_dir.mkdir(parents=True, exist_ok=True)
     with open(data_dir / "worker.log", "ab") as log:

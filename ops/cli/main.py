@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "ops.cli.kg_cmds",
     "ops.cli.model_cmds",
     "ops.cli.sentiment_cmds",
+    "ops.cli.drill_cmds",
 ]
 
 
