@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
-from typing import Any
-
-from hypothesis import given
-from hypothesis import strategies as st
 
 from streams.batch import Inbound, decode_batch, map_batch
 from streams.codec import DecodeFailure, dead_letter, decode, encode
@@ -32,7 +28,7 @@ from streams.records import (
     Triple,
 )
 from streams.topics import CATALOG, RAW_DOC_TOPICS
-from tests.fuzz.hostile import FUZZ, dumps, hostile_for, raw_bytes
+from tests.fuzz.hostile import Provider, fuzz
 
 MAX_BYTES = 400_000
 T = datetime(2026, 11, 20, 8, tzinfo=UTC)
@@ -90,12 +86,12 @@ VALID: dict[type[Record], Record] = {
 TOPICS = sorted(CATALOG)
 
 
-def payloads(topic: str) -> st.SearchStrategy[bytes]:
-    base: dict[str, Any] = VALID[CATALOG[topic].record].model_dump(mode="json")
-    return st.one_of(raw_bytes, hostile_for(base).map(dumps))
+BASES = {t: VALID[CATALOG[t].record].model_dump(mode="json") for t in TOPICS}
 
 
-topic_and_payload = st.sampled_from(TOPICS).flatmap(lambda t: st.tuples(st.just(t), payloads(t)))
+def hostile_payload(p: Provider, topics: list[str]) -> tuple[str, bytes]:
+    topic = p.pick(topics)
+    return topic, p.payload(BASES[topic])
 
 
 def assert_publishable(record: Record) -> None:
@@ -114,10 +110,9 @@ def assert_dead_letter_publishable(topic: str, raw: bytes, failure: Exception) -
     return dead
 
 
-@FUZZ
-@given(topic_and_payload)
-def test_decode_ends_in_a_publishable_record_or_a_dead_letter(case: tuple[str, bytes]) -> None:
-    topic, raw = case
+@fuzz("streams.codec.decode")
+def test_decode_ends_in_a_publishable_record_or_a_dead_letter(p: Provider) -> None:
+    topic, raw = hostile_payload(p, TOPICS)
     model = CATALOG[topic].record
     try:
         record = decode(raw, model, max_bytes=MAX_BYTES)
@@ -128,15 +123,13 @@ def test_decode_ends_in_a_publishable_record_or_a_dead_letter(case: tuple[str, b
     assert_publishable(record)
 
 
-doc_topic_and_payload = st.sampled_from([t.name for t in RAW_DOC_TOPICS]).flatmap(
-    lambda t: st.tuples(st.just(t), payloads(t))
-)
+DOC_TOPICS = [t.name for t in RAW_DOC_TOPICS]
 
 
-@FUZZ
-@given(st.lists(doc_topic_and_payload, min_size=1, max_size=5))
-def test_normalize_batch_accounts_for_every_input(cases: list[tuple[str, bytes]]) -> None:
+@fuzz("streams.batch.decode_batch+map_batch")
+def test_normalize_batch_accounts_for_every_input(p: Provider) -> None:
     """decode_batch + map_batch(normalize): each input is one output or one dead letter."""
+    cases = [hostile_payload(p, DOC_TOPICS) for _ in range(1 + p.int(3))]
     items = [Inbound(topic=t, value=v, key=b"k", partition=0, offset=i)
              for i, (t, v) in enumerate(cases)]  # fmt: skip
     decoded = decode_batch(items, lambda t: CATALOG[t].record, max_bytes=MAX_BYTES, agent="fz")
