@@ -225,7 +225,9 @@ def graph_outage(stack: DrillStack, *, events_n: int = 3000, outage_s: float = 3
         return result
 
 
-def _api(sc: Scope) -> tuple[subprocess.Popen[bytes], str]:
+def api_process(
+    sc: Scope, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     """The HTTP API (social webhook) as a child process on this scope's broker."""
     port = free_port()
     env = {
@@ -235,6 +237,7 @@ def _api(sc: Scope) -> tuple[subprocess.Popen[bytes], str]:
         "LIVEKG_KAFKA__TOPIC_PREFIX": sc.settings.kafka.topic_prefix,
         "LIVEKG_GRAPH__FALKORDB_URL": sc.endpoints.falkordb_url or "",
         "LIVEKG_API__API_KEYS": orjson.dumps(sc.settings.api.api_keys).decode(),
+        **(extra_env or {}),
     }
     sc.data.mkdir(parents=True, exist_ok=True)
     with open(sc.data / "api.log", "ab") as log:
@@ -296,7 +299,7 @@ def broker_restart(
         news = events.news(events_n)
         payloads = events.posts(posts_n)
         worker = sc.start_worker(worker_env(sc))
-        _api_proc, url = _api(sc)
+        _api_proc, url = api_process(sc)
         feed = _feeder(sc, "raw.news", news, pause_s=0.2)
         hook = _webhook_client(url, payloads, key)
         wait(lambda: doc_count(sc) >= 1, "the first documents in the graph")

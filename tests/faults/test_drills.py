@@ -14,6 +14,7 @@ from ops.drill.result import DrillResult
 
 def assert_clean(r: DrillResult) -> None:
     detail = r.model_dump_json(indent=1)
+    print(f"DRILL {r.model_dump_json()}")  # the figures docs/reliability.md quotes (pytest -s)
     assert r.lost == 0, detail
     assert r.duplicated == 0, detail
     assert r.ok, detail
@@ -49,4 +50,5 @@ def test_connector_kill_mid_poll(drill_stack: DrillStack) -> None:
 
 def test_unwritable_data_dir(drill_stack: DrillStack) -> None:
     r = drills.unwritable_data_dir(drill_stack)
+    print(f"DRILL {r.model_dump_json()}")
     assert r.ok, r.model_dump_json(indent=1)

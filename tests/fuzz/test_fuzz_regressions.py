@@ -60,7 +60,7 @@ def test_edgar_submissions_of_another_shape_are_a_source_error() -> None:
 
     cfg = ConnectorSettings(max_attempts=1, backoff_initial_s=0.0)
     c = EdgarConnector(cfg, transport=httpx.MockTransport(handler))
-    with pytest.raises(SourceError, match="no filings.recent"):
+    with pytest.raises(SourceError, match=r"no filings\.recent"):
         asyncio.run(c.fetch("320193", None, {}))
 
 
