@@ -349,7 +349,10 @@ class EmbeddedRuntime:
         self.state.services.clear()
         self.state.supervisor_pid = None
         self.state.ready = False
-        self.save()
+        try:
+            self.save()
+        except OSError as exc:  # a full disk must not stop the stopping; the PIDs are gone
+            log.warning("could not record the stop in %s: %s", self.settings.state_file, exc)
 
 
 async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:

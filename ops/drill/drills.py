@@ -137,14 +137,16 @@ def account(
     )
 
 
-def _feeder(sc: Scope, topic: str, records: Sequence, pause_s: float = 0.0) -> threading.Thread:
+def _feeder(
+    sc: Scope, topic: str, records: Sequence, pause_s: float = 0.0, chunk: int = 500
+) -> threading.Thread:
     """A replay in progress: chunks of records produced from a thread."""
     errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            for start in range(0, len(records), 500):
-                sc.produce(topic, records[start : start + 500])
+            for start in range(0, len(records), chunk):
+                sc.produce(topic, records[start : start + chunk])
                 if pause_s:
                     time.sleep(pause_s)
         except BaseException as exc:  # reported by the drill, not swallowed
@@ -252,7 +254,9 @@ def api_process(
     return proc, url
 
 
-def _webhook_client(url: str, payloads: list[dict], key: str | None) -> threading.Thread:
+def _webhook_client(
+    url: str, payloads: list[dict], key: str | None, pause_s: float
+) -> threading.Thread:
     """A webhook caller that retries on 503 / connection errors, as the API asks it to."""
     state: dict = {"retries": 0, "errors": []}
     headers = {"X-API-Key": key} if key else {}
@@ -277,7 +281,7 @@ def _webhook_client(url: str, payloads: list[dict], key: str | None) -> threadin
                         return
                     state["retries"] += 1
                     time.sleep(0.5)
-                time.sleep(0.05)
+                time.sleep(pause_s)
 
     t = threading.Thread(target=run, name="drill-webhook", daemon=True)
     t.state = state  # type: ignore[attr-defined]
@@ -300,9 +304,13 @@ def broker_restart(
         payloads = events.posts(posts_n)
         worker = sc.start_worker(worker_env(sc))
         _api_proc, url = api_process(sc)
-        feed = _feeder(sc, "raw.news", news, pause_s=0.2)
-        hook = _webhook_client(url, payloads, key)
+        # both producers pace themselves over ~outage_s * 3 so the outage hits them mid-stream
+        span = outage_s * 3
+        feed = _feeder(sc, "raw.news", news, pause_s=span / (events_n / 100), chunk=100)
+        hook = _webhook_client(url, payloads, key, pause_s=span / (posts_n / 20))
         wait(lambda: doc_count(sc) >= 1, "the first documents in the graph")
+        if not (feed.is_alive() and hook.is_alive()):
+            raise RuntimeError("the producers finished before the outage; raise the sizes")
         stack.stop_service("broker")
         down_at = time.monotonic()
         time.sleep(outage_s)

@@ -51,12 +51,18 @@ def test_configured_secrets_never_reach_the_logs(drill_stack: DrillStack) -> Non
         wait(lambda: drills.doc_count(sc) >= 25, "documents from the webhook and the replay")
         cli = subprocess.run(
             [sys.executable, "-m", "ops.cli.main", "status", "--json"],
-            env={**os.environ, **env, "LIVEKG_DATA_DIR": str(sc.data),
-                 "LIVEKG_KAFKA__BOOTSTRAP_SERVERS": sc.bootstrap,
-                 "LIVEKG_GRAPH__FALKORDB_URL": sc.endpoints.falkordb_url or "",
-                 "LIVEKG_API__API_KEYS": f'["{secrets["api key"]}"]'},  # fmt: skip
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            env={
+                **os.environ,
+                **env,
+                "LIVEKG_DATA_DIR": str(sc.data),
+                "LIVEKG_KAFKA__BOOTSTRAP_SERVERS": sc.bootstrap,
+                "LIVEKG_GRAPH__FALKORDB_URL": sc.endpoints.falkordb_url or "",
+                "LIVEKG_API__API_KEYS": f'["{secrets["api key"]}"]',
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         outputs += [cli.stdout, cli.stderr]
     logs = [p for p in Path(drill_stack.settings.data_dir).rglob("*.log") if p.is_file()]
     assert any(p.name == "worker.log" and p.stat().st_size > 0 for p in logs), logs
