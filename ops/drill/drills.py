@@ -420,7 +420,8 @@ def _up_fails_cleanly(data: Path, sc: Scope, what: str) -> tuple[bool, list[str]
     )  # fmt: skip
     elapsed = time.monotonic() - started
     out = (proc.stdout + proc.stderr).strip()
-    last = out.splitlines()[-1][:300] if out else ""
+    lines = out.splitlines()
+    last = next((ln for ln in lines if ln.startswith("error:")), lines[-1] if lines else "")[:300]
     notes = [f"{what}: exit {proc.returncode}: {last}"]
     ok = proc.returncode not in (0, None) and "Traceback" not in out and str(data) in out
     orphans = _procs_mentioning(str(data))
