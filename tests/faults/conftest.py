@@ -17,7 +17,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.faults)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def drill_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrillStack]:
     stack = DrillStack(tmp_path_factory.mktemp("drills"))
     stack.start()
