@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from streams.records import RawNews, RawSocialPost
+from streams.records import RawNews
 
 BASE = datetime(2026, 3, 2, 9, tzinfo=UTC)
 GOOD = ["surges to a record high after strong earnings", "beats estimates and raises guidance",
@@ -60,6 +60,3 @@ def post_ids(payloads: list[dict[str, object]]) -> list[str]:
     from connectors.social import PostIn, to_record
 
     return [to_record(PostIn.model_validate(p)).id for p in payloads]
-
-
-__all__ = ["RawSocialPost", "news", "post_ids", "posts"]
