@@ -54,9 +54,3 @@ def posts(n: int, *, start: int = 0) -> list[dict[str, object]]:
         }
         for i in range(start, start + n)
     ]
-
-
-def post_ids(payloads: list[dict[str, object]]) -> list[str]:
-    from connectors.social import PostIn, to_record
-
-    return [to_record(PostIn.model_validate(p)).id for p in payloads]
