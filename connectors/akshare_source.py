@@ -182,10 +182,10 @@ def to_date(value: Any) -> date | None:
     if isinstance(value, date):
         return value
     s = str(value).strip()
-    if "年" in s:
-        m = _MONTH.match(s)
-        return date(int(m.group(1)), int(m.group(2)), 1) if m else None
     try:
+        if "年" in s:
+            m = _MONTH.match(s)
+            return date(int(m.group(1)), int(m.group(2)), 1) if m else None  # 2024年13月: None
         return date.fromisoformat(s[:10])
     except ValueError:
         return None
@@ -194,7 +194,7 @@ def to_date(value: Any) -> date | None:
 def _number(value: Any) -> float | None:
     try:
         f = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # 10**400 is no number we can store
         return None
     return None if math.isnan(f) or math.isinf(f) else f
 
@@ -409,4 +409,7 @@ def _beijing(value: Any) -> datetime | None:
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=SHANGHAI)
-    return dt.astimezone(UTC)
+    try:
+        return dt.astimezone(UTC)
+    except OverflowError:  # 0001-01-01 00:00 in Beijing is before year 1 in UTC
+        return None

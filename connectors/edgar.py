@@ -108,7 +108,8 @@ class EdgarConnector:
 
         def parse_subs(resp: httpx.Response) -> tuple[str, list[dict[str, str]]]:
             doc = _json(resp)
-            recent = (doc.get("filings") or {}).get("recent")
+            filings = doc.get("filings") if isinstance(doc, dict) else None
+            recent = filings.get("recent") if isinstance(filings, dict) else None
             if not isinstance(recent, dict):
                 raise SchemaDriftError("submissions JSON has no filings.recent")
             require_columns(recent, RECENT_FIELDS, f"EDGAR submissions CIK{cik:010d}")

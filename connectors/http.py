@@ -34,6 +34,14 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
 
 
+# What a parser raises on a body it cannot use: JSON/XML errors, a cut-off body, or a
+# value of another shape than documented (a string where an object was expected...).
+PARSE_ERRORS = (
+    ValueError, KeyError, TypeError, SyntaxError, AttributeError, IndexError,
+    ArithmeticError, RecursionError,
+)  # fmt: skip
+
+
 class HttpSource:
     """``get`` returns a parsed body or raises a :class:`SourceError` after retries."""
 
@@ -121,7 +129,7 @@ class HttpSource:
                 return resp, parse(resp)
             except SourceError:
                 raise
-            except (ValueError, KeyError, TypeError, SyntaxError) as exc:  # bad JSON/XML, cut-off
+            except PARSE_ERRORS as exc:  # bad JSON/XML, cut-off, or a body of another shape
                 raise RetryableSourceError(f"unparsable body from {url}: {exc!r}") from exc
 
         return await with_retries(once, policy=self.policy, source=self.source, what=f"GET {url}")

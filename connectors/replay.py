@@ -57,10 +57,35 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, bytes]]:
                 yield lineno, line
 
 
-def read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows as dicts; empty cells dropped, JSON-looking cells ([..] or {..}) decoded."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        for lineno, row in enumerate(csv.DictReader(fh), 2):
+class BadRow(str):
+    """A row that could not be read at all (the reason); it is rejected, its file goes on."""
+
+
+def _surrogates(text: str) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+    """Rows as dicts; empty cells dropped, JSON-looking cells ([..] or {..}) decoded.
+
+    A row with bytes that are not UTF-8, or one the csv module cannot split, becomes a
+    ``BadRow`` with the reason instead of ending the whole file.
+    """
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as fh:
+        reader = csv.DictReader(fh)
+        lineno = 1
+        while True:
+            lineno += 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield lineno, BadRow(f"unreadable CSV row: {exc}")
+                continue
+            if any(isinstance(v, str) and _surrogates(v) for v in (*row.keys(), *row.values())):
+                yield lineno, BadRow("row is not valid UTF-8")
+                continue
             out: dict[str, Any] = {}
             for k, v in row.items():
                 if k is None or v is None or v == "":
@@ -75,7 +100,7 @@ def read_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, out
 
 
-def read_rows(path: Path) -> Iterator[tuple[int, bytes | dict[str, Any]]]:
+def read_rows(path: Path) -> Iterator[tuple[int, bytes | dict[str, Any] | BadRow]]:
     """JSONL lines (bytes) or CSV rows (dicts), chosen by the file suffix."""
     if path.suffix.lower() == ".csv":
         yield from read_csv(path)
@@ -83,7 +108,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, bytes | dict[str, Any]]]:
         yield from read_jsonl(path)
 
 
-def validate_row(model: type[Record], row: bytes | dict[str, Any]) -> Record:
+def validate_row(model: type[Record], row: bytes | dict[str, Any] | BadRow) -> Record:
+    if isinstance(row, BadRow):
+        raise ValueError(str(row))
     if isinstance(row, bytes):
         return model.model_validate_json(row)
     return model.model_validate(row)
@@ -110,7 +137,7 @@ def _encode(record: Record) -> Encoded:
 
 
 def encode_chunk(
-    job: tuple[str, str, list[tuple[int, bytes | dict[str, Any]]]],
+    job: tuple[str, str, list[tuple[int, bytes | dict[str, Any] | BadRow]]],
 ) -> tuple[list[Encoded], list[str]]:
     """Validate and serialize one chunk of rows (runs in a worker process for big files)."""
     topic, fname, rows = job
@@ -127,9 +154,9 @@ def encode_chunk(
 
 
 def _chunks(
-    rows: Iterable[tuple[int, bytes | dict[str, Any]]], size: int
-) -> Iterator[list[tuple[int, bytes | dict[str, Any]]]]:
-    chunk: list[tuple[int, bytes | dict[str, Any]]] = []
+    rows: Iterable[tuple[int, bytes | dict[str, Any] | BadRow]], size: int
+) -> Iterator[list[tuple[int, bytes | dict[str, Any] | BadRow]]]:
+    chunk: list[tuple[int, bytes | dict[str, Any] | BadRow]] = []
     for row in rows:
         chunk.append(row)
         if len(chunk) >= size:
@@ -290,7 +317,8 @@ class FileConnector:
             if not isinstance(data, dict):
                 batch.rows += 1
                 batch.rejected += 1
-                batch.errors.append(f"{stream}:{lineno}: not a JSON object")
+                why = str(data) if isinstance(data, BadRow) else "not a JSON object"
+                batch.errors.append(f"{stream}:{lineno}: {why}")
                 continue
             batch.add(topic, f"{lineno:012d}", model, data)
         return batch

@@ -28,7 +28,7 @@ from connectors.http import HttpSource
 from connectors.text import cashtags
 from ops.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
 from ops.settings import ConnectorSettings, Settings
-from streams.records import RawSocialPost, stable_id, utcnow
+from streams.records import MAX_TEXT_CHARS, Id, Name, RawSocialPost, stable_id, utcnow
 
 MAX_POSTS_PER_REQUEST = 1000
 
@@ -36,14 +36,14 @@ MAX_POSTS_PER_REQUEST = 1000
 class PostIn(BaseModel):
     """What a webhook caller sends (tweet-like; extra fields are ignored)."""
 
-    id: str | None = None
-    source: str = "webhook"
+    id: str | None = Field(default=None, max_length=200)
+    source: Name = "webhook"  # the record's own constraints, so the API schema states them
     author: str = ""
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     url: str = ""
     lang: str | None = None
     created_at: datetime | None = None
-    entities: list[str] = Field(default_factory=list)
+    entities: list[Id] = Field(default_factory=list, max_length=200)
 
 
 class IngestResult(BaseModel):

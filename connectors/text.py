@@ -21,23 +21,27 @@ def cashtags(text: str) -> list[str]:
 
 
 def parse_time(value: object) -> datetime | None:
-    """ISO 8601, RFC 822 (RSS) or epoch seconds -> aware UTC; None if unparsable."""
+    """ISO 8601, RFC 822 (RSS) or epoch seconds -> aware UTC; None if unparsable.
+
+    Out-of-range input (epoch 1e20, NaN, year 1 with a positive offset) is unparsable
+    too: a source's bad date must not raise out of a connector's poll.
+    """
     if value is None or value == "":
         return None
-    if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, int | float):
-        dt = datetime.fromtimestamp(float(value), UTC)
-    else:
-        s = str(value).strip()
-        try:
-            dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
-        except ValueError:
+    try:
+        if isinstance(value, datetime):
+            dt = value
+        elif isinstance(value, int | float):
+            dt = datetime.fromtimestamp(float(value), UTC)
+        else:
+            s = str(value).strip()
             try:
+                dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+            except ValueError:
                 dt = parsedate_to_datetime(s)
-            except (TypeError, ValueError):
-                return None
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+        return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
 @dataclass

@@ -390,7 +390,10 @@ class EmbeddedRuntime:
         self.state.services.clear()
         self.state.supervisor_pid = None
         self.state.ready = False
-        self.save()
+        try:
+            self.save()
+        except OSError as exc:  # a full disk must not stop the stopping; the PIDs are gone
+            log.warning("could not record the stop in %s: %s", self.settings.state_file, exc)
 
 
 async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
@@ -459,12 +462,18 @@ def stop_recorded(settings: Settings) -> list[str]:
 
 
 def spawn_worker(
-    settings: Settings, ep: Endpoints, data_dir: Path, *, log_level: str = "warning"
+    settings: Settings,
+    ep: Endpoints,
+    data_dir: Path,
+    *,
+    log_level: str = "warning",
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
     """A worker process on explicit endpoints (benchmarks, tests); returns (proc, web port).
 
     Unlike the supervisor's workers it carries the whole isolation context in its
     environment: topic prefix, consumer group, graph name, in-memory tables.
+    ``extra_env`` adds settings of its own (e.g. ``LIVEKG_SENTIMENT__CLASSIFIER``).
     """
     port = free_port()
     env = {
@@ -493,6 +502,7 @@ def spawn_worker(
         "LIVEKG_LOG_LEVEL": log_level,
         "PYTHONUNBUFFERED": "1",
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+        **(extra_env or {}),
     }
     data_dir.mkdir(parents=True, exist_ok=True)
     with open(data_dir / "worker.log", "ab") as log:

@@ -16,6 +16,7 @@ restarted after a crash take its partitions back at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter, defaultdict
@@ -24,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from ops import metrics
@@ -189,11 +190,19 @@ def _wait_for_data(
                 if fut.result(timeout=5.0).offset > next_offsets[tp]:
                     return True
         return False
+    except (KafkaException, TimeoutError) as exc:
+        # The broker is unreachable (restarting?): this pause is an optimisation, so say
+        # "no data yet" and let consume(), which reconnects, carry on (found by the
+        # broker-restart drill: this exception used to crash the whole worker).
+        log.debug("lane idle wait: broker unavailable: %s", exc)
+        time.sleep(poll_s)
+        return False
     finally:
         consumer.resume(assignment)
         # A request wakes librdkafka's broker thread, which otherwise may sleep up to a
         # second with every partition paused before it acts on the resume.
-        consumer.get_watermark_offsets(assignment[0], timeout=2.0, cached=False)
+        with contextlib.suppress(KafkaException):
+            consumer.get_watermark_offsets(assignment[0], timeout=2.0, cached=False)
 
 
 def _next_offsets(

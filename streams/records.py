@@ -40,7 +40,10 @@ def _aware_utc(value: datetime) -> datetime:
         return value.replace(tzinfo=UTC)
     if not offset:
         return value  # already UTC (e.g. "...Z"): skip the conversion on the hot path
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC: invalid, not a crash
+        raise ValueError(f"{value.isoformat()} is out of range once converted to UTC") from None
 
 
 def to_epoch_ms(value: datetime) -> int:

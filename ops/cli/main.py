@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "ops.cli.report_cmds",
     "ops.cli.bench_all",
     "ops.cli.extract_cmds",
+    "ops.cli.drill_cmds",
 ]
 
 

@@ -91,6 +91,9 @@ def up(
     except LivekgError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from None
+    except OSError as exc:  # full disk, read-only or missing data directory: say so, stop clean
+        typer.echo(f"error: cannot write the data directory {runtime.data_dir}: {exc}", err=True)
+        raise typer.Exit(1) from None
     finally:
         console.print("stopping livekg...")
         runtime.stop_all()

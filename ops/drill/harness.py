@@ -1,0 +1,245 @@
+"""A private embedded stack that drills may break: broker and graph on fixed ports (so a
+restarted service comes back at the same address), workers and connectors as real child
+processes, and readers that look at topics, consumer groups and the graph by id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kg.errors import ServiceUnavailable
+from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
+from ops.runtime_state import Endpoints
+from ops.settings import Settings
+from streams.admin import create_topics
+from streams.records import Record
+
+WAIT_S = 300.0  # generous: drills run real processes on shared cores
+
+
+def wait(
+    check: Callable[[], bool], what: str, timeout: float = WAIT_S, every: float = 0.25
+) -> float:
+    """Poll ``check`` until true; return the seconds it took. Errors count as not yet."""
+    started = time.monotonic()
+    last: Exception | None = None
+    while time.monotonic() - started < timeout:
+        try:
+            if check():
+                return time.monotonic() - started
+        except Exception as exc:  # a service being restarted fails its probes for a while
+            last = exc
+        time.sleep(every)
+    raise TimeoutError(f"drill: timed out after {timeout:.0f}s waiting for {what} (last: {last})")
+
+
+@dataclass
+class Scope:
+    """One drill's isolation on the shared drill stack: topic prefix, groups, graph."""
+
+    settings: Settings
+    endpoints: Endpoints
+    data: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.endpoints.kafka_bootstrap
+
+    def topic(self, logical: str) -> str:
+        return self.settings.kafka.topic_prefix + logical
+
+    # -- processes ---------------------------------------------------------------------
+    def start_worker(self, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        proc, _port = spawn_worker(
+            self.settings, self.endpoints, self.data / "worker", extra_env=extra_env
+        )
+        self.procs.append(proc)
+        return proc
+
+    def kill(self, proc: subprocess.Popen[bytes]) -> None:
+        """SIGKILL: no shutdown handler, no commit, no flush."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            stop_pid(proc.pid)
+        self.procs.clear()
+
+    # -- producing ---------------------------------------------------------------------
+    def produce(self, logical: str, records: Sequence[Record], *, chunk: int = 2000) -> None:
+        prod = Producer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "message.timeout.ms": 300_000,
+            }
+        )
+        topic = self.topic(logical)
+        for start in range(0, len(records), chunk):
+            for r in records[start : start + chunk]:
+                while True:
+                    try:
+                        prod.produce(
+                            topic, key=r.key().encode(), value=r.__pydantic_serializer__.to_json(r)
+                        )
+                        break
+                    except BufferError:
+                        prod.poll(0.05)
+            prod.poll(0)
+        if prod.flush(300) != 0:
+            raise ServiceUnavailable(f"drill producer could not deliver to {topic}")
+
+    # -- reading -----------------------------------------------------------------------
+    def read(self, logical: str) -> list[tuple[int, int, bytes]]:
+        """Every record of a topic up to its current end: (partition, offset, value)."""
+        topic = self.topic(logical)
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"drill-read-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        try:
+            parts = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+            ends = {}
+            for p in parts:
+                lo, hi = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+                if hi > lo:
+                    ends[p] = hi
+            out: list[tuple[int, int, bytes]] = []
+            if not ends:
+                return out
+            consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+            done: set[int] = set()
+            deadline = time.monotonic() + 120
+            while len(done) < len(ends) and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is None or msg.error():
+                    continue
+                p, off = msg.partition(), msg.offset()
+                if off < ends[p]:
+                    out.append((p, off, msg.value()))
+                if off >= ends[p] - 1:
+                    done.add(p)
+            if len(done) < len(ends):
+                raise TimeoutError(f"drill: could not read {topic} to its end")
+            return sorted(out)
+        finally:
+            consumer.close()
+
+    def caught_up(self, group: str, logicals: Sequence[str]) -> bool:
+        """True when ``group`` committed every partition of ``logicals`` up to its end."""
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group,
+                             "enable.auto.commit": False})  # fmt: skip
+        try:
+            tps = []
+            for logical in logicals:
+                topic = self.topic(logical)
+                meta = consumer.list_topics(topic, timeout=10).topics[topic]
+                tps += [TopicPartition(topic, p) for p in meta.partitions]
+            for tp in consumer.committed(tps, timeout=10):
+                lo, hi = consumer.get_watermark_offsets(
+                    TopicPartition(tp.topic, tp.partition), timeout=10
+                )
+                if hi > lo and tp.offset < hi:
+                    return False
+            return True
+        finally:
+            consumer.close()
+
+    def graph(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        from kg.store import open_store
+
+        async def run() -> list[dict[str, Any]]:
+            store = open_store(self.settings, self.endpoints.falkordb_url)
+            try:
+                return await store.query(cypher, params or {})
+            finally:
+                await store.close()
+
+        return asyncio.run(run())
+
+
+class DrillStack:
+    """Broker + graph for drills, in ``data_dir``, on ports fixed for the stack's life."""
+
+    def __init__(self, data_dir: Path, base: Settings | None = None) -> None:
+        base = base or Settings()
+        self.settings = base.with_overrides(
+            data_dir=data_dir,
+            kafka={"bootstrap_servers": "", "embedded_port": free_port(), "topic_prefix": ""},
+            graph={"backend": "falkordb", "falkordb_url": "", "embedded_port": free_port()},
+        )
+        self.runtime = EmbeddedRuntime(self.settings)
+        self.endpoints: Endpoints | None = None
+
+    def start(self) -> Endpoints:
+        self.endpoints = self.runtime.start_infra(llm=False)
+        return self.endpoints
+
+    def stop(self) -> None:
+        self.runtime.stop_all()
+
+    # -- faults ------------------------------------------------------------------------
+    def stop_service(self, name: str) -> None:
+        """Stop the broker or graph process (SIGTERM, then SIGKILL)."""
+        svc = self.runtime.state.services.pop(name)
+        stop_pid(svc.pid)
+        proc = self.runtime._procs.pop(name, None)
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                proc.wait(5)
+
+    def start_service(self, name: str) -> None:
+        """Start it again on the same port with the same data directory."""
+        start = {"broker": self.runtime.start_broker, "graph": self.runtime.start_graph}[name]
+        wait(lambda: bool(start()), f"{name} to restart", timeout=120, every=1.0)
+
+    @contextlib.contextmanager
+    def scope(self, name: str, **overrides: Any) -> Iterator[Scope]:
+        """Settings for one drill: own topics, consumer groups and graph; processes stopped
+        at the end."""
+        assert self.endpoints is not None, "start() the stack first"
+        tag = f"{name.replace('_', '')[:8]}{uuid.uuid4().hex[:6]}"
+        changes: dict[str, Any] = {
+            "kafka": {
+                "bootstrap_servers": self.endpoints.kafka_bootstrap,
+                "topic_prefix": f"{tag}.",
+                "consumer_group": f"g{tag}",
+                "topic_partitions": 2,
+            },
+            "graph": {"falkordb_url": self.endpoints.falkordb_url, "graph_name": f"g{tag}"},
+            "streams": {"store": "memory://"},
+        }
+        for key, value in overrides.items():
+            if isinstance(value, dict) and isinstance(changes.get(key), dict):
+                changes[key] = {**changes[key], **value}
+            else:
+                changes[key] = value
+        settings = self.settings.with_overrides(
+            data_dir=Path(self.settings.data_dir) / "drills" / tag, **changes
+        )
+        create_topics(self.endpoints.kafka_bootstrap, partitions=2, prefix=f"{tag}.")
+        scope = Scope(settings=settings, endpoints=self.endpoints, data=Path(settings.data_dir))
+        try:
+            yield scope
+        finally:
+            scope.stop_all()

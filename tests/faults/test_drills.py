@@ -1,0 +1,63 @@
+"""The fault drills at CI size: real worker, broker, graph, API and connector processes.
+
+Each drill sends a known set of records, injects its fault and checks the graph and the
+output topics by id: lost = 0 and duplicated = 0 (at-least-once delivery, effects once).
+``livekg drill`` runs the same functions at full size.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ops.drill import drills
+from ops.drill.harness import DrillStack
+from ops.drill.result import DrillResult
+
+
+def assert_clean(r: DrillResult) -> None:
+    detail = r.model_dump_json(indent=1)
+    print(f"DRILL {r.model_dump_json()}")  # the figures docs/reliability.md quotes (pytest -s)
+    assert r.lost == 0, detail
+    assert r.duplicated == 0, detail
+    assert r.ok, detail
+    for name, out in r.outputs.items():
+        assert out.expected > 0 and out.missing == 0 and out.unexpected == 0, (name, detail)
+
+
+def test_worker_kill_mid_batch(drill_stack: DrillStack) -> None:
+    r = drills.worker_kill(drill_stack, events_n=5000)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 5000
+    assert set(r.outputs) == {"docs.clean", "sentiment.scored", "alerts.sentiment"}
+
+
+def test_graph_outage(drill_stack: DrillStack) -> None:
+    r = drills.graph_outage(drill_stack, events_n=2000, outage_s=8.0)
+    assert_clean(r)
+    assert r.in_graph == r.sent
+    assert not any("dead letters" in n for n in r.notes)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.xfail(
+    strict=False,
+    reason="open defect (intermittent): after a broker restart the worker's idempotent "
+    "producer can hit a fatal OUT_OF_ORDER_SEQUENCE_NUMBER and streams.publisher.Publisher "
+    "does not replace it, so the lane retries forever; see docs/reliability.md",
+)
+def test_broker_restart(drill_stack: DrillStack) -> None:
+    r = drills.broker_restart(drill_stack, events_n=2000, posts_n=300, outage_s=5.0)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 2300
+
+
+def test_connector_kill_mid_poll(drill_stack: DrillStack) -> None:
+    r = drills.connector_kill(drill_stack, events_n=6000, rate=3000.0)
+    assert_clean(r)
+    assert r.outputs["raw.news"].distinct == r.outputs["raw.news"].copies == 6000
+
+
+def test_unwritable_data_dir(drill_stack: DrillStack) -> None:
+    r = drills.unwritable_data_dir(drill_stack)
+    print(f"DRILL {r.model_dump_json()}")
+    assert r.ok, r.model_dump_json(indent=1)
