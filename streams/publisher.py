@@ -4,6 +4,11 @@ faust's own ``Topic.send`` cost ~1.5 ms per record here (a round of its producer
 per batch), while librdkafka batches in C. ``send_many`` returns only when the broker
 acknowledged every record, so an agent finishes a batch (and faust commits its input
 offsets) only after its outputs are durable: at-least-once end to end.
+
+An idempotent producer can fail *fatally* (e.g. ``OUT_OF_ORDER_SEQUENCE_NUMBER`` after a
+broker lost its sequence state on restart); librdkafka then refuses every later send.
+The publisher replaces such a producer with a new one (a new producer id) and reports the
+batch as undelivered, so the agent retries it: at-least-once, nothing lost.
 """
 
 from __future__ import annotations
@@ -12,22 +17,24 @@ import asyncio
 import threading
 from collections.abc import Sequence
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from kg.errors import ServiceUnavailable
 
 
 class Publisher:
     def __init__(self, bootstrap: str, *, linger_ms: int = 2) -> None:
-        self._producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "enable.idempotence": True,
-                "linger.ms": linger_ms,
-                "queue.buffering.max.messages": 500_000,
-                "message.timeout.ms": 120_000,
-            }
-        )
+        self._config = {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "linger.ms": linger_ms,
+            "queue.buffering.max.messages": 500_000,
+            "message.timeout.ms": 120_000,
+            "error_cb": self._on_error,
+        }
+        self._fatal: str | None = None
+        self.replaced = 0  # producers replaced after a fatal error
+        self._producer = Producer(self._config)
         self._running = True
         self._thread = threading.Thread(target=self._poll, name="publisher-poll", daemon=True)
         self._thread.start()
@@ -36,10 +43,25 @@ class Publisher:
         while self._running:
             self._producer.poll(0.05)
 
+    def _on_error(self, err: KafkaError) -> None:
+        if err.fatal():
+            self._fatal = str(err)
+
+    def _replace_if_fatal(self) -> None:
+        """A fatally failed producer never recovers: swap in a fresh one (new producer id).
+        Its undelivered records were reported failed, so their batch is retried."""
+        if self._fatal is None:
+            return
+        old, self._producer = self._producer, Producer(self._config)
+        self._fatal = None
+        self.replaced += 1
+        old.purge()  # drop what the dead producer still holds; the batch is re-sent
+
     async def send_many(self, topic: str, items: Sequence[tuple[bytes | None, bytes]]) -> None:
         """Produce ``(key, value)`` pairs to ``topic``; raise if any is not delivered."""
         if not items:
             return
+        self._replace_if_fatal()
         loop = asyncio.get_running_loop()
         done: asyncio.Future[list[str]] = loop.create_future()
         pending = [len(items)]
@@ -63,8 +85,19 @@ class Publisher:
                 except BufferError:
                     await asyncio.sleep(0.005)  # local queue full: let the poller drain it
                 except KafkaException as exc:
+                    error = exc.args[0] if exc.args else None
+                    if isinstance(error, KafkaError) and error.fatal():
+                        self._fatal = str(error)
                     raise ServiceUnavailable(f"cannot produce to {topic}: {exc}") from exc
-        failed = await done
+        while True:  # a fatal producer may never report the rest: do not wait forever
+            try:
+                failed = await asyncio.wait_for(asyncio.shield(done), timeout=1.0)
+                break
+            except TimeoutError:
+                if self._fatal is not None:
+                    raise ServiceUnavailable(
+                        f"producer failed fatally while sending to {topic}: {self._fatal}"
+                    ) from None
         if failed:
             raise ServiceUnavailable(f"{len(failed)} records to {topic} not delivered: {failed[0]}")
 

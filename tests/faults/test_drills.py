@@ -39,12 +39,6 @@ def test_graph_outage(drill_stack: DrillStack) -> None:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=False,
-    reason="open defect (intermittent): after a broker restart the worker's idempotent "
-    "producer can hit a fatal OUT_OF_ORDER_SEQUENCE_NUMBER and streams.publisher.Publisher "
-    "does not replace it, so the lane retries forever; see docs/reliability.md",
-)
 def test_broker_restart(drill_stack: DrillStack) -> None:
     r = drills.broker_restart(drill_stack, events_n=2000, posts_n=300, outage_s=5.0)
     assert_clean(r)
