@@ -44,6 +44,13 @@ log = logging.getLogger(__name__)
 
 MAX_REVISED_CHARS = 2000
 MAX_EXECUTED = 4  # candidates tried before giving up on the heuristic path
+# The graph's data clock: the latest indicator observation. Relative times ("today",
+# "last week", "最近一周") count back from it when it is earlier than the wall clock, so a
+# replayed or backfilled day answers like a live one (on a live stream the two agree).
+DATA_CLOCK_CYPHER = (
+    "MATCH (i:Indicator) WHERE i.last_observed_at IS NOT NULL RETURN max(i.last_observed_at) AS ms"
+)
+DATA_CLOCK_TTL_S = 30.0
 LEXICON_LIMIT = 200_000
 
 
@@ -156,6 +163,7 @@ class CypherQA:
         self.hybrid = hybrid
         self.timeout_s = timeout_s
         self.row_limit = row_limit
+        self._clock: tuple[float, datetime | None] | None = None  # (read at, data time)
 
     @staticmethod
     async def load_lexicon(store: GraphStore, tokenizer: Tokenizer | None = None) -> Lexicon:
@@ -172,10 +180,27 @@ class CypherQA:
         self.lexicon = await self.load_lexicon(self.store, self.lexicon.tokenizer)
         self.synth = Synthesizer(self.lexicon)
 
+    async def data_now(self) -> datetime:
+        """ "Now" for relative times: the wall clock, or the graph's latest indicator
+        observation when that is older (a replayed day, a stalled feed)."""
+        wall = datetime.now(UTC)
+        if self._clock is None or time.monotonic() - self._clock[0] > DATA_CLOCK_TTL_S:
+            data: datetime | None = None
+            try:
+                rows = await self.store.query(DATA_CLOCK_CYPHER)
+                ms = rows[0].get("ms") if rows else None
+                if isinstance(ms, int | float):
+                    data = datetime.fromtimestamp(ms / 1000, UTC)
+            except LivekgError as exc:
+                log.info("data clock unavailable: %s", exc)
+            self._clock = (time.monotonic(), data)
+        data = self._clock[1]
+        return min(wall, data) if data is not None else wall
+
     async def ask(
         self, question: str, *, revise: bool | None = None, now: datetime | None = None
     ) -> AskResult:
-        now = now or datetime.now(UTC)
+        now = now or await self.data_now()
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
 

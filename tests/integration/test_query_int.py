@@ -347,3 +347,13 @@ async def test_livekg_ask_json(iso, graph: GraphStore, monkeypatch) -> None:  # 
             assert body["method"] == "cypher"
             assert [{"id": r["id"]} for r in body["rows"]] == expected
     assert await counts(graph) == before
+
+
+async def test_relative_times_count_back_from_the_data_clock(qa: CypherQA) -> None:
+    """The fixture's observations end before today's wall clock: "now" is their last day."""
+    now = await qa.data_now()
+    assert now < datetime.now(UTC)
+    assert now.date() <= NOW.date()
+    # the suite asks this one with now=2026-11-21; without it, the data clock stands in
+    rows = (await qa.ask("What was the maximum DR007 last week?")).rows
+    assert rows == [{"value": 1.5068}], rows
