@@ -11,21 +11,11 @@ from typing import Annotated, Any
 import typer
 
 from ops.cli.groups import app, bench_app, eval_app
+from ops.cli.model_cmds import running_llm
 from ops.cli.output import emit_json
 from ops.settings import Settings
 
 ModeOpt = Annotated[str, typer.Option("--mode", help="fast | single | multi | reflection")]
-
-
-def _running_llm(settings: Settings) -> str | None:
-    from ops.runtime_state import read_state, running_service
-
-    if settings.llm.base_url:
-        return settings.llm.base_url
-    state = read_state(settings.state_file)
-    if state is not None and running_service(state, "llm") and state.llm_base_url:
-        return state.llm_base_url
-    return None
 
 
 def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
@@ -36,7 +26,7 @@ def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
     if Mode(mode) != Mode.FAST and settings.extract.llm:
         from kg.llm import make_llm_client
 
-        client = make_llm_client(settings, base_url or _running_llm(settings))
+        client = make_llm_client(settings, base_url or running_llm(settings))
     cfg = settings.extract
     return Extractor(
         client=client,

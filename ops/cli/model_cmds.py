@@ -12,7 +12,7 @@ from ops.cli.output import emit_json
 from ops.settings import Settings
 
 
-def _running_llm(settings: Settings) -> str | None:
+def running_llm(settings: Settings) -> str | None:
     """The configured endpoint, else the embedded server a running ``livekg up`` started."""
     from ops.runtime_state import read_state, running_service
 
@@ -40,7 +40,7 @@ def llm_chat(
     from kg.prompts import chat
 
     settings = Settings()
-    url = base_url or _running_llm(settings)
+    url = base_url or running_llm(settings)
 
     async def go() -> dict[str, object]:
         llm = make_llm_client(settings, url, max_concurrency=1)

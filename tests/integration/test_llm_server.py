@@ -14,11 +14,9 @@ The model's answers are nonsense; the tests check validity and the code paths.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import httpx
@@ -32,9 +30,8 @@ from starlette.routing import Route
 
 from kg.llm import InProcessLLM, OpenAICompatLLM, json_schema_for
 from kg.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
-from kg.llm_runtime import server_command
 from kg.prompts import chat
-from ops.runtime import EmbeddedRuntime, free_port, http_ready, stop_pid, wait_until
+from ops.runtime import EmbeddedRuntime, free_port
 from ops.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -73,32 +70,6 @@ class NeverValid(Verdict):
 def _client(base_url: str, **kw: Any) -> OpenAICompatLLM:
     kw = {"timeout_s": TIMEOUT_S, "max_retries": 2, "backoff_s": 0.1, **kw}
     return OpenAICompatLLM(base_url, model=MODEL, **kw)
-
-
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    settings = Settings(llm={"model": MODEL, "n_threads": 1, "n_ctx": 2048})
-    log = tmp_path_factory.mktemp("llm") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            server_command(settings, port, replicas=1),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-
-        def ready() -> bool:
-            if proc.poll() is not None:
-                raise RuntimeError(Path(log).read_text()[-2000:])
-            return http_ready(f"{base}/models")
-
-        wait_until(ready, "llama_cpp.server", timeout=120)
-        yield base
-    finally:
-        stop_pid(proc.pid)
 
 
 # -- llama_cpp.server -------------------------------------------------------------------------
