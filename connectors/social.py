@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import httpx
+from confluent_kafka import KafkaError, KafkaException, Producer
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field, ValidationError
 
@@ -73,30 +74,48 @@ class SocialSink:
     """Produces validated posts and waits for the broker's acknowledgement."""
 
     def __init__(self, bootstrap: str, prefix: str = "") -> None:
-        from connectors.replay import producer
-
         self.topic = prefix + "raw.social"
-        self.producer = producer(bootstrap, **{"linger.ms": 1})
+        self._bootstrap = bootstrap
+        self.producer = self._new_producer()
+        self.replaced = 0  # producers replaced after a fatal error
         self._lock = threading.Lock()
 
+    def _new_producer(self) -> Producer:
+        from connectors.replay import producer
+
+        return producer(self._bootstrap, **{"linger.ms": 1})
+
     def _send(self, records: list[RawSocialPost]) -> None:
-        failures: list[str] = []
+        failures: list[KafkaError] = []
 
         def on_delivery(err: Any, _msg: Any) -> None:
             if err is not None:
-                failures.append(str(err))
+                failures.append(err)
 
         with self._lock:  # one flush at a time: a flush waits for every queued message
-            for r in records:
-                self.producer.produce(
-                    self.topic,
-                    key=r.key().encode(),
-                    value=r.__pydantic_serializer__.to_json(r),
-                    on_delivery=on_delivery,
-                )
-            remaining = self.producer.flush(30)
+            try:
+                for r in records:
+                    self.producer.produce(
+                        self.topic,
+                        key=r.key().encode(),
+                        value=r.__pydantic_serializer__.to_json(r),
+                        on_delivery=on_delivery,
+                    )
+                remaining = self.producer.flush(30)
+            except KafkaException as exc:
+                if exc.args and isinstance(exc.args[0], KafkaError):
+                    failures.append(exc.args[0])
+                remaining = -1
+            if any(isinstance(f, KafkaError) and f.fatal() for f in failures):
+                # an idempotent producer that failed fatally (e.g. sequence numbers the
+                # restarted broker no longer knows) never recovers: the caller gets a 503
+                # and retries on a fresh producer
+                self.producer.purge()
+                self.producer = self._new_producer()
+                self.replaced += 1
         if remaining or failures:
-            raise RuntimeError(f"{remaining} undelivered, failures: {failures[:3]}")
+            shown = [str(f) for f in failures[:3]]
+            raise RuntimeError(f"{remaining} undelivered, failures: {shown}")
 
     async def send(self, records: list[RawSocialPost]) -> None:
         await asyncio.to_thread(self._send, records)

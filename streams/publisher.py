@@ -14,12 +14,16 @@ batch as undelivered, so the agent retries it: at-least-once, nothing lost.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
+import time
 from collections.abc import Sequence
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from kg.errors import ServiceUnavailable
+
+log = logging.getLogger(__name__)
 
 
 class Publisher:
@@ -41,17 +45,30 @@ class Publisher:
 
     def _poll(self) -> None:
         while self._running:
-            self._producer.poll(0.05)
+            try:
+                self._producer.poll(0.05)
+            except KafkaException as exc:
+                # librdkafka may raise a fatal error out of poll() instead of (or besides)
+                # the error callback; the thread must survive it, or no delivery report
+                # ever arrives again and every send waits forever
+                self._note(exc)
+                time.sleep(0.05)
 
     def _on_error(self, err: KafkaError) -> None:
         if err.fatal():
             self._fatal = str(err)
+
+    def _note(self, exc: KafkaException) -> None:
+        error = exc.args[0] if exc.args else None
+        if isinstance(error, KafkaError):
+            self._on_error(error)
 
     def _replace_if_fatal(self) -> None:
         """A fatally failed producer never recovers: swap in a fresh one (new producer id).
         Its undelivered records were reported failed, so their batch is retried."""
         if self._fatal is None:
             return
+        log.warning("producer failed fatally (%s): replacing it", self._fatal)
         old, self._producer = self._producer, Producer(self._config)
         self._fatal = None
         self.replaced += 1
@@ -85,9 +102,7 @@ class Publisher:
                 except BufferError:
                     await asyncio.sleep(0.005)  # local queue full: let the poller drain it
                 except KafkaException as exc:
-                    error = exc.args[0] if exc.args else None
-                    if isinstance(error, KafkaError) and error.fatal():
-                        self._fatal = str(error)
+                    self._note(exc)
                     raise ServiceUnavailable(f"cannot produce to {topic}: {exc}") from exc
         while True:  # a fatal producer may never report the rest: do not wait forever
             try:

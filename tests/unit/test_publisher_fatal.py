@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
 from kg.errors import ServiceUnavailable
 from streams.publisher import Publisher
@@ -42,3 +43,51 @@ async def test_send_waiting_on_a_fatal_producer_raises() -> None:
     finally:
         pub._producer.purge()
         pub.close(timeout=0)
+
+
+def test_poll_thread_survives_a_fatal_error_raised_out_of_poll() -> None:
+    """librdkafka can raise the fatal error from poll(): the poller records it and lives."""
+    pub = Publisher("127.0.0.1:9")
+    real = pub._producer
+    calls = [0]
+
+    class Raising:
+        def poll(self, _t: float) -> int:
+            calls[0] += 1
+            if calls[0] == 1:
+                raise KafkaException(fatal())
+            return 0
+
+    try:
+        pub._producer = Raising()  # type: ignore[assignment]
+        deadline = time.monotonic() + 10
+        while calls[0] < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert calls[0] >= 3, "the poll thread died on the fatal error"
+        assert pub._fatal is not None and "sequence lost" in pub._fatal
+    finally:
+        pub._producer = real
+        pub.close(timeout=0)
+
+
+def test_webhook_sink_replaces_a_fatally_failed_producer() -> None:
+    """The API's social webhook sink: a fatal produce error -> 503 for this call (raised),
+    and the next call goes through a new producer."""
+    from connectors.social import SocialSink
+    from streams.records import RawSocialPost
+
+    sink = SocialSink("127.0.0.1:9")
+    post = RawSocialPost(source="t", text="hello", event_time="2026-11-20T00:00:00Z")
+
+    class Dead:
+        def produce(self, *_a: object, **_k: object) -> None:
+            raise KafkaException(fatal())
+
+        def purge(self) -> None:
+            pass
+
+    sink.producer = Dead()  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match="sequence lost"):
+        sink._send([post])
+    assert sink.replaced == 1 and not isinstance(sink.producer, Dead)
+    sink.producer.purge()
