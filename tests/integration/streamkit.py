@@ -4,11 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
 
+from ops.runtime import spawn_worker, stop_pid
+from ops.runtime_state import Endpoints
+from ops.settings import Settings
 from streams.records import Record
+
+
+@contextmanager
+def worker_process(
+    settings: Settings, bootstrap: str, falkordb_url: str, data: Path
+) -> Iterator[Path]:
+    """A real worker process on the test's stack; yields its data dir, fails if it died."""
+    ep = Endpoints(kafka_bootstrap=bootstrap, falkordb_url=falkordb_url)
+    proc, _port = spawn_worker(settings, ep, data)
+    yield data
+    alive = proc.poll() is None
+    stop_pid(proc.pid)
+    assert alive, (data / "worker.log").read_text()[-4000:]
 
 
 def produce(

@@ -14,11 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
 from streams.records import CleanDocument, DocKind, Triple, content_hash
 from tests.conftest import Isolated
-from tests.integration.streamkit import produce, read_topic, wait_for
+from tests.integration.streamkit import produce, read_topic, wait_for, worker_process
 
 pytestmark = [pytest.mark.timeout(600)]
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -38,13 +36,8 @@ def worker(iso: Isolated, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
     monkeypatch.setenv("LIVEKG_LLM__BACKEND", "llamacpp-server")
     monkeypatch.setenv("LIVEKG_LLM__MAX_RETRIES", "0")
     settings = iso.settings.with_overrides(streams={"processors": ["extract", "graph_sink"]})
-    ep = Endpoints(kafka_bootstrap=iso.bootstrap, falkordb_url=iso.falkordb_url)
-    data = tmp_path / "worker"
-    proc, _port = spawn_worker(settings, ep, data)
-    yield data
-    alive = proc.poll() is None
-    stop_pid(proc.pid)
-    assert alive, (data / "worker.log").read_text()[-4000:]
+    with worker_process(settings, iso.bootstrap, iso.falkordb_url, tmp_path / "worker") as data:
+        yield data
 
 
 async def test_documents_become_graph_facts(iso: Isolated, worker: Path, graph) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ops.runtime import spawn_worker, stop_pid
 from ops.runtime_state import Endpoints
 from streams.records import (
     Alert,
@@ -27,7 +26,7 @@ from streams.records import (
     content_hash,
 )
 from tests.conftest import Isolated
-from tests.integration.streamkit import produce, read_topic
+from tests.integration.streamkit import produce, read_topic, worker_process
 
 MAX_BYTES = 300_000
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -57,13 +56,8 @@ def worker(iso: Isolated, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> It
     monkeypatch.setenv("LIVEKG_SENTIMENT__SHIFT_THRESHOLD", "0.5")
     monkeypatch.setenv("LIVEKG_SENTIMENT__STRONG_NEGATIVE_P", "0.6")
     settings = iso.settings.with_overrides(streams={"max_record_bytes": MAX_BYTES})
-    ep = Endpoints(kafka_bootstrap=iso.bootstrap, falkordb_url=iso.falkordb_url)
-    data = tmp_path / "worker"
-    proc, _port = spawn_worker(settings, ep, data)
-    yield data
-    alive = proc.poll() is None
-    stop_pid(proc.pid)
-    assert alive, (data / "worker.log").read_text()[-4000:]
+    with worker_process(settings, iso.bootstrap, iso.falkordb_url, tmp_path / "worker") as data:
+        yield data
 
 
 def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
