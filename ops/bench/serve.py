@@ -90,6 +90,11 @@ async def run_serve_bench(
                 r.raise_for_status()
                 m = r.json()["method"]
                 methods[m] = methods.get(m, 0) + 1
+            health_ms: list[float] = []  # same-run reference: a bare round trip
+            for _ in range(max(asks, 20)):
+                t = time.perf_counter()
+                (await c.get("/health")).raise_for_status()
+                health_ms.append((time.perf_counter() - t) * 1000)
             sse_ms = await _sse(c, publisher, prefix, alerts)
         return {
             "bench": "serve",
@@ -105,6 +110,9 @@ async def run_serve_bench(
             "sse_p95_ms": _pct(sse_ms, 95),
             "sse_max_ms": round(max(sse_ms), 3) if sse_ms else 0.0,
             "rank_with_embeddings": s.query.rank_with_embeddings,
+            # latency: ratio = ask p95 / a bare GET /health p95 on the same server and client
+            "reference": {"name": "health_p95_ms", "value": _pct(health_ms, 95)},
+            "ratio": round(_pct(ask_ms, 95) / _pct(health_ms, 95), 2) if health_ms else None,
         }
     finally:
         publisher.close()
