@@ -284,10 +284,13 @@ class ReportSettings(BaseModel):
     out_dir: Path | None = None  # None: <data_dir>/reports/bond
     use_llm: bool = True
     llm_leads: bool | None = None  # None: model prose leads only with a served model
-    llm_budget_s: float = 40.0  # LLM time per report; later questions skip the model
-    llm_max_tokens: int = 160
-    llm_timeout_s: float = 15.0  # per model call; after a timeout the report stops asking
-    llm_max_facts: int = 12  # facts shown to the model per question
+    # model time per report, a hard deadline over all its calls (report < 60 s with the
+    # embedded model); questions after it get the computed analysis only
+    llm_budget_s: float = 30.0
+    llm_max_tokens: int = 96
+    llm_timeout_s: float = 12.0  # per model call; after a timeout the report stops asking
+    llm_max_facts: int = 6  # facts shown to the model per question
+    llm_knowledge_chars: int = 500  # retrieved knowledge shown to the model per stage
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

@@ -120,19 +120,24 @@ async def build_bond_report(
     facts: FactSet = compute_facts(series, when, wanted=ids)
     errors += facts.errors
     sections: list[Section] = []
-    llm_spent = 0.0
     llm_failed = False  # a timed-out call still holds an in-process model: stop asking
+    # one hard deadline for all model calls of this report (not a check between
+    # questions: a report must finish in its time whatever the model does)
+    deadline = time.perf_counter() + cfg.llm_budget_s
     at_ms = int(when.timestamp() * 1000)
     for q in qs:
         cand = facts.by_subject(q.indicators)
-        use_llm = (cfg.use_llm and llm is not None and llm_spent < cfg.llm_budget_s
-                   and not llm_failed)  # fmt: skip
+        use_llm = (cfg.use_llm and llm is not None and not llm_failed
+                   and deadline - time.perf_counter() > 1.0)  # fmt: skip
         t = time.perf_counter()
         rag = await two_stage(q.question, cand, retriever=retriever, llm=llm, k1=cfg.k1,
                               k2=cfg.k2, at=at_ms, max_tokens=cfg.llm_max_tokens,
-                              use_llm=use_llm, max_llm_facts=cfg.llm_max_facts)  # fmt: skip
-        llm_failed = llm_failed or any("LLMTimeout" in e or "Unavailable" in e for e in rag.errors)
-        llm_spent += rag.timings.get("llm_select_s", 0) + rag.timings.get("llm_analysis_s", 0)
+                              use_llm=use_llm, max_llm_facts=cfg.llm_max_facts,
+                              knowledge_chars=cfg.llm_knowledge_chars,
+                              deadline=deadline)  # fmt: skip
+        llm_failed = llm_failed or any(
+            m in e for e in rag.errors for m in ("LLMTimeout", "Unavailable", "budget spent")
+        )
         if cfg.use_llm and llm is not None and not use_llm:
             rag.errors.append("LLM budget spent or model failing; computed analysis only")
         triples = rag.k2 or rag.k1

@@ -8,9 +8,11 @@ facts and A is empty; what failed is recorded, nothing is raised.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +23,27 @@ from kg.retrieve.service import context_text
 from kg.retrieve.types import RetrievedItem, Retriever
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class BudgetSpent(Exception):
+    """The report's model time is used up: the call was not made or was cut short."""
+
+
+async def _within(call: Callable[[], Awaitable[T]], deadline: float | None) -> T:
+    """``call()`` bounded by ``deadline`` (a ``time.perf_counter`` instant), so the
+    report's model budget is a hard limit, not a check between questions."""
+    if deadline is None:
+        return await call()
+    remaining = deadline - time.perf_counter()
+    if remaining < 0.5:
+        raise BudgetSpent("LLM budget spent before the call")
+    try:
+        async with asyncio.timeout(remaining):
+            return await call()
+    except TimeoutError:
+        raise BudgetSpent(f"LLM budget spent during the call ({remaining:.1f}s left)") from None
 
 
 class RagResult(BaseModel):
@@ -77,7 +100,11 @@ async def two_stage(
     max_tokens: int = 200,
     use_llm: bool = True,
     max_llm_facts: int = 12,
+    knowledge_chars: int = 1500,
+    deadline: float | None = None,
 ) -> RagResult:
+    """Both stages; model calls stop at ``deadline`` (``time.perf_counter`` time), and
+    a budget or model failure in stage 1 skips stage 2's call."""
     res = RagResult()
     facts = for_llm(facts, max_llm_facts) if llm is not None and use_llm else list(facts)
     t0 = time.perf_counter()
@@ -88,15 +115,19 @@ async def two_stage(
         t = time.perf_counter()
         try:
             msgs = select_facts_v1(question=question, facts=fact_lines(facts),
-                                   knowledge=context_text(res.k1, 1500))  # fmt: skip
-            pick = await llm.structured(msgs, FactSelection, prompt_name=select_facts_v1.id,
-                                        max_tokens=64, max_repairs=0)  # fmt: skip
+                                   knowledge=context_text(res.k1, knowledge_chars))  # fmt: skip
+            pick = await _within(lambda: llm.structured(
+                msgs, FactSelection, prompt_name=select_facts_v1.id, max_tokens=48,
+                max_repairs=0), deadline)  # fmt: skip
             idx = sorted({n - 1 for n in pick.facts if 0 < n <= len(facts)})
             if idx:
                 selected = [facts[i] for i in idx]
                 res.llm_used = True
             else:
                 res.errors.append("stage 1: the model selected no valid fact; using all")
+        except BudgetSpent as exc:
+            use_llm = False
+            res.errors.append(f"stage 1: {exc}")
         except Exception as exc:
             res.errors.append(f"stage 1 LLM failed: {type(exc).__name__}: {exc}"[:300])
         res.timings["llm_select_s"] = round(time.perf_counter() - t, 4)
@@ -109,10 +140,12 @@ async def two_stage(
         t = time.perf_counter()
         try:
             msgs = analysis_v1(question=question, facts=fact_lines(selected),
-                               knowledge=context_text(res.k2, 1500))  # fmt: skip
-            res.llm_text = (await llm.chat(msgs, prompt_name=analysis_v1.id,
-                                           max_tokens=max_tokens)).strip()  # fmt: skip
+                               knowledge=context_text(res.k2, knowledge_chars))  # fmt: skip
+            res.llm_text = (await _within(lambda: llm.chat(
+                msgs, prompt_name=analysis_v1.id, max_tokens=max_tokens), deadline)).strip()
             res.llm_used = True
+        except BudgetSpent as exc:
+            res.errors.append(f"stage 2: {exc}")
         except Exception as exc:
             res.errors.append(f"stage 2 LLM failed: {type(exc).__name__}: {exc}"[:300])
         res.timings["llm_analysis_s"] = round(time.perf_counter() - t, 4)

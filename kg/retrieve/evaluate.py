@@ -9,7 +9,9 @@ of precision@i at each relevant rank i, over the relevant items in the top k). T
 LLM-judged metrics of section 2.4 (faithfulness, answer relevance, context recall) are
 not computed here (see docs/retrieval.md). The bundled set
 (kg/data/retrieval_eval.jsonl) was written over the bundled sample data before any
-method was run on it.
+method was run on it, in two splits: ``tune`` (the TFR temperature and n are chosen on
+it, ``tune_tfr``) and ``test`` (written after the first 12 queries had been seen, never
+used for a choice: the figures to quote).
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ class EvalQuery(BaseModel):
     query: str
     relevant_entities: list[str] = Field(default_factory=list)
     relevant_ids: list[str] = Field(default_factory=list)  # item ids, if known
+    split: str = "test"  # tune | test
 
 
-def load_queries(path: Path | None = None) -> list[EvalQuery]:
+def load_queries(path: Path | None = None, split: str | None = None) -> list[EvalQuery]:
+    """The queries of ``path`` (default: the bundled set), of one split or all (None)."""
     lines = (path or BUNDLED).read_text(encoding="utf-8").splitlines()
-    return [EvalQuery.model_validate_json(line) for line in lines if line.strip()]
+    qs = [EvalQuery.model_validate_json(line) for line in lines if line.strip()]
+    return [q for q in qs if split in (None, "all", q.split)]
 
 
 def is_relevant(item: RetrievedItem, q: EvalQuery, doc_entities: dict[str, set[str]]) -> bool:
@@ -136,6 +141,41 @@ async def evaluate(service: Any, queries: Sequence[EvalQuery], k: int,
     return out
 
 
+TFR_GRID = {"temperature": (0.01, 0.05, 0.1, 0.3, 1.0), "top_n": (20, 50, 200)}
+
+
+async def tune_tfr(service: Any, tune: Sequence[EvalQuery], test: Sequence[EvalQuery], k: int,
+                   grid: dict[str, Sequence[float]] = TFR_GRID) -> dict[str, Any]:  # fmt: skip
+    """Choose the TFR softmax temperature and candidate count n on ``tune`` by nDCG@k
+    (then precision@k; ties keep the seed's plain softmax, T=1, n=200), and report
+    the choice and the seed's setting side by side on ``test``."""
+    ix: RetrievalIndex = service.index
+    saved = (ix.temperature, ix.top_n)
+    rows = []
+    try:
+        for temp in grid["temperature"]:
+            for n in grid["top_n"]:
+                ix.temperature, ix.top_n = float(temp), int(n)
+                m = (await evaluate(service, tune, k, ["tfr"]))["tfr"]
+                rows.append({"temperature": temp, "top_n": n, **m})
+
+        def score(r: dict[str, Any]) -> tuple[float, float, bool]:
+            seed = r["temperature"] == 1.0 and r["top_n"] == 200
+            return (r[f"ndcg@{k}"], r[f"precision@{k}"], seed)
+
+        best = max(rows, key=score)
+        out = {}
+        for name, (temp, n) in {"chosen": (best["temperature"], best["top_n"]),
+                                "seed_default": (1.0, 200)}.items():  # fmt: skip
+            ix.temperature, ix.top_n = float(temp), int(n)
+            out[name] = {"temperature": temp, "top_n": n,
+                         **(await evaluate(service, test, k, ["tfr"]))["tfr"]}  # fmt: skip
+    finally:
+        ix.temperature, ix.top_n = saved
+    return {"k": k, "tune_queries": len(tune), "test_queries": len(test), "grid": rows,
+            "test": out}  # fmt: skip
+
+
 async def load_sample_graph(store: Any) -> dict[str, int]:
     """The bundled sample universe, news and a few sample triples into ``store``
     (used when the evaluation runs on an empty temporary graph)."""
@@ -163,19 +203,23 @@ async def load_sample_graph(store: Any) -> dict[str, int]:
     return {"documents": len(docs), "at": int(datetime.now(UTC).timestamp())}
 
 
-def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str]) -> dict:
-    """On the running graph, or a temporary one loaded with the bundled samples."""
+def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str],
+             split: str | None = "test", tune: bool = False) -> dict:  # fmt: skip
+    """On the running graph, or a temporary one loaded with the bundled samples;
+    ``tune``: the TFR grid on the tune split, judged on ``split``."""
     import asyncio
 
     from ops.runtime import services
 
-    queries = load_queries(data)
+    queries = load_queries(data, split)
+    tune_qs = load_queries(data, "tune") if tune else None
     with services(settings) as (s, ep):
-        return asyncio.run(_run_eval(s, ep.falkordb_url, queries, k, methods))
+        return asyncio.run(_run_eval(s, ep.falkordb_url, queries, k, methods, tune_qs, split))
 
 
 async def _run_eval(settings: Any, falkordb_url: str | None, queries: list[EvalQuery], k: int,
-                    methods: Sequence[str]) -> dict:  # fmt: skip
+                    methods: Sequence[str], tune_qs: list[EvalQuery] | None = None,
+                    split: str | None = None) -> dict:  # fmt: skip
     from kg.embed import make_embedder
     from kg.retrieve.service import RetrievalService
     from kg.store import open_store
@@ -186,10 +230,24 @@ async def _run_eval(settings: Any, falkordb_url: str | None, queries: list[EvalQ
         if not (await store.query("MATCH (d:Document) RETURN count(d) AS n"))[0]["n"]:
             loaded = await load_sample_graph(store)
         embedder = make_embedder(settings.embed)
-        service = RetrievalService(store, embedder, refresh_s=1e9)
-        results = await evaluate(service, queries, k, methods)
+        r = settings.report.retrieve
+        service = RetrievalService(store, embedder, refresh_s=1e9, top_n=r.top_n,
+                                   cluster_threshold=r.cluster_threshold,
+                                   temperature=r.temperature)  # fmt: skip
+        if tune_qs is not None:
+            await service.refresh(force=True)
+            tuned = await tune_tfr(service, tune_qs, queries, k)
+            results = None
+        else:
+            results = await evaluate(service, queries, k, methods)
     finally:
         await store.close()
-    return {"eval": "retrieval", "queries": len(queries), "k": k, "embedder": embedder.model_id,
-            "loaded_samples": loaded is not None, "index": service.index.stats,
-            "methods": results}  # fmt: skip
+    out = {"eval": "retrieval", "split": split or "all", "queries": len(queries), "k": k,
+           "embedder": embedder.model_id, "loaded_samples": loaded is not None,
+           "index": service.index.stats,
+           "tfr": {"temperature": r.temperature, "top_n": r.top_n}}  # fmt: skip
+    if tune_qs is not None:
+        out["tune"] = tuned
+    else:
+        out["methods"] = results
+    return out

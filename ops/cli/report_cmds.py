@@ -209,12 +209,39 @@ def eval_retrieval(
     methods: Annotated[
         str, typer.Option(help="comma-separated")
     ] = "bm25,dense,triples,tfr,graph,hybrid",
+    split: Annotated[str, typer.Option(help="tune | test | all")] = "test",
+    tune: Annotated[
+        bool, typer.Option(help="choose TFR temperature and n on the tune split, judge on --split")
+    ] = False,
     json_: JsonFlag = True,
 ) -> None:
     """precision@k, recall@k, nDCG@k and cluster diversity per method on a query set."""
     from kg.retrieve.evaluate import run_eval
 
-    emit_json(run_eval(Settings(), data, k, methods.split(",")))
+    if split not in ("tune", "test", "all"):
+        emit_json({"ok": False, "error": "BadParameter", "message": "--split: tune|test|all"})
+        raise typer.Exit(2)
+    emit_json(run_eval(Settings(), data, k, methods.split(","), split, tune))
+
+
+@eval_app.command("rag")
+def eval_rag(
+    data: Annotated[
+        Path | None, typer.Option(help="JSONL questions with ground_truth (default: bundled)")
+    ] = None,
+    k: Annotated[int, typer.Option(min=1)] = 5,
+    methods: Annotated[str, typer.Option(help="comma-separated")] = "dense,graph,hybrid,tfr",
+    judge: Annotated[str, typer.Option(help="auto | llm | lexical")] = "auto",
+    json_: JsonFlag = True,
+) -> None:
+    """Seed 003's faithfulness, answer relevance, context precision and context recall
+    per method (VectorRAG=dense, GraphRAG=graph, HybridRAG=hybrid, TFR)."""
+    from kg.retrieve.rag_eval import run_rag_eval
+
+    if judge not in ("auto", "llm", "lexical"):
+        emit_json({"ok": False, "error": "BadParameter", "message": "--judge: auto|llm|lexical"})
+        raise typer.Exit(2)
+    emit_json(run_rag_eval(Settings(), data, k, methods.split(","), judge))
 
 
 @bench_app.command("retrieve")

@@ -157,3 +157,29 @@ async def test_warm_up_reports_a_failing_model() -> None:
     assert await warm_up(FakeLLM(default_text="OK")) is None
     why = await warm_up(FakeLLM([LLMUnavailable("down")] * 5, max_retries=0))
     assert why is not None and "LLMUnavailable" in why
+
+
+class SlowLLM(FakeLLM):
+    """A model that takes ``delay`` seconds per call (a slow in-process model)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__({"report.select_facts": {"facts": [1]}, "report.analysis": "ok"},
+                         timeout_s=60.0, max_retries=0)  # fmt: skip
+        self.delay = delay
+
+    async def _complete(self, req):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(self.delay)
+        return await super()._complete(req)
+
+
+async def test_model_budget_is_a_hard_deadline_over_all_calls(tmp_path: Path) -> None:
+    # each call would take 5 s and the per-call timeout allows it; the report's budget
+    # (0.6 s) cuts the first call short and no later question asks the model
+    llm = SlowLLM(5.0)
+    cfg = ReportSettings(llm_budget_s=0.6)
+    doc = await build_bond_report(None, cfg, at=AT, series=sample_series(), llm=llm,
+                                  out_dir=tmp_path)  # fmt: skip
+    assert llm.calls == []  # the one call started was cancelled before it completed
+    assert len(doc.sections) == 5
+    assert any("budget spent" in e for e in doc.errors)
+    assert all(s.computed_text for s in doc.sections) and doc.unsupported_numbers == []
