@@ -419,6 +419,7 @@ class OpenAICompatLLM(LLMClient):
         api_key: str = "EMPTY",
         backend: Backend | str = Backend.AUTO,
         transport: httpx.AsyncBaseTransport | None = None,
+        priority: str | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(model=model, **kw)
@@ -426,9 +427,12 @@ class OpenAICompatLLM(LLMClient):
         if self.backend is Backend.INPROCESS:
             raise ConfigError("OpenAICompatLLM cannot use the in-process backend")
         self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"}
+        if priority:  # the embedded server serves "interactive" first (kg.llm_runtime)
+            headers["X-Livekg-Priority"] = priority
         self._http = httpx.AsyncClient(
             base_url=self.base_url + "/",
-            headers={"Authorization": f"Bearer {api_key}"},
+            headers=headers,
             timeout=httpx.Timeout(
                 self.timeout_s, connect=min(DEFAULT_CONNECT_TIMEOUT_S, self.timeout_s)
             ),
@@ -594,8 +598,10 @@ def make_llm_client(
     *,
     max_concurrency: int | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    priority: str | None = None,
 ) -> LLMClient:
-    """The client the settings describe.
+    """The client the settings describe (``priority="interactive"``: served before the
+    stream's background calls by the embedded server).
 
     ``base_url`` (e.g. the embedded server from ``ops.runtime_state.endpoints``) wins
     over ``settings.llm.base_url``. With neither, ``backend`` auto/inprocess loads the
@@ -621,5 +627,6 @@ def make_llm_client(
         backend=backend,
         transport=transport,
         max_concurrency=max_concurrency or cfg.max_concurrency,
+        priority=priority,
         **common,
     )

@@ -12,13 +12,22 @@ budget ``settings.llm.n_threads`` is split into single-thread replicas: on a sma
 busy machine one llama.cpp instance with 2 threads spin-waits badly when another
 process holds a core (measured 7 vs 47 tokens/s), while two single-thread slots
 serve two requests at once. ``replicas=1`` runs plain ``python -m llama_cpp.server``.
+
+Why priorities: the stream's extraction can keep every slot busy for minutes after a
+burst of documents, and a report or a user's question would queue behind it. A request
+sent with ``X-Livekg-Priority: interactive`` (the report and the query service) takes
+the next free slot before any waiting background request; background requests keep
+their arrival order.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
+import heapq
 import importlib.util
+import itertools
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -67,6 +76,56 @@ def server_command(settings: Settings, port: int, *, replicas: int | None = None
 # -- the slot pool (runs inside the server process) ----------------------------------------
 
 
+PRIORITY_HEADER = "x-livekg-priority"
+INTERACTIVE = "interactive"
+_priority: contextvars.ContextVar[int] = contextvars.ContextVar("llm_priority", default=1)
+
+
+class SlotPool:
+    """Free model slots handed out by priority (0: interactive, 1: background), then
+    in arrival order."""
+
+    def __init__(self, slots: Sequence[Any]) -> None:
+        self._free = list(slots)
+        self._waiters: list[tuple[int, int, asyncio.Future[Any]]] = []
+        self._seq = itertools.count()
+
+    async def acquire(self, priority: int = 1) -> Any:
+        if self._free and not self._waiters:
+            return self._free.pop()
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._seq), fut))
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # handed a slot while being cancelled
+                self.release(fut.result())
+            raise
+
+    def release(self, slot: Any) -> None:
+        while self._waiters:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(slot)
+                return
+        self._free.append(slot)
+
+
+class PriorityMiddleware:
+    """ASGI middleware: the request's ``X-Livekg-Priority`` into a context variable
+    that the slot lookup reads (the lookup itself gets no request)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            headers = dict(scope.get("headers") or [])
+            value = headers.get(PRIORITY_HEADER.encode(), b"").decode().strip().lower()
+            _priority.set(0 if value == INTERACTIVE else 1)
+        await self.app(scope, receive, send)
+
+
 def install_slot_pool(app_module: Any, proxies: Sequence[Any]) -> None:
     """Replace llama_cpp.server's single locked model lookup with a pool of proxies.
 
@@ -76,19 +135,17 @@ def install_slot_pool(app_module: Any, proxies: Sequence[Any]) -> None:
     """
     if not hasattr(app_module, "get_llama_proxy"):
         raise ConfigError("this llama-cpp-python has no get_llama_proxy; run with --replicas 1")
-    free: asyncio.Queue[Any] | None = None
+    pool: SlotPool | None = None
 
     async def get_pooled_proxy() -> AsyncIterator[Any]:
-        nonlocal free
-        if free is None:  # created inside the server's event loop
-            free = asyncio.Queue()
-            for p in proxies:
-                free.put_nowait(p)
-        proxy = await free.get()
+        nonlocal pool
+        if pool is None:  # created inside the server's event loop
+            pool = SlotPool(proxies)
+        proxy = await pool.acquire(_priority.get())
         try:
             yield proxy
         finally:
-            free.put_nowait(proxy)
+            pool.release(proxy)
 
     app_module.get_llama_proxy = get_pooled_proxy
 
@@ -113,7 +170,12 @@ def serve(argv: Sequence[str] | None = None) -> None:
     first = app_module._llama_proxy
     extra = [LlamaProxy(models=[model_settings.model_copy()]) for _ in range(args.replicas - 1)]
     install_slot_pool(app_module, [first, *extra])
-    uvicorn.run(app, host=server_settings.host, port=server_settings.port, log_level="warning")
+    uvicorn.run(
+        PriorityMiddleware(app),
+        host=server_settings.host,
+        port=server_settings.port,
+        log_level="warning",
+    )
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ class Services:
             url = self._endpoints().llm_base_url
         except Exception:
             url = None
-        self._llm = make_llm_client(self.settings, url)
+        self._llm = make_llm_client(self.settings, url, priority="interactive")
         return LLMReviser(self._llm)
 
     async def feeds(self) -> LiveFeeds:

@@ -198,13 +198,14 @@ def _write(path: Path, text: str) -> None:
 
 def report_llm(settings: Settings, base_url: str | None) -> LLMClient:
     """The report's model client: a per-call deadline of ``report.llm_timeout_s`` and no
-    retries, so a slow local model cannot push a report past its time budget."""
+    retries, so a slow local model cannot push a report past its time budget; served
+    before the stream's extraction calls by the embedded server."""
     from kg.llm import make_llm_client
 
     tight = settings.with_overrides(
         llm={"timeout_s": settings.report.llm_timeout_s, "max_retries": 0}
     )
-    return make_llm_client(tight, base_url)
+    return make_llm_client(tight, base_url, priority="interactive")
 
 
 async def warm_up(llm: LLMClient) -> str | None:

@@ -141,8 +141,12 @@ async def two_stage(
         try:
             msgs = analysis_v1(question=question, facts=fact_lines(selected),
                                knowledge=context_text(res.k2, knowledge_chars))  # fmt: skip
-            res.llm_text = (await _within(lambda: llm.chat(
-                msgs, prompt_name=analysis_v1.id, max_tokens=max_tokens), deadline)).strip()
+            res.llm_text = (
+                await _within(
+                    lambda: llm.chat(msgs, prompt_name=analysis_v1.id, max_tokens=max_tokens),
+                    deadline,
+                )
+            ).strip()
             res.llm_used = True
         except BudgetSpent as exc:
             res.errors.append(f"stage 2: {exc}")

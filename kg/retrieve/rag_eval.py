@@ -202,7 +202,10 @@ class Judge:
 
 
 async def score_one(
-    q: RagQuestion, items: Sequence[RetrievedItem], embedder: Any, judge: Judge | None,
+    q: RagQuestion,
+    items: Sequence[RetrievedItem],
+    embedder: Any,
+    judge: Judge | None,
     context_chars: int = 1500,
 ) -> dict[str, float | str]:
     """The four metrics of one question's retrieved ``items`` (and the answer to them)."""

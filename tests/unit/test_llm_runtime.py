@@ -33,3 +33,42 @@ async def test_slot_pool_hands_out_distinct_proxies_and_waits_when_full() -> Non
         await asyncio.sleep(0.01)
         assert not third.done()  # both slots busy
     assert await asyncio.wait_for(third, 1) in {"p0", "p1"}
+
+
+async def test_interactive_requests_take_the_next_free_slot_first() -> None:
+    from kg.llm_runtime import SlotPool
+
+    pool = SlotPool(["slot"])
+    held = await pool.acquire()
+    order: list[str] = []
+
+    async def want(name: str, priority: int) -> None:
+        slot = await pool.acquire(priority)
+        order.append(name)
+        pool.release(slot)
+
+    tasks = [asyncio.create_task(want(n, p)) for n, p in
+             (("bg1", 1), ("bg2", 1), ("report", 0))]  # fmt: skip
+    await asyncio.sleep(0)
+    cancelled = asyncio.create_task(want("gone", 0))  # a client that went away
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.sleep(0)
+    pool.release(held)
+    await asyncio.gather(*tasks)
+    assert order == ["report", "bg1", "bg2"]  # priority first, then arrival order
+    assert await pool.acquire() == "slot"  # the slot came back to the pool
+
+
+async def test_priority_header_reaches_the_slot_lookup() -> None:
+    from kg.llm_runtime import PriorityMiddleware, _priority
+
+    seen: list[int] = []
+
+    async def app(scope, receive, send):
+        seen.append(_priority.get())
+
+    mw = PriorityMiddleware(app)
+    await mw({"type": "http", "headers": [(b"x-livekg-priority", b"interactive")]}, None, None)
+    await mw({"type": "http", "headers": []}, None, None)
+    assert seen == [0, 1]
