@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -54,6 +55,17 @@ class RagResult(BaseModel):
     llm_used: bool = False
     errors: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
+
+
+_END = re.compile(r"[。！？]|[.!?](?=[\s\"')\]]|$)")
+
+
+def whole_sentences(text: str) -> str:
+    """The text up to its last complete sentence: an answer cut at ``max_tokens`` must
+    not end mid-sentence in a published report."""
+    text = text.strip()
+    ends = [m.end() for m in _END.finditer(text)]
+    return text[: ends[-1]].strip() if ends else ""
 
 
 def fact_lines(facts: Sequence[Fact]) -> str:
@@ -141,12 +153,12 @@ async def two_stage(
         try:
             msgs = analysis_v1(question=question, facts=fact_lines(selected),
                                knowledge=context_text(res.k2, knowledge_chars))  # fmt: skip
-            res.llm_text = (
+            res.llm_text = whole_sentences(
                 await _within(
                     lambda: llm.chat(msgs, prompt_name=analysis_v1.id, max_tokens=max_tokens),
                     deadline,
                 )
-            ).strip()
+            )
             res.llm_used = True
         except BudgetSpent as exc:
             res.errors.append(f"stage 2: {exc}")

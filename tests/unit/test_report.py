@@ -183,3 +183,11 @@ async def test_model_budget_is_a_hard_deadline_over_all_calls(tmp_path: Path) ->
     assert len(doc.sections) == 5
     assert any("budget spent" in e for e in doc.errors)
     assert all(s.computed_text for s in doc.sections) and doc.unsupported_numbers == []
+
+
+def test_model_text_cut_at_max_tokens_keeps_whole_sentences() -> None:
+    from kg.report.rag import whole_sentences
+
+    assert whole_sentences("Yields fell to 1.85%. Funding is loose and") == "Yields fell to 1.85%."
+    assert whole_sentences("收益率下行。资金面") == "收益率下行。"
+    assert whole_sentences("no sentence ends here") == ""
