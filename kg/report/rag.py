@@ -18,6 +18,7 @@ from typing import TypeVar
 from pydantic import BaseModel, Field
 
 from kg.llm import LLMClient
+from kg.llm_errors import LLMTimeout, LLMUnavailable
 from kg.prompts.report import FactSelection, analysis_v1, select_facts_v1
 from kg.report.facts import Fact
 from kg.retrieve.service import context_text
@@ -140,6 +141,9 @@ async def two_stage(
         except BudgetSpent as exc:
             use_llm = False
             res.errors.append(f"stage 1: {exc}")
+        except (LLMTimeout, LLMUnavailable) as exc:  # a model that cannot answer now
+            use_llm = False
+            res.errors.append(f"stage 1 LLM failed: {type(exc).__name__}: {exc}"[:300])
         except Exception as exc:
             res.errors.append(f"stage 1 LLM failed: {type(exc).__name__}: {exc}"[:300])
         res.timings["llm_select_s"] = round(time.perf_counter() - t, 4)
