@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from connectors.base import Batch, Connector, Item, SourceError
 from connectors.checkpoint import Checkpoint, CheckpointStore, touch
@@ -164,7 +164,9 @@ class Runner:
         self.cfg: ConnectorSettings = settings.connectors
         self.prefix = settings.kafka.topic_prefix if prefix is None else prefix
         self.store = CheckpointStore(checkpoint_dir(settings))
-        self.producer = producer or make_producer(bootstrap, **{"message.max.bytes": 4_000_000})
+        self._fatal: str | None = None
+        self.replaced = 0  # producers replaced after a fatal error
+        self.producer = producer or self._new_producer()
         self.max_bytes = settings.streams.max_record_bytes
         self.dedupe = DedupeWindow(self.cfg.dedupe_window, self.cfg.dedupe_ttl_s)
         self.before_checkpoint = before_checkpoint  # test seam: crash after delivery
@@ -178,6 +180,30 @@ class Runner:
 
     def physical(self, topic: str) -> str:
         return self.prefix + topic
+
+    def _new_producer(self) -> Producer:
+        return make_producer(
+            self.bootstrap, **{"message.max.bytes": 4_000_000, "error_cb": self._on_error}
+        )
+
+    def _on_error(self, err: KafkaError) -> None:
+        if err.fatal():
+            self._fatal = str(err)
+
+    def _replace_fatal_producer(self) -> None:
+        """An idempotent producer that failed fatally (e.g. OUT_OF_ORDER_SEQUENCE_NUMBER
+        after a broker restart) never recovers. Swap in a fresh one and forget the
+        in-memory progress: the next poll starts again from the checkpoint on disk and
+        scans what was delivered after it, exactly as after a crash, so nothing is lost
+        and nothing is sent twice."""
+        log.warning("%s: producer failed fatally (%s): replacing it", self.c.name, self._fatal)
+        old, self.producer = self.producer, self._new_producer()
+        self._fatal = None
+        self.replaced += 1
+        with contextlib.suppress(KafkaException):
+            old.purge()
+        self.cp = None
+        self._recovered, self._delivered_offsets, self._acked = {}, {}, {}
 
     # -- start: load checkpoint, find records delivered after it --------------------
     def start(self) -> None:
@@ -202,6 +228,8 @@ class Runner:
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
             self._failures.append(str(err))
+            if isinstance(err, KafkaError) and err.fatal():
+                self._fatal = str(err)
             return
         topic, part = msg.topic(), str(msg.partition())
         parts = self._delivered_offsets.setdefault(topic, {})
@@ -235,11 +263,22 @@ class Runner:
     async def _commit(self, stream: str, cursor: str | None, state: dict[str, Any] | None) -> int:
         """Flush, check every delivery, then persist the checkpoint. Returns records acked."""
         assert self.cp is not None
-        remaining = await asyncio.to_thread(self.producer.flush, 60)
+        try:
+            remaining = await asyncio.to_thread(self.producer.flush, 60)
+        except KafkaException as exc:  # librdkafka may raise a fatal error out of flush()
+            error = exc.args[0] if exc.args else None
+            if isinstance(error, KafkaError):
+                self._on_error(error)
+            remaining = len(self.producer)
         acked, self._acked = self._acked, {}
         failures, self._failures = self._failures, []
         for topic, n in acked.items():
             CONNECTOR_PRODUCED.labels(self.c.name, topic.removeprefix(self.prefix)).inc(n)
+        if self._fatal is not None:
+            why = self._fatal
+            self._replace_fatal_producer()
+            raise DeliveryError(f"producer failed fatally ({why}); replaced, the next poll "
+                                "resumes from the checkpoint")  # fmt: skip
         if remaining or failures:
             raise DeliveryError(
                 f"{remaining} records undelivered, {len(failures)} failed: {failures[:3]}"
@@ -269,6 +308,7 @@ class Runner:
 
     # -- one poll --------------------------------------------------------------------
     async def poll_stream(self, stream: str) -> StreamReport:
+        self.start()  # again after a replaced producer: reload the checkpoint, rescan
         assert self.cp is not None
         report = StreamReport(stream)
         sc = self.cp.stream(stream)

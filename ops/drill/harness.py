@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from kg.errors import ServiceUnavailable
 from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
@@ -82,6 +82,19 @@ class Scope:
 
     # -- producing ---------------------------------------------------------------------
     def produce(self, logical: str, records: Sequence[Record], *, chunk: int = 2000) -> None:
+        """Produce like a careful client: every delivery report is checked, and records
+        that failed (a broker restart can fail an idempotent producer fatally, and all
+        its in-flight records with it) are sent again with a fresh producer."""
+        topic = self.topic(logical)
+        pending = list(records)
+        for _ in range(5):
+            pending = self._produce_once(topic, pending, chunk)
+            if not pending:
+                return
+        raise ServiceUnavailable(f"drill producer could not deliver {len(pending)} to {topic}")
+
+    def _produce_once(self, topic: str, records: list[Record], chunk: int) -> list[Record]:
+        failed: list[Record] = []
         prod = Producer(
             {
                 "bootstrap.servers": self.bootstrap,
@@ -90,20 +103,30 @@ class Scope:
                 "message.timeout.ms": 300_000,
             }
         )
-        topic = self.topic(logical)
+
+        def report(rec: Record) -> Callable[[Any, Any], None]:
+            return lambda err, _msg: failed.append(rec) if err is not None else None
+
         for start in range(0, len(records), chunk):
             for r in records[start : start + chunk]:
                 while True:
                     try:
-                        prod.produce(
-                            topic, key=r.key().encode(), value=r.__pydantic_serializer__.to_json(r)
-                        )
+                        prod.produce(topic, key=r.key().encode(),
+                                     value=r.__pydantic_serializer__.to_json(r),
+                                     on_delivery=report(r))  # fmt: skip
                         break
                     except BufferError:
                         prod.poll(0.05)
             prod.poll(0)
-        if prod.flush(300) != 0:
+        try:
+            remaining = prod.flush(300)
+        except KafkaException:  # a fatal error raised out of flush(): the reports tell
+            remaining = 0
+            prod.purge()
+            prod.flush(10)
+        if remaining:
             raise ServiceUnavailable(f"drill producer could not deliver to {topic}")
+        return failed
 
     # -- reading -----------------------------------------------------------------------
     def read(self, logical: str) -> list[tuple[int, int, bytes]]:

@@ -197,6 +197,44 @@ async def test_crash_after_delivery_before_checkpoint_resumes_exactly_once(
     third.close()
 
 
+async def test_fatal_producer_is_replaced_and_the_next_poll_resumes_exactly_once(
+    iso: Any, tmp_path: Path
+) -> None:
+    """A broker restart can leave an idempotent producer fatally failed
+    (OUT_OF_ORDER_SEQUENCE_NUMBER): the runner replaces it and resumes from the
+    checkpoint, skipping what was delivered after it (the broker_restart drill)."""
+    from confluent_kafka import KafkaError
+
+    path = tmp_path / "news.jsonl"
+    titles = write_news(path, 300)
+    s = settings_for(iso, checkpoint_every=40, files={str(path): "raw.news"})
+    commits = {"n": 0}
+    holder: dict[str, Runner] = {}
+
+    def fatal_after_second(_acked: int) -> None:
+        commits["n"] += 1
+        if commits["n"] == 2:  # checkpoint 80 is saved; records 81-120 go out, then fatal
+            err = KafkaError(KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER, "sequence lost", fatal=True)
+            holder["r"]._on_error(err)
+
+    runner = Runner(FileConnector(s.connectors.files, s.connectors), bootstrap=iso.bootstrap,
+                    settings=s, before_checkpoint=fatal_after_second)  # fmt: skip
+    holder["r"] = runner
+    old = runner.producer
+    first = await runner.poll_once()
+    (failed,) = first.failed
+    assert "fatally" in (failed.error or "") and runner.replaced == 1
+    assert runner.producer is not old
+    assert len(read_topic(iso.bootstrap, iso.topic("raw.news"))) == 120
+    second = await runner.poll_once()
+    runner.close()
+    (stream,) = second.streams
+    assert not second.failed and stream.skipped_recovered == 40
+    rows = read_topic(iso.bootstrap, iso.topic("raw.news"))
+    got = collections.Counter(v["title"] for _, v, _ in rows)
+    assert sorted(got) == sorted(titles) and set(got.values()) == {1}
+
+
 def test_sigkill_mid_stream_then_restart_holds_every_row_once(iso: Any, tmp_path: Path) -> None:
     path = tmp_path / "news.jsonl"
     titles = write_news(path, 1500)
