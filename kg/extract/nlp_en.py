@@ -80,6 +80,35 @@ GENERIC_HEADS = {
     "operations", "results", "business", "performance", "conditions", "perceptions", "issues",
     "matters", "actions", "activities", "delays", "problems", "efforts", "costs", "we",
 }  # fmt: skip
+# A risk named by one word is kept only when the word is a risk on its own ("pandemic"),
+# not a fragment ("ability", "requirements", "significant"); chosen on corpus:dev.
+SINGLE_WORD_RISKS = {
+    "pandemic", "pandemics", "epidemics", "inflation", "deflation", "recession", "competition",
+    "recalls", "indebtedness", "terrorism", "litigation", "tariffs", "sanctions", "war",
+    "volatility", "fraud", "corruption", "cyberattacks", "hurricanes", "earthquakes", "strikes",
+    "counterfeiting", "downgrades", "obsolescence", "consolidation",
+}  # fmt: skip
+VAGUE_FIRST = {"such", "certain", "various", "types", "type", "other", "these", "those", "any",
+               "some", "many", "significant", "new", "results", "risks", "risk",
+               "additional"}  # fmt: skip
+TRAILING_FUNCTION = {"of", "in", "to", "for", "on", "by", "with", "and", "or", "from", "at"}
+
+
+def specific_risk(phrase: str) -> bool:
+    """Whether ``phrase`` names a risk a reader can act on: not a dangling fragment
+    ("introduction of"), a vague lead ("Such events", "types of developments") or a
+    single word that is no risk by itself."""
+    if "\n" in phrase.strip():  # a heading glued to the next line, not one name
+        return False
+    words = [w.strip("•,;:.()") for w in phrase.split()]
+    words = [w for w in words if w]
+    if not words or words[-1].lower() in TRAILING_FUNCTION:
+        return False
+    if words[0].lower() in VAGUE_FIRST:
+        return False
+    return len(words) > 1 or words[0].lower() in SINGLE_WORD_RISKS
+
+
 OPS_CUES = re.compile(
     r"\b(?:operat\w*|offices?|facilit\w+|manufactur\w*|plants?|sales in|customers in|"
     r"markets? in|presence in|subsidiar\w+ in|headquarter\w*|business(?:es)? in|revenue from)\b",
@@ -243,12 +272,13 @@ def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
                     out.append(c)
             if about_main:
                 risk = _risk_subject(sent)
-                if risk:
+                if risk and specific_risk(risk):
                     out.append(_cand(ctx, "IMPACTED_BY", risk, "RiskFactor", sent, "risk"))
                 for m in RISKS_OF.finditer(st):
                     phrase = _clean(m.group("risk"))
                     first = phrase.split()[0].lower() if phrase else ""
-                    if phrase and first not in GENERIC_HEADS and first not in ("our", "the", "a"):
+                    if (phrase and first not in GENERIC_HEADS and first not in ("our", "the", "a")
+                            and specific_risk(phrase)):  # fmt: skip
                         out.append(
                             _cand(ctx, "IMPACTED_BY", phrase, "RiskFactor", sent, "risks_of")
                         )

@@ -164,3 +164,20 @@ def test_mixed_languages_and_provenance() -> None:
         assert t.doc_id == "d" and t.chunk_id and t.mode == "fast" and t.prompt_version
         assert t.span_start is not None and t.span_end is not None
         assert text[t.span_start : t.span_end].strip()
+
+
+def test_vague_or_fragmentary_risks_are_not_facts() -> None:
+    from kg.extract.nlp_en import specific_risk
+
+    for vague in (
+        "introduction of",
+        "Such events",
+        "types of developments",
+        "ability",
+        "significant",
+        "Additional risks",
+        "Climate Change\n\nCertain jurisdictions",
+    ):
+        assert not specific_risk(vague), vague
+    for real in ("pandemic", "Cyber attacks", "Sustained periods of high inflation", "recalls"):
+        assert specific_risk(real), real
