@@ -156,6 +156,14 @@ class Judge:
         self.llm = llm
         self.n = n_questions
 
+    async def _verdicts(
+        self, msgs: list[Any], prompt_id: str, n: int, max_tokens: int
+    ) -> list[bool]:
+        """One structured Yes/No verdict per numbered line of ``msgs``, ``n`` of them."""
+        v = await self.llm.structured(msgs, Verdicts, prompt_name=prompt_id,
+                                      max_tokens=max_tokens, max_repairs=1)  # fmt: skip
+        return _share(v.verdicts, n)
+
     async def answer(self, question: str, context: str) -> str:
         msgs = answer_v1(question=question, passages=context)
         return (await self.llm.chat(msgs, prompt_name=answer_v1.id, max_tokens=96)).strip()
@@ -167,11 +175,8 @@ class Judge:
         stmts = [s for s in st.statements if s.strip()]
         if not stmts:
             return 0.0
-        v = await self.llm.structured(
-            verify_v1(passages=context, statements=_numbered("statement", stmts)),
-            Verdicts, prompt_name=verify_v1.id, max_tokens=120, max_repairs=1,
-        )  # fmt: skip
-        return sum(_share(v.verdicts, len(stmts))) / len(stmts)
+        msgs = verify_v1(passages=context, statements=_numbered("statement", stmts))
+        return sum(await self._verdicts(msgs, verify_v1.id, len(stmts), 120)) / len(stmts)
 
     async def generated_questions(self, answer: str) -> list[str]:
         q = await self.llm.structured(questions_v1(answer=answer, n=self.n), Questions,
@@ -183,22 +188,16 @@ class Judge:
                               ground_truth: str) -> list[bool]:  # fmt: skip
         if not items:
             return []
-        v = await self.llm.structured(
-            relevant_v1(question=question, ground_truth=ground_truth,
-                        items=_numbered("item", [_item_text(i)[:300] for i in items])),
-            Verdicts, prompt_name=relevant_v1.id, max_tokens=120, max_repairs=1,
-        )  # fmt: skip
-        return _share(v.verdicts, len(items))
+        lines = _numbered("item", [_item_text(i)[:300] for i in items])
+        msgs = relevant_v1(question=question, ground_truth=ground_truth, items=lines)
+        return await self._verdicts(msgs, relevant_v1.id, len(items), 120)
 
     async def context_recall(self, ground_truth: str, context: str) -> float:
         gts = sentences(ground_truth)
         if not gts:
             return 0.0
-        v = await self.llm.structured(
-            attributable_v1(passages=context, sentences=_numbered("sentence", gts)),
-            Verdicts, prompt_name=attributable_v1.id, max_tokens=60, max_repairs=1,
-        )  # fmt: skip
-        return sum(_share(v.verdicts, len(gts))) / len(gts)
+        msgs = attributable_v1(passages=context, sentences=_numbered("sentence", gts))
+        return sum(await self._verdicts(msgs, attributable_v1.id, len(gts), 60)) / len(gts)
 
 
 async def score_one(
