@@ -175,6 +175,7 @@ async def build_bond_report(
         removed=[r for s in sections for r in s.removed],
         missing=facts.missing, stale=facts.stale, gaps=facts.gaps,
         errors=errors + [e for s in sections for e in s.errors],
+        model_missing=bool(cfg.use_llm and llm is not None and llm_failed),
         models={"facts": "computed", **(models or {})},
     )  # fmt: skip
     if out_dir is not None:

@@ -46,6 +46,9 @@ class BondReportDoc(BaseModel):
     stale: list[str] = Field(default_factory=list)
     gaps: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+    # the configured language model failed or ran out of time: its prose is missing and
+    # the sections hold the computed analysis only (said in the text, not just in errors)
+    model_missing: bool = False
     chart: str | None = None
     markdown: str | None = None
     html: str | None = None

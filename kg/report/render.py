@@ -41,6 +41,12 @@ def chart(series: Mapping[str, Series], path: Path, *, days: int = 183) -> Path 
     return path
 
 
+MODEL_MISSING = (
+    "The language model was unavailable or too slow for this report: its commentary is "
+    "missing and each section holds the computed analysis only."
+)
+
+
 def markdown(doc: BondReportDoc) -> str:
     lines = [f"# Bond market report {doc.at[:16].replace('T', ' ')} UTC", ""]
     if doc.chart:
@@ -49,6 +55,8 @@ def markdown(doc: BondReportDoc) -> str:
         missing = ", ".join(doc.missing) or "none"
         stale = ", ".join(doc.stale) or "none"
         lines += [f"> Missing indicators: {missing}. Stale indicators: {stale}.", ""]
+    if doc.model_missing:
+        lines += [f"> {MODEL_MISSING}", ""]
     for s in doc.sections:
         lines += [f"## {s.question}", "", s.text or "_No analysis could be produced._", ""]
         if s.facts:
@@ -85,6 +93,8 @@ def to_html(doc: BondReportDoc) -> str:
     if doc.missing or doc.stale:
         parts.append(f"<p><b>Missing:</b> {e(', '.join(doc.missing) or 'none')}. "
                      f"<b>Stale:</b> {e(', '.join(doc.stale) or 'none')}.</p>")  # fmt: skip
+    if doc.model_missing:
+        parts.append(f"<p><b>{e(MODEL_MISSING)}</b></p>")
     for s in doc.sections:
         parts.append(
             f"<h2>{e(s.question)}</h2><p>{e(s.text or 'No analysis could be produced.')}</p>"

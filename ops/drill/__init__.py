@@ -21,6 +21,7 @@ FULL_SIZES: dict[str, dict[str, Any]] = {
     "broker_restart": {"events_n": 20_000, "posts_n": 2000, "outage_s": 15.0},
     "graph_outage": {"events_n": 20_000, "outage_s": 30.0},
     "connector_kill": {"events_n": 50_000, "rate": 5000.0},
+    "llm_outage": {"posts_n": 5000, "news_n": 20, "delay_s": 10.0},
     "unwritable_data_dir": {},
 }
 

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -24,9 +25,16 @@ from ops.drill.harness import DrillStack, Scope, wait
 from ops.drill.result import DrillResult, Output, check_output, summarize
 from ops.runtime import free_port, http_ready, stop_pid
 from streams.normalize import normalize
-from streams.records import CleanDocument, DeadLetter, SentimentScore, stable_id
+from streams.records import (
+    CleanDocument,
+    DeadLetter,
+    IndicatorTick,
+    SentimentScore,
+    stable_id,
+)
 
 INGEST = ["normalize", "graph_sink"]
+SAMPLE_DAY = "2026-11-20T12:00:00Z"  # the bundled sample day (connectors/samples)
 WITH_SENTIMENT = [*INGEST, "sentiment"]
 
 
@@ -103,8 +111,10 @@ def account(
     processors: Sequence[str],
     recovery_s: float,
     notes: list[str],
+    extra: dict[str, Output] | None = None,
 ) -> DrillResult:
-    """Graph and outputs by id against what ``docs`` must produce."""
+    """Graph and outputs by id against what ``docs`` must produce (``extra``: outputs the
+    drill checked itself)."""
     want = {d.id for d in docs}
     rows = sc.graph("MATCH (d:Document) RETURN d.id AS id")
     found = [r["id"] for r in rows]
@@ -122,6 +132,7 @@ def account(
         outputs["alerts.sentiment"] = check_output(
             expected_alerts(scored, AlertRules.from_settings(cfg)), ids(sc.read("alerts.sentiment"))
         )
+    outputs.update(extra or {})
     dead = [DeadLetter.model_validate_json(v) for _p, _o, v in sc.read("dlq")]
     if dead:
         notes.append(f"{len(dead)} dead letters: {sorted({d.error_type for d in dead})}")
@@ -464,10 +475,128 @@ def unwritable_data_dir(stack: DrillStack) -> DrillResult:
                            notes=notes1 + notes2)  # fmt: skip
 
 
+def _sample_ticks() -> list[IndicatorTick]:
+    """The bundled synthetic indicator history: a report has facts to hand the model."""
+    samples = Path(__file__).resolve().parents[2] / "connectors" / "samples"
+    return [
+        IndicatorTick.model_validate_json(line)
+        for name in ("ticks_history.jsonl", "ticks.jsonl")
+        for line in (samples / name).read_bytes().splitlines()
+        if line.strip()
+    ]
+
+
+def _report_says_model_missing(sc: Scope, base_url: str) -> tuple[bool, str]:
+    """A bond report built while the model is down (on the sample day's indicators, so
+    it has facts to ask the model about): it must finish and say the model is missing."""
+    import asyncio
+
+    from kg.llm import make_llm_client
+    from kg.report import build_bond_report
+    from kg.store import open_store
+
+    async def run() -> tuple[bool, str]:
+        store = open_store(sc.settings, sc.endpoints.falkordb_url)
+        llm = make_llm_client(sc.settings, base_url, priority="interactive")
+        try:
+            doc = await build_bond_report(store, sc.settings.report, llm=llm, at=SAMPLE_DAY)
+        finally:
+            await store.close()
+            await llm.aclose()
+        said = doc.model_missing and any("LLM" in e for e in doc.errors)
+        return said, (
+            f"report while the LLM was down: model_missing={doc.model_missing}, "
+            f"{len(doc.facts)} computed facts in {len(doc.sections)} sections"
+        )
+
+    return asyncio.run(run())
+
+
+def llm_outage(
+    stack: DrillStack,
+    *,
+    posts_n: int = 400,
+    news_n: int = 6,
+    delay_s: float = 10.0,
+    classifier: str | None = None,
+) -> DrillResult:
+    """The LLM server down, then slow (``delay_s`` per call). Social posts (fast-path
+    extraction) and news (one LLM call each) flow in while nothing listens at the LLM's
+    address: documents reach the graph, sentiment scores everything on the default
+    classifier, a report says the model is missing, and the news wait parked on
+    ``extract.pending``. Then the real model server starts behind a hop that adds
+    ``delay_s`` to every completion: the parked documents are extracted, once."""
+    from kg.llm_runtime import server_command
+    from ops.drill.llm_fault import SlowModelHop
+
+    procs = [*WITH_SENTIMENT, "extract"]
+    modes = {"news": "single", "social": "fast", "filing": "fast", "commentary": "fast"}
+    hop = SlowModelHop(free_port(), "", delay_s)
+    sentiment = {"rag": False} | ({"classifier": classifier} if classifier else {})
+    with stack.scope(
+        "llm_outage",
+        streams={"processors": procs, "batch_size": 200},
+        sentiment=sentiment,
+        llm={"base_url": hop.base_url},
+        extract={"modes": modes},
+    ) as sc:
+        group = sc.settings.kafka.consumer_group
+        posts = _posts_as_records(events.posts(posts_n))
+        news = events.news(news_n)
+        docs = [normalize(r) for r in news] + [normalize(p) for p in posts]
+        env = {**worker_env(sc), "LIVEKG_EXTRACT__MODES": orjson.dumps(modes).decode()}
+        worker = sc.start_worker(env)
+        sc.produce("raw.news", news)
+        sc.produce("raw.social", posts)
+        sc.produce("raw.ticks", _sample_ticks())
+        down_at = time.monotonic()
+        wait(lambda: doc_count(sc) >= len(docs), "every document in the graph, LLM down")
+        wait(done(sc, procs), "sentiment to score everything while the LLM is down")
+        wait(lambda: sc.caught_up(f"{group}.ingest", ["raw.ticks"]), "the ticks in the graph")
+        flowing_s = time.monotonic() - down_at
+        parked = not sc.caught_up(group, ["extract.pending"])
+        said, report_note = _report_says_model_missing(sc, hop.base_url)
+        log_path = sc.data / "llm.log"
+        sc.data.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        with open(log_path, "ab") as log:
+            model = subprocess.Popen(server_command(sc.settings, port), stdout=log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        sc.procs.append(model)
+        upstream = f"http://127.0.0.1:{port}/v1"
+        wait(lambda: http_ready(f"{upstream}/models"), "the model server", timeout=180)
+        hop.upstream = urlsplit(upstream)
+        hop.start()
+        back = time.monotonic()
+        try:
+            wait(lambda: sc.caught_up(group, ["extract.pending"]),
+                 "the parked documents to be extracted", timeout=900)  # fmt: skip
+        finally:
+            hop.stop()
+        recovery = time.monotonic() - back
+        notes = [
+            f"LLM down {back - down_at:.1f}s; graph and sentiment done {flowing_s:.1f}s "
+            f"after the replay began, with the news parked: {parked}",
+            report_note,
+            f"slow model ({delay_s:.0f}s per call): {hop.completions} completions "
+            f"({hop.failures} failed) for {news_n} parked documents",
+        ]
+        want = [d.id for d in docs if d.kind.value == "news"]
+        pending = check_output(want, ids(sc.read("extract.pending")))
+        if worker.poll() is not None:
+            notes.append(f"worker exited with {worker.returncode}")
+        result = account("llm_outage", sc, docs, processors=WITH_SENTIMENT, recovery_s=recovery,
+                         notes=notes, extra={"extract.pending": pending})  # fmt: skip
+        ok = parked and said and hop.completions >= news_n and worker.poll() is None
+        result.ok = result.ok and ok
+        return result
+
+
 DRILLS: dict[str, Callable[..., DrillResult]] = {
     "worker_kill": worker_kill,
     "broker_restart": broker_restart,
     "graph_outage": graph_outage,
     "connector_kill": connector_kill,
+    "llm_outage": llm_outage,
     "unwritable_data_dir": unwritable_data_dir,
 }

@@ -14,14 +14,15 @@ from ops.drill.harness import DrillStack
 from ops.drill.result import DrillResult
 
 
-def assert_clean(r: DrillResult) -> None:
+def assert_clean(r: DrillResult, may_be_empty: tuple[str, ...] = ()) -> None:
     detail = r.model_dump_json(indent=1)
     print(f"DRILL {r.model_dump_json()}")  # the figures docs/reliability.md quotes (pytest -s)
     assert r.lost == 0, detail
     assert r.duplicated == 0, detail
     assert r.ok, detail
     for name, out in r.outputs.items():
-        assert out.expected > 0 and out.missing == 0 and out.unexpected == 0, (name, detail)
+        assert out.expected > 0 or name in may_be_empty, (name, detail)
+        assert out.missing == 0 and out.unexpected == 0, (name, detail)
 
 
 def test_worker_kill_mid_batch(drill_stack: DrillStack) -> None:
@@ -63,3 +64,11 @@ def test_unwritable_data_dir(drill_stack: DrillStack) -> None:
     r = drills.unwritable_data_dir(drill_stack)
     print(f"DRILL {r.model_dump_json()}")
     assert r.ok, r.model_dump_json(indent=1)
+
+
+def test_llm_down_then_slow(drill_stack: DrillStack) -> None:
+    r = drills.llm_outage(drill_stack, posts_n=300, news_n=4, delay_s=10.0)
+    assert_clean(r, may_be_empty=("alerts.sentiment",))  # the posts alternate in tone
+    assert r.in_graph == r.sent == 304
+    assert set(r.outputs) >= {"docs.clean", "sentiment.scored", "extract.pending"}
+    assert r.outputs["extract.pending"].distinct == 4

@@ -14,6 +14,7 @@ from kg.llm_errors import LLMUnavailable
 from kg.report import build_bond_report, compute_facts, latest_report
 from kg.report.facts import IndicatorMeta, Point, Series, indicator_catalog, series_from_rows
 from kg.report.numbers import allowed_from, check_text
+from kg.report.render import markdown
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem
 from ops.settings import ReportSettings
 from tests.fakes.llm import FakeLLM
@@ -124,15 +125,17 @@ async def test_llm_prose_checked_kept_or_removed(tmp_path: Path) -> None:
 
 
 async def test_llm_garbage_or_down_still_gives_a_report(tmp_path: Path) -> None:
-    for llm in (FakeLLM({"report.select_facts": "not json at all {",
-                         "report.analysis": "42 42 42 99.9% 1234亿"}),
-                FakeLLM([LLMUnavailable("down")] * 20, max_retries=0)):  # fmt: skip
+    for llm, down in ((FakeLLM({"report.select_facts": "not json at all {",
+                                "report.analysis": "42 42 42 99.9% 1234亿"}), False),
+                      (FakeLLM([LLMUnavailable("down")] * 20, max_retries=0), True)):  # fmt: skip
         doc = await build_bond_report(None, ReportSettings(), at=AT, series=sample_series(),
                                       llm=llm, out_dir=tmp_path)  # fmt: skip
         assert doc.unsupported_numbers == [] and len(doc.sections) == 5
         assert all(s.computed_text for s in doc.sections)
         assert any("LLM" in e for e in doc.errors)
         assert "99.9" not in doc.text and "1234" not in doc.text
+        assert doc.model_missing is down
+        assert ("language model was unavailable" in markdown(doc)) is down
 
 
 async def test_empty_graph_unknown_question_and_stale(tmp_path: Path) -> None:
