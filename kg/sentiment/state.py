@@ -41,6 +41,9 @@ class EntityState(BaseModel):
     last_at_ms: int = 0
     last_shift_alert_ms: int = 0
     recent: list[RecentItem] = Field(default_factory=list)
+    # (partition, offset) of the input record folded last: the stream shell skips a
+    # record redelivered after a crash instead of folding it twice (-1: none yet)
+    last_input: tuple[int, int] = (-1, -1)
 
 
 class AlertRules(BaseModel):

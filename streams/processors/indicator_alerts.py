@@ -17,7 +17,7 @@ from streams.context import WorkerContext
 from streams.moves import IndicatorState, MoveRules, update
 from streams.processors.base import batch_agent
 from streams.records import Alert, IndicatorTick
-from streams.tables import TableState
+from streams.tables import StagedWrites, TableState
 from streams.topics import ALERTS_INDICATOR, RAW_TICKS
 
 AGENT = "indicator_alerts"
@@ -36,15 +36,19 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
             items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
         )
         alerts: list[Alert] = []
+        # written once the alerts are acknowledged (a replayed tick is ignored by event
+        # time, so a state written first could lose its alerts in a crash)
+        staged = StagedWrites(table)
         for rec, origin in zip(decoded.records, decoded.origins, strict=True):
             tick: IndicatorTick = rec  # type: ignore[assignment]
-            raw = table.get(tick.indicator_id)
+            raw = staged.get(tick.indicator_id)
             state = IndicatorState.model_validate(raw) if raw else None
             new, fired = update(state, tick, rules)
             if new is not None and new is not state:
-                table.set(tick.indicator_id, new.model_dump(mode="json"), origin.partition)
+                staged.set(tick.indicator_id, new.model_dump(mode="json"), origin.partition)
             alerts += fired
         await ctx.send(ALERTS_INDICATOR.name, alerts)
+        staged.write()
         metrics.EVENTS_OUT.labels(AGENT, ALERTS_INDICATOR.name).inc(len(alerts))
         # Invalid ticks are dead-lettered once, by the tick sink that reads the same
         # topic; here they are only counted.

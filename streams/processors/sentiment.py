@@ -31,7 +31,7 @@ from streams import tables
 from streams.batch import Inbound, dead_for, decode_batch
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
-from streams.records import CleanDocument, DeadLetter, SentimentScore, stable_id
+from streams.records import Alert, CleanDocument, DeadLetter, SentimentScore, stable_id
 from streams.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,34 @@ class TableState(tables.TableState):
         super().set(entity, state.model_dump(mode="json"), partition)
 
 
+def already_folded(state: EntityState, origin: Inbound) -> bool:
+    """Whether this input record was folded into ``state`` before (an entity's scores
+    all arrive on one partition, in offset order)."""
+    part, offset = state.last_input
+    return origin.offset >= 0 and origin.partition == part and origin.offset <= offset
+
+
+def fold_scores(
+    staged: tables.StagedWrites,
+    scores: Sequence[SentimentScore],
+    origins: Sequence[Inbound],
+    rules: AlertRules,
+) -> list[Alert]:
+    """Fold a batch of scores into their entities' states (staged, not yet written);
+    return the alerts to send before the states are written."""
+    alerts: list[Alert] = []
+    for score, origin in zip(scores, origins, strict=True):
+        for entity in score.entities[:1]:  # one entity per score (see scores_for)
+            current = staged.get(entity) or EntityState(entity_id=entity)
+            if already_folded(current, origin):
+                continue  # redelivered after a crash: folded, its alerts acknowledged
+            new, fired = update(current, score, rules)
+            new.last_input = (origin.partition, origin.offset)
+            staged.set(entity, new, origin.partition)
+            alerts += fired
+    return alerts
+
+
 async def score_docs(
     engine: SentimentEngine,
     docs: Sequence[CleanDocument],
@@ -185,15 +213,10 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
         decoded = decode_batch(
             items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=STATE_AGENT
         )
-        alerts = []
-        for rec, origin in zip(decoded.records, decoded.origins, strict=True):
-            score: SentimentScore = rec  # type: ignore[assignment]
-            for entity in score.entities[:1]:  # one entity per score (see scores_for)
-                current = state.get(entity) or EntityState(entity_id=entity)
-                new, fired = update(current, score, rules)
-                state.set(entity, new, origin.partition)
-                alerts += fired
+        staged = tables.StagedWrites(state)  # written once the alerts are acknowledged
+        alerts = fold_scores(staged, decoded.records, decoded.origins, rules)  # type: ignore[arg-type]
         await ctx.send(ALERTS_SENTIMENT.name, alerts)
+        staged.write()
         metrics.EVENTS_OUT.labels(STATE_AGENT, ALERTS_SENTIMENT.name).inc(len(alerts))
         await send_dead(ctx, STATE_AGENT, list(decoded.dead))
 
