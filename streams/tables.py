@@ -43,7 +43,7 @@ class StagedWrites:
     effect (an alert cool-down, a newer tick) and never send those alerts again: the 53
     alerts the 100,000-event worker_kill drill lost. Written after, a crash leaves either
     the old state (the batch is folded again and sends the same alert ids) or the new one
-    (the handler's input-offset guard skips what it already folded).
+    (the fold skips the score ids it already folded: ``kg.sentiment.state.update``).
     """
 
     def __init__(self, table: TableState) -> None:

@@ -8,6 +8,7 @@ one (recent tone) and a slow one (baseline); a shift is their difference.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -24,6 +25,7 @@ from streams.records import (
 )
 
 RECENT_KEPT = 10
+SEEN_KEPT = 256  # copies further apart than this many scores of one entity fold twice
 
 
 class RecentItem(BaseModel):
@@ -41,9 +43,9 @@ class EntityState(BaseModel):
     last_at_ms: int = 0
     last_shift_alert_ms: int = 0
     recent: list[RecentItem] = Field(default_factory=list)
-    # (partition, offset) of the input record folded last: the stream shell skips a
-    # record redelivered after a crash instead of folding it twice (-1: none yet)
-    last_input: tuple[int, int] = (-1, -1)
+    # 48-bit hashes of the last SEEN_KEPT score ids folded: a copy of a score (the topic
+    # is at-least-once: a crash re-sends a batch) is skipped instead of folded twice
+    seen: list[int] = Field(default_factory=list)
 
 
 class AlertRules(BaseModel):
@@ -62,13 +64,23 @@ class AlertRules(BaseModel):
         return cls(**fields)
 
 
+def score_mark(score_id: str) -> int:
+    """A 48-bit hash of a score id: what ``EntityState.seen`` keeps (small in changelogs)."""
+    return int.from_bytes(hashlib.blake2b(score_id.encode(), digest_size=6).digest(), "big")
+
+
 def update(
     state: EntityState, score: SentimentScore, rules: AlertRules
 ) -> tuple[EntityState, list[Alert]]:
-    """Fold one score into ``state``; return the new state and the alerts it triggers."""
+    """Fold one score into ``state``; return the new state and the alerts it triggers.
+    A copy of a score folded already changes nothing and fires nothing."""
     entity = state.entity_id
+    mark = score_mark(score.id)
+    if mark in state.seen:
+        return state, []
     at_ms = to_epoch_ms(score.event_time)
     s = state.model_copy(deep=True)
+    s.seen = [*s.seen, mark][-SEEN_KEPT:]
     if s.n == 0:
         s.short = s.long = score.score
     else:

@@ -112,13 +112,6 @@ class TableState(tables.TableState):
         super().set(entity, state.model_dump(mode="json"), partition)
 
 
-def already_folded(state: EntityState, origin: Inbound) -> bool:
-    """Whether this input record was folded into ``state`` before (an entity's scores
-    all arrive on one partition, in offset order)."""
-    part, offset = state.last_input
-    return origin.offset >= 0 and origin.partition == part and origin.offset <= offset
-
-
 def fold_scores(
     staged: tables.StagedWrites,
     scores: Sequence[SentimentScore],
@@ -131,11 +124,9 @@ def fold_scores(
     for score, origin in zip(scores, origins, strict=True):
         for entity in score.entities[:1]:  # one entity per score (see scores_for)
             current = staged.get(entity) or EntityState(entity_id=entity)
-            if already_folded(current, origin):
-                continue  # redelivered after a crash: folded, its alerts acknowledged
-            new, fired = update(current, score, rules)
-            new.last_input = (origin.partition, origin.offset)
-            staged.set(entity, new, origin.partition)
+            new, fired = update(current, score, rules)  # a copy folded before: no change
+            if new is not current:
+                staged.set(entity, new, origin.partition)
             alerts += fired
     return alerts
 
