@@ -66,6 +66,35 @@ def is_abstract(name: str) -> bool:
     return norm(name).strip(" .,") in ABSTRACT
 
 
+# Names a model copies from the prompt's schema instead of the text ("Tail", "Event").
+PLACEHOLDERS = {"head", "tail", "entity", "name", "head entity", "tail entity", "subject",
+                "object", "relation", "type", "none", "null", "n/a", "unknown", "..."}  # fmt: skip
+_ASCII_ALNUM = re.compile(r"[0-9a-z]")
+
+
+def is_placeholder(name: str, type_names: frozenset[str]) -> bool:
+    n = norm(name).strip(" .,<>[]{}")
+    return n in PLACEHOLDERS or n in type_names
+
+
+def contains(name_norm: str, text_norm: str) -> bool:
+    """``name_norm`` in ``text_norm`` as whole words where its edges are Latin letters or
+    digits ("Tail" is not in "retail"); CJK names match anywhere (no spaces between words)."""
+    if not name_norm:
+        return False
+    start = text_norm.find(name_norm)
+    while start >= 0:
+        end = start + len(name_norm)
+        left_ok = not (_ASCII_ALNUM.match(name_norm[0]) and start > 0
+                       and _ASCII_ALNUM.match(text_norm[start - 1]))  # fmt: skip
+        right_ok = not (_ASCII_ALNUM.match(name_norm[-1]) and end < len(text_norm)
+                        and _ASCII_ALNUM.match(text_norm[end]))  # fmt: skip
+        if left_ok and right_ok:
+            return True
+        start = text_norm.find(name_norm, start + 1)
+    return False
+
+
 @dataclass
 class VerifyStats:
     proposed: int = 0
@@ -107,6 +136,13 @@ class Verifier:
     def __init__(self, ontology: Ontology | None = None, index: AliasIndex | None = None) -> None:
         self.ontology = ontology or default_ontology()
         self.index = index or AliasIndex(self.ontology)
+        self._type_names = frozenset(
+            norm(n)
+            for n in (
+                *(c.label for c in self.ontology.concepts),
+                *(r.type for r in self.ontology.relations),
+            )
+        )
 
     # -- support ---------------------------------------------------------------------
     def names_for(self, name: str, label: str, ctx: DocContext) -> list[str]:
@@ -121,10 +157,10 @@ class Verifier:
 
     def occurs(self, name: str, label: str, text_norm: str, ctx: DocContext) -> tuple[bool, bool]:
         """(supported, literally): does the chunk name this entity?"""
-        if norm(name) in text_norm:
+        if contains(norm(name), text_norm):
             return True, True
         for alias in self.names_for(name, label, ctx)[1:]:
-            if alias and len(alias) > 1 and norm(alias) in text_norm:
+            if alias and len(alias) > 1 and contains(norm(alias), text_norm):
                 return True, False
         if ctx.main_entity and norm(name).rstrip(".") == norm(ctx.main_entity).rstrip("."):
             if SELF_REFERENCES.search(text_norm):
@@ -181,6 +217,8 @@ class Verifier:
                 stats.repaired["subject_reference"] += 1
         if not c.head or not c.tail:
             return "empty_name"
+        if is_placeholder(c.head, self._type_names) or is_placeholder(c.tail, self._type_names):
+            return "placeholder"
         if norm(c.head) == norm(c.tail):
             return "self_loop"
         if word_count(c.head) > MAX_WORDS or word_count(c.tail) > MAX_WORDS:

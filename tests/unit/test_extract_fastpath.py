@@ -181,3 +181,24 @@ def test_vague_or_fragmentary_risks_are_not_facts() -> None:
         assert not specific_risk(vague), vague
     for real in ("pandemic", "Cyber attacks", "Sustained periods of high inflation", "recalls"):
         assert specific_risk(real), real
+
+
+def test_names_match_whole_words_and_schema_placeholders_are_no_names() -> None:
+    """Regression (reflection mode on corpus:test): the model proposed
+    ``PepsiCo MAY_LEAD_TO "Tail" (Event)``, kept because "tail" is inside "retail"."""
+    v = Verifier(ONT)
+    ctx = DocContext(doc_id="d", main_entity="PepsiCo, Inc.", kind="filing")
+    text = "PepsiCo sells through retail stores in Mexico. 中国人民银行开展逆回购操作。"
+    cands = [
+        Candidate("PepsiCo, Inc.", "Company", "MAY_LEAD_TO", "Tail", "Event", 0, 46),
+        Candidate("PepsiCo, Inc.", "Company", "OPERATES_IN", "Region", "Region", 0, 46),
+        Candidate("PepsiCo, Inc.", "Company", "OPERATES_IN", "Mex", "Region", 0, 46),
+        Candidate("PepsiCo, Inc.", "Company", "OPERATES_IN", "Mexico", "Region", 0, 46),
+    ]
+    kept, stats = v.verify(cands, text, ctx)
+    assert [k.cand.tail for k in kept] == ["Mexico"]
+    assert stats.dropped["placeholder"] == 2 and stats.dropped["unsupported"] == 1
+    from kg.extract.verify import contains
+
+    assert contains("中国人民银行", text.casefold()) and not contains("tail", "retail")
+    assert contains("s&p 500", "the s&p 500 rose") and not contains("p 50", "s&p 500")
