@@ -40,14 +40,6 @@ def test_graph_outage(drill_stack: DrillStack) -> None:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=False,
-    reason="was intermittent: after a broker restart an idempotent producer can fail fatally "
-    "(OUT_OF_ORDER_SEQUENCE_NUMBER). Every producer in the drill now replaces such a producer "
-    "(worker publisher, webhook sink, connector runner, the drill's own feeder, which also "
-    "re-sends failed deliveries); kept non-strict until repeated CI runs stay clean "
-    "(docs/reliability.md)",
-)
 def test_broker_restart(drill_stack: DrillStack) -> None:
     r = drills.broker_restart(drill_stack, events_n=2000, posts_n=300, outage_s=5.0)
     assert_clean(r)
