@@ -291,13 +291,31 @@ def _quiet_preprocess_hint(record: logging.LogRecord) -> bool:
     return "pre-processing before quantization" not in record.getMessage()
 
 
-def quantize_onnx(src: Path, dst: Path) -> Path:
+# MatMul nodes (by name suffix) an int8 copy keeps in float, by base model. The
+# accurate tier's mpnet lost 0.35 pt on Twitter dev fully int8 (0.885 vs 0.889 float);
+# its feed-forward output projections read the GELU's wide-ranged activations, and with
+# those twelve kept float it scored 0.891 at 81 texts/s (float: 48). Chosen on the dev
+# split among two variants (8-bit weights everywhere: 0.886); docs/sentiment.md.
+FLOAT_MATMULS: dict[str, tuple[str, ...]] = {"mpnet": ("/output/dense/MatMul",)}
+
+
+def float_nodes(src: Path, suffixes: Sequence[str]) -> list[str]:
+    """Names of the MatMul nodes of ``src`` whose names end with one of ``suffixes``."""
+    import onnx
+
+    graph = onnx.load(str(src), load_external_data=False).graph
+    ends = tuple(suffixes)
+    return [n.name for n in graph.node if n.op_type == "MatMul" and n.name.endswith(ends)]
+
+
+def quantize_onnx(src: Path, dst: Path, keep_float: Sequence[str] = ()) -> Path:
     """Dynamic int8 copy of a float export; activations are quantized per run.
 
     Weights get one scale per output channel (per-tensor scales cost MiniLM's macro-F1 and
     the cascade a few tenths) and 7 bits (``reduce_range``): without VNNI, int8 matmuls add
     u8*s8 pairs in saturating int16, and that overflow cost e5 3 pt on a Chinese proxy set
-    (0.863 vs 0.897 float; 0.893 with 7-bit weights)."""
+    (0.863 vs 0.897 float; 0.893 with 7-bit weights). MatMuls whose names end with one of
+    ``keep_float`` stay float (``FLOAT_MATMULS``)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     tmp = dst.with_suffix(f".{os.getpid()}.tmp.onnx")
@@ -305,7 +323,12 @@ def quantize_onnx(src: Path, dst: Path) -> Path:
     root.addFilter(_quiet_preprocess_hint)
     try:
         quantize_dynamic(
-            str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True
+            str(src),
+            str(tmp),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            reduce_range=True,
+            nodes_to_exclude=float_nodes(src, keep_float) if keep_float else None,
         )
     finally:
         root.removeFilter(_quiet_preprocess_hint)
@@ -315,7 +338,7 @@ def quantize_onnx(src: Path, dst: Path) -> Path:
 
 def onnx_path(base_name: str, digest: str, quantize: bool) -> Path:
     """Where the export of an artifact (by content ``digest``) is cached."""
-    suffix = "-int8pc7" if quantize else ""
+    suffix = ("-int8pc7" + ("-mixed" if base_name in FLOAT_MATMULS else "")) if quantize else ""
     return onnx_cache_dir() / f"{base_name}-{digest}-{ONNX_FORMAT}{suffix}.onnx"
 
 
@@ -364,7 +387,7 @@ class EncoderClassifier:
                 log.info("exporting %s to %s (once per artifact)", self.model_id, float_path)
                 export_onnx(base.model, float_path)
             if not path.exists():
-                quantize_onnx(float_path, path)
+                quantize_onnx(float_path, path, FLOAT_MATMULS.get(self.base_name, ()))
             self._session = _ort_session(path)
             self._pool = ThreadPoolExecutor(num_threads, thread_name_prefix="encoder")
             return

@@ -72,7 +72,8 @@ def scores_for(doc: CleanDocument, out: ScoreOutput, max_entities: int) -> list[
 
 
 def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
-    """Build the configured engine (models load lazily, on first use, in a thread)."""
+    """Build the configured engine (its lazily built models are loaded by ``register``'s
+    ``get_engine`` before the first score, in a thread)."""
     from kg.sentiment.external_search import external_sources
     from kg.sentiment.model import load_from_settings
     from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
@@ -175,7 +176,12 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
         async with lock:
             if engine is None:
                 store = await ctx.graph() if cfg.rag else None
-                engine = make_engine(ctx, store)
+                built = make_engine(ctx, store)
+                if built.classifier is not None:  # load every model before the first score
+                    from kg.sentiment.model import load_parts
+
+                    await asyncio.to_thread(load_parts, built.classifier)
+                engine = built
             return engine
 
     async def handle(items: Sequence[Inbound]) -> None:

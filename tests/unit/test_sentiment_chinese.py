@@ -17,6 +17,7 @@ from kg.sentiment.model import (
     accurate_artifact_path,
     load_default,
     load_from_settings,
+    load_parts,
 )
 from kg.sentiment.train import split
 from ops.settings import SentimentSettings
@@ -128,7 +129,7 @@ def test_accurate_tier_routes_english_to_the_teacher_and_chinese_to_the_default(
     )
     probs = clf.predict_proba(["Apple beats estimates", "主力出货，明天必跌"])
     assert probs.argmax(1).tolist() == [2, 0]
-    assert clf.model_id == "router(mpnet|zh:zh-path)"
+    assert clf.model_id == "router(mpnet-int8mixed|zh:zh-path)"  # int8 but FLOAT_MATMULS
 
 
 def test_router_sends_kana_text_to_the_multilingual_student() -> None:
@@ -137,3 +138,23 @@ def test_router_sends_kana_text_to_the_multilingual_student() -> None:
     assert clf.predict_proba(texts).argmax(1).tolist() == [1, 0, 2]
     without = RoutedClassifier(_Fake("en", 1), _Fake("zh", 0))
     assert without.predict_proba(texts).argmax(1).tolist() == [1, 0, 0]
+
+
+def test_load_parts_builds_every_lazy_model_before_the_first_score() -> None:
+    """A worker loads the cascade's second stage and the Chinese path up front, so the
+    first unsure or Chinese item does not wait for a model load (stream p99)."""
+    from kg.sentiment.model import CascadeClassifier, EnsembleClassifier, _Lazy
+
+    built: list[str] = []
+
+    def lazy(name: str, label: int) -> _Lazy:
+        return _Lazy(lambda: built.append(name) or _Fake(name, label), name)
+
+    clf = RoutedClassifier(
+        CascadeClassifier(lazy("minilm", 1), lazy("e5", 2), threshold=0.8),
+        EnsembleClassifier([lazy("zh-student", 0), lazy("zh-chars", 0)], [0.7, 0.3]),
+    )
+    assert built == []
+    assert load_parts(clf) == 4
+    assert sorted(built) == ["e5", "minilm", "zh-chars", "zh-student"]
+    assert load_parts(clf) == 4 and len(built) == 4  # loaded once

@@ -17,6 +17,7 @@ from kg.sentiment.encoder import (  # noqa: E402
     adapter_state,
     add_lora,
     export_onnx,
+    float_nodes,
     mean_pool,
     merge_adapters,
     quantize_onnx,
@@ -112,6 +113,25 @@ def test_onnx_export_and_int8_copy_match_torch_mean_pooling(tmp_path) -> None:  
         got = _ort_session(onnx_file).run(None, {"input_ids": ids, "attention_mask": mask})[0]
         assert got.shape == (2, 32)
         assert np.abs(got - want.numpy()).max() < tol
+
+
+def test_int8_copy_keeps_the_named_matmuls_float(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The accurate tier's mixed copy: feed-forward output projections stay float MatMuls,
+    every other projection becomes an integer MatMul."""
+    import onnx
+
+    path = export_onnx(tiny_bert(), tmp_path / "m.onnx")
+    kept = float_nodes(path, ("/output/dense/MatMul",))
+    assert kept and all(name.endswith("/output/dense/MatMul") for name in kept)
+    qpath = quantize_onnx(path, tmp_path / "m-mixed.onnx", ("/output/dense/MatMul",))
+    nodes = onnx.load(str(qpath)).graph.node
+    float_left = {n.name for n in nodes if n.op_type == "MatMul"}
+    assert set(kept) <= float_left
+    assert any(n.op_type == "MatMulInteger" for n in nodes)
+    full = quantize_onnx(path, tmp_path / "m-int8.onnx")
+    assert not set(kept) & {
+        n.name for n in onnx.load(str(full)).graph.node if n.op_type == "MatMul"
+    }
 
 
 class _Fixed:
