@@ -73,6 +73,7 @@ _ASCII_ALNUM = re.compile(r"[0-9a-z]")
 
 
 def is_placeholder(name: str, type_names: frozenset[str]) -> bool:
+    """A schema word or type name copied as an entity name is no name at all."""
     n = norm(name).strip(" .,<>[]{}")
     return n in PLACEHOLDERS or n in type_names
 

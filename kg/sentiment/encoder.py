@@ -295,7 +295,7 @@ def _quiet_preprocess_hint(record: logging.LogRecord) -> bool:
 # accurate tier's mpnet lost 0.35 pt on Twitter dev fully int8 (0.885 vs 0.889 float);
 # its feed-forward output projections read the GELU's wide-ranged activations, and with
 # those twelve kept float it scored 0.891 at 81 texts/s (float: 48). Chosen on the dev
-# split among two variants (8-bit weights everywhere: 0.886); docs/sentiment.md.
+# split among three int8 variants (all int8 0.885, 8-bit weights 0.886); docs/sentiment.md.
 FLOAT_MATMULS: dict[str, tuple[str, ...]] = {"mpnet": ("/output/dense/MatMul",)}
 
 

@@ -14,11 +14,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import orjson
 
+from connectors.replay import SAMPLE_FILES, SAMPLE_HISTORY, SAMPLES_DIR, read_jsonl
 from kg.sentiment.state import AlertRules, EntityState, update
 from ops.drill import events
 from ops.drill.harness import DrillStack, Scope, wait
@@ -477,12 +477,11 @@ def unwritable_data_dir(stack: DrillStack) -> DrillResult:
 
 def _sample_ticks() -> list[IndicatorTick]:
     """The bundled synthetic indicator history: a report has facts to hand the model."""
-    samples = Path(__file__).resolve().parents[2] / "connectors" / "samples"
+    names = (SAMPLE_HISTORY[1], SAMPLE_FILES["raw.ticks"])
     return [
         IndicatorTick.model_validate_json(line)
-        for name in ("ticks_history.jsonl", "ticks.jsonl")
-        for line in (samples / name).read_bytes().splitlines()
-        if line.strip()
+        for name in names
+        for _lineno, line in read_jsonl(SAMPLES_DIR / name)
     ]
 
 
@@ -526,12 +525,11 @@ def llm_outage(
     classifier, a report says the model is missing, and the news wait parked on
     ``extract.pending``. Then the real model server starts behind a hop that adds
     ``delay_s`` to every completion: the parked documents are extracted, once."""
-    from kg.llm_runtime import server_command
     from ops.drill.llm_fault import SlowModelHop
 
     procs = [*WITH_SENTIMENT, "extract"]
     modes = {"news": "single", "social": "fast", "filing": "fast", "commentary": "fast"}
-    hop = SlowModelHop(free_port(), "", delay_s)
+    hop = SlowModelHop(free_port(), delay_s)
     sentiment = {"rag": False} | ({"classifier": classifier} if classifier else {})
     with stack.scope(
         "llm_outage",
@@ -556,23 +554,14 @@ def llm_outage(
         flowing_s = time.monotonic() - down_at
         parked = not sc.caught_up(group, ["extract.pending"])
         said, report_note = _report_says_model_missing(sc, hop.base_url)
-        log_path = sc.data / "llm.log"
-        sc.data.mkdir(parents=True, exist_ok=True)
-        port = free_port()
-        with open(log_path, "ab") as log:
-            model = subprocess.Popen(server_command(sc.settings, port), stdout=log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-        sc.procs.append(model)
-        upstream = f"http://127.0.0.1:{port}/v1"
-        wait(lambda: http_ready(f"{upstream}/models"), "the model server", timeout=180)
-        hop.upstream = urlsplit(upstream)
-        hop.start()
-        back = time.monotonic()
         try:
+            hop.start(stack.runtime.start_llm())  # as `livekg up` starts it (log, readiness)
+            back = time.monotonic()
             wait(lambda: sc.caught_up(group, ["extract.pending"]),
                  "the parked documents to be extracted", timeout=900)  # fmt: skip
         finally:
             hop.stop()
+            stack.stop_service("llm")
         recovery = time.monotonic() - back
         notes = [
             f"LLM down {back - down_at:.1f}s; graph and sentiment done {flowing_s:.1f}s "

@@ -223,8 +223,10 @@ class DrillStack:
 
     # -- faults ------------------------------------------------------------------------
     def stop_service(self, name: str) -> None:
-        """Stop the broker or graph process (SIGTERM, then SIGKILL)."""
-        svc = self.runtime.state.services.pop(name)
+        """Stop the broker, graph or model server process (SIGTERM, then SIGKILL)."""
+        svc = self.runtime.state.services.pop(name, None)
+        if svc is None:  # never started (its start failed)
+            return
         stop_pid(svc.pid)
         proc = self.runtime._procs.pop(name, None)
         if proc is not None:

@@ -19,12 +19,12 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "host", "content
 
 
 class SlowModelHop:
-    """``http://127.0.0.1:{port}/v1`` forwarding to ``upstream`` with ``delay_s`` added to
-    every completion (``/chat/completions`` and ``/completions``)."""
+    """``http://127.0.0.1:{port}/v1`` forwarding to the upstream given to ``start`` with
+    ``delay_s`` added to every completion (``/chat/completions`` and ``/completions``)."""
 
-    def __init__(self, port: int, upstream: str, delay_s: float) -> None:
+    def __init__(self, port: int, delay_s: float) -> None:
         self.port = port
-        self.upstream = urlsplit(upstream)
+        self.upstream = urlsplit("")  # set by ``start``
         self.delay_s = delay_s
         self.completions = 0  # forwarded and answered 200
         self.failures = 0  # forwarded and answered otherwise, or the upstream failed
@@ -35,7 +35,9 @@ class SlowModelHop:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> None:
+    def start(self, upstream: str) -> None:
+        """Listen from now on, forwarding to ``upstream`` (the real server's /v1 URL)."""
+        self.upstream = urlsplit(upstream)
         hop = self
 
         class Handler(BaseHTTPRequestHandler):
