@@ -135,6 +135,13 @@ class EdgarConnector:
             url = ARCHIVE_URL.format(
                 cik=cik, acc=r["accessionNumber"].replace("-", ""), doc=r["primaryDocument"]
             )
+            try:
+                httpx.URL(url)
+            except httpx.InvalidURL as exc:  # one bad row must not stall the stream
+                batch.rows += 1
+                batch.rejected += 1
+                batch.errors.append(f"filing {cur}: no valid document URL ({exc})")
+                continue
             _, doc = await self.http.get(
                 url, lambda resp: html_document(resp.content, with_tables=True)
             )

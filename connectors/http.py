@@ -105,6 +105,8 @@ class HttpSource:
             await self.limiter.acquire()
             try:
                 resp = await self.client.get(url, params=params, headers=headers)
+            except httpx.InvalidURL as exc:  # built from source data: retrying cannot help
+                raise PermanentSourceError(f"invalid URL {url!r}: {exc}") from exc
             except httpx.TimeoutException as exc:
                 raise RetryableSourceError(f"timeout on GET {url}: {exc!r}") from exc
             except httpx.TransportError as exc:  # reset, refused, incomplete body

@@ -288,6 +288,30 @@ async def test_edgar_truncated_and_drifted_bodies() -> None:
     assert seen["n"] == 3
 
 
+async def test_edgar_filing_with_an_unusable_document_name_is_rejected_not_fatal() -> None:
+    """A control character in ``primaryDocument`` (found by the fuzzer) makes no URL: that
+    filing is rejected with its reason and the others still arrive; a bad URL reaching the
+    HTTP layer is a SourceError, never httpx's own exception."""
+    doc = json.loads((FIX / "edgar" / "CIK0000320193.json").read_bytes())
+    recent = doc["filings"]["recent"]
+    bad = recent["accessionNumber"].index("0000320193-24-000069")
+    recent["primaryDocument"][bad] = "aapl\x03.htm"
+    fixture = edgar_transport([])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("CIK0000320193.json"):
+            return httpx.Response(200, json=doc)
+        return fixture.handler(request)  # type: ignore[no-any-return]
+
+    c = EdgarConnector(cfg(edgar_watchlist=["AAPL"]), transport=httpx.MockTransport(handler))
+    batch = await c.fetch("AAPL", None, {})
+    assert [i.record.id for i in batch.items] == ["0000320193-24-000006", "0000320193-24-000081"]
+    assert batch.rejected == 1 and batch.rows == 3
+    assert "0000320193-24-000069" in batch.errors[0] and "no valid document URL" in batch.errors[0]
+    with pytest.raises(SourceError, match="invalid URL"):
+        await c.http.get("https://www.sec.gov/a\x03b", lambda resp: resp)
+
+
 def test_split_parts_keeps_every_char() -> None:
     text = ("paragraph " * 50 + "\n\n") * 400
     parts = split_parts(text, limit=5000)
