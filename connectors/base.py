@@ -79,6 +79,11 @@ class Batch:
     def add(self, topic: str, cursor: str, model: type[Record], data: dict[str, Any]) -> None:
         """Validate ``data`` as ``model``; a row that fails is counted, never produced."""
         self.rows += 1
+        bad = unencodable_at(data)
+        if bad is not None:  # a lone surrogate (str cells of a frame): it cannot be sent
+            self.rejected += 1
+            self.errors.append(f"{model.__name__} {bad}: not valid Unicode (cursor {cursor})")
+            return
         try:
             record = model.model_validate(data)
         except ValidationError as exc:
@@ -88,6 +93,29 @@ class Batch:
             self.errors.append(f"{model.__name__} {where}: {first['msg']} (cursor {cursor})")
             return
         self.items.append(Item(topic, record, cursor))
+
+
+def unencodable_at(value: Any, where: str = "") -> str | None:
+    """The path of the first string in ``value`` that UTF-8 cannot encode (a lone
+    surrogate), or None. Records from bytes cannot hold one; Python-built ones can."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "<value>"
+        return None
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        path = f"{where}.{key}" if where else str(key)
+        bad = unencodable_at(key, path) or unencodable_at(item, path)
+        if bad is not None:
+            return bad
+    return None
 
 
 @runtime_checkable

@@ -188,3 +188,18 @@ def test_indicator_tick_content_key_includes_value() -> None:
         source="s", indicator_id="CN10Y", value=2.29, event_time="2024-06-03T00:00:00Z"
     )
     assert content_key(t1) != content_key(t2)
+
+
+def test_batch_rejects_text_that_cannot_be_sent_with_where_it_is() -> None:
+    """A lone surrogate in a Python-built field (an akshare frame cell; found by the
+    fuzzer) would fail at send time: the row is rejected with its field, the rest go on."""
+    batch = Batch()
+    ok = {"source": "ak", "title": "央行开展逆回购", "event_time": "2024-06-12T18:00:00Z"}
+    batch.add("raw.news", "c1", RawNews, {**ok, "body": "a\ud800b"})
+    batch.add("raw.news", "c2", RawNews, {**ok, "entities": ["600519", "\udc80"]})
+    batch.add("raw.news", "c3", RawNews, ok)
+    assert batch.rows == 3 and batch.rejected == 2 and len(batch.items) == 1
+    assert batch.errors == [
+        "RawNews body: not valid Unicode (cursor c1)",
+        "RawNews entities.1: not valid Unicode (cursor c2)",
+    ]
