@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 
 DOC_OVERLAP_MIN = 0.8  # seed 001, Algorithm 1 line 4
 UNIT_OVERLAP_MIN = 0.7  # seed 001, Algorithm 1 line 7
+# The overlap coefficient divides by the smaller set, so a one-word unit ("U.S.",
+# "Environmental.") or a one-word query passes any threshold: on Twitter dev with the
+# market corpus as index, 8 tweets got such context and none of it was about the tweet.
+# A document and a unit must share at least this many relevant tokens with the query.
+MIN_SHARED_TOKENS = 3
 
 STOP_WORDS = frozenset(
     """a an the and or but if of to in on at by for with from as is are was were be been
@@ -174,12 +179,14 @@ def filter_context(
     *,
     doc_min: float = DOC_OVERLAP_MIN,
     unit_min: float = UNIT_OVERLAP_MIN,
+    min_shared: int = MIN_SHARED_TOKENS,
     max_chars: int = 2000,
 ) -> RagResult:
-    """Algorithm 1 lines 2-12 over already-retrieved documents ``D``."""
+    """Algorithm 1 lines 2-12 over already-retrieved documents ``D``, with the
+    ``min_shared`` guard against the coefficient's small-set degeneracy."""
     q = relevant_tokens(query.cleaned)
     own = relevant_tokens(query.text)
-    result = RagResult(query=query)
+    result = RagResult(query=query)  # a query under ``min_shared`` tokens gets no context
     seen_units: set[str] = set()
     used = 0
     for doc in docs:
@@ -190,15 +197,20 @@ def filter_context(
         d_tokens = relevant_tokens(body)
         if d_tokens == own:  # the item itself, re-found under another id
             continue
-        if overlap(q, d_tokens) <= doc_min:
+        if overlap(q, d_tokens) <= doc_min or len(q & d_tokens) < min_shared:
             continue
         result.kept_docs += 1
         for unit in split_units(body):
             key = unit.lower()
             if key in seen_units:
                 continue
-            score = overlap(q, relevant_tokens(unit))
-            if score > unit_min and used + len(unit) <= max_chars:
+            u_tokens = relevant_tokens(unit)
+            score = overlap(q, u_tokens)
+            if (
+                score > unit_min
+                and len(q & u_tokens) >= min_shared
+                and used + len(unit) <= max_chars
+            ):
                 seen_units.add(key)
                 used += len(unit) + 1
                 result.units.append(

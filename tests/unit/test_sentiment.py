@@ -530,3 +530,23 @@ def test_load_default_names_the_missing_artifacts(tmp_path) -> None:  # type: ig
     for kind in ("router", "encoder", "e5-encoder", "e5"):
         with pytest.raises(FileNotFoundError):
             load_default(tmp_path, kind=kind)
+
+
+def test_tiny_units_and_queries_do_not_pass_the_overlap_filter() -> None:
+    """The coefficient divides by the smaller set: a one-word unit or query would pass
+    any threshold (market-corpus context for tweets was "U.S." and "Environmental.")."""
+    q = build_query("U.S. consumer debt grew in February by the most in 7 months")
+    doc = ContextDoc(
+        id="10k",
+        source="corpus",
+        text="U.S.\n\nConsumer debt grew in February, the most in seven months, data showed.\n\n"
+        "Debt grew.\n\nAnother consumer grew debt in February most months.",
+    )
+    res = filter_context(q, [doc])
+    assert res.kept_docs == 1
+    assert [u.text for u in res.units] == [
+        "Consumer debt grew in February, the most in seven months, data showed.",
+        "Another consumer grew debt in February most months.",
+    ]
+    short = build_query("@MikeCaymanTrades sometimes")
+    assert filter_context(short, [ContextDoc(id="x", source="c", text="sometimes")]).units == []
