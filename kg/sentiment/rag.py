@@ -467,5 +467,5 @@ class CorpusSource:
         for t in q:
             for i in self._index.get(t, ()):
                 hits[i] = hits.get(i, 0) + 1
-        best = sorted(hits, key=lambda i: -hits[i])[:limit]
+        best = sorted(hits, key=lambda i: (-hits[i], i))[:limit]  # ties: corpus order
         return [self.docs[i] for i in best]
