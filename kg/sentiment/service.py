@@ -3,9 +3,10 @@
 ``SentimentEngine.score`` takes items (text, entities, time) and returns probabilities,
 the model id and the context ids used. Model work runs in a worker thread, never on
 the event loop. With RAG on, the retrieved context is concatenated to the input
-(seed 001, 3.3): the LLM path gets it in the prompt; the CPU classifier scores the
-input alone and the input+context, and mixes the two with ``context_weight`` (it was
-trained on bare inputs, so the bare pass keeps the weight).
+(seed 001, 3.3): the LLM path gets it in the prompt; the CPU classifier can score the
+input+context too and mix it in with ``context_weight``, which is 0 by default: on the
+dev split with real contexts the mix never helped and lowered Chinese accuracy
+(docs/sentiment.md, "Retrieval"). The context ids ride on every score either way.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class SentimentEngine:
         *,
         retriever: Retriever | None = None,
         llm: LLMSentiment | None = None,
-        context_weight: float = 0.3,
+        context_weight: float = 0.0,
         window: timedelta = timedelta(hours=72),
         future: timedelta = timedelta(hours=1),
     ) -> None:
@@ -84,6 +85,11 @@ class SentimentEngine:
         self.context_weight = context_weight
         self.window = window
         self.future = future
+
+    def without_retrieval(self) -> SentimentEngine:
+        """The same models scoring the bare input: the "without context" side of an
+        evaluation (``livekg eval sentiment --corpus``)."""
+        return SentimentEngine(self.classifier, llm=self.llm, context_weight=self.context_weight)
 
     @property
     def model_id(self) -> str:

@@ -806,6 +806,42 @@ def write_dev_sets(data_dir: Path, out: Path, finfe: bool = True) -> dict[str, i
     return {name: len(rows) for name, rows in groups.items()}
 
 
+def write_context_index(data_dir: Path, out: Path, finfe: bool = True) -> int:
+    """The index the dev split's contexts are retrieved from (``livekg eval sentiment
+    --corpus``): the train-split items as a news archive (other reports of the same
+    story, other posts on the same stock; labels left out) and the market corpus's
+    filings and FOMC statements. One JSON document a line (id, source, title, text,
+    published_at); dev rows stay out, so no item retrieves itself."""
+    from kg.extract.corpus import DEFAULT_CORPUS, corpus_docs
+
+    examples = training_examples(data_dir, finfe)
+    tr, _ = split(examples)
+    rows: list[dict[str, object]] = [
+        {"id": f"train:{i}", "source": e.source, "text": e.text}
+        for i, (e, m) in enumerate(zip(examples, tr, strict=True))
+        if m and not e.source.startswith("zh_")  # the bundled synthetic sets are no archive
+    ]
+    corpus_root = data_dir / "market_corpus"
+    root = corpus_root if corpus_root.is_dir() else DEFAULT_CORPUS
+    if root.is_dir():
+        for part in ("dev", "test"):
+            rows += [
+                {
+                    "id": d.id,
+                    "source": "market_corpus",
+                    "title": d.title,
+                    "text": d.text,
+                    "published_at": d.event_time.isoformat() if d.event_time else None,
+                }
+                for d in corpus_docs(root, part)
+            ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(rows)
+
+
 def build_memory(cfg: TrainConfig, texts: Sequence[str], y: np.ndarray) -> dict:
     """Write the label memory (``kg/sentiment/memory.py``): the served e5 encoder's vectors
     of the English training rows (int8 weights, as served by default) and their labels.

@@ -24,6 +24,7 @@ from kg.sentiment.labels import LABELS
 from kg.sentiment.metrics import evaluate
 from kg.sentiment.model import SentimentClassifier
 from kg.sentiment.service import ScoreInput, SentimentEngine
+from streams.records import SentimentLabel
 
 _SUBJECTS = ["Apple", "Tesla", "JPMorgan", "Boeing", "Nvidia", "Exxon", "Pfizer", "Alibaba"]
 _EVENTS = [
@@ -163,14 +164,17 @@ def run_eval(
     *,
     batch: int = 64,
 ) -> dict[str, Any]:
-    async def go() -> tuple[list[list[float]], int]:
+    """Accuracy with the engine as configured; with retrieval on, also the bare input's
+    accuracy on the items that got context and overall (``context`` in the result)."""
+
+    async def go() -> tuple[list[list[float]], list[int]]:
         probs: list[list[float]] = []
-        with_ctx = 0
+        with_ctx: list[int] = []
         for start in range(0, len(examples), batch):
             chunk = examples[start : start + batch]
             outs = await engine.score([ScoreInput(text=e.text) for e in chunk])
             probs += [o.probabilities for o in outs]
-            with_ctx += sum(1 for o in outs if o.context_ids)
+            with_ctx += [start + k for k, o in enumerate(outs) if o.context_ids]
         return probs, with_ctx
 
     if examples:  # load the models before the clock starts
@@ -179,12 +183,44 @@ def run_eval(
     probs, with_ctx = asyncio.run(go())
     elapsed = time.perf_counter() - t0
     pred = [LABELS[int(np.argmax(p))] for p in probs]
-    report = evaluate([e.label for e in examples], pred)
+    gold = [e.label for e in examples]
+    report = evaluate(gold, pred)
     out = report.model_dump()
     out["texts_per_s"] = round(len(examples) / elapsed, 1) if elapsed > 0 else 0.0
     out["model_id"] = engine.model_id
-    out["with_context"] = with_ctx
+    out["with_context"] = len(with_ctx)
+    if engine.retriever is not None:
+        bare = asyncio.run(
+            engine.without_retrieval().score([ScoreInput(text=examples[k].text) for k in with_ctx])
+        )
+        bare_pred = list(pred)
+        for k, o in zip(with_ctx, bare, strict=True):
+            bare_pred[k] = LABELS[int(np.argmax(o.probabilities))]
+        out["context"] = context_comparison(gold, pred, bare_pred, with_ctx)
     return out
+
+
+def context_comparison(
+    gold: Sequence[SentimentLabel],
+    with_context: Sequence[SentimentLabel],
+    bare: Sequence[SentimentLabel],
+    items: Sequence[int],
+) -> dict[str, Any]:
+    """With vs without context, on the items that got context and on the whole set."""
+
+    def acc(pred: Sequence[SentimentLabel], idx: Sequence[int]) -> float:
+        return round(sum(pred[k] == gold[k] for k in idx) / len(idx), 4) if idx else 0.0
+
+    everything = range(len(gold))
+    return {
+        "items": len(items),
+        "accuracy_with": acc(with_context, items),
+        "accuracy_without": acc(bare, items),
+        "fixed": sum(with_context[k] == gold[k] != bare[k] for k in items),
+        "broken": sum(bare[k] == gold[k] != with_context[k] for k in items),
+        "overall_with": acc(with_context, everything),
+        "overall_without": acc(bare, everything),
+    }
 
 
 def load_eval_set(path: Path, fmt: str, limit: int | None = None) -> list[Example]:

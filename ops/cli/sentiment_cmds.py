@@ -113,13 +113,15 @@ def sentiment_dev(
     finfe: Annotated[bool, typer.Option(help="include FinFE's dev hold-out")] = True,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
-    """Write the dev hold-out of ``train sentiment`` as files for ``eval sentiment``."""
-    from kg.sentiment.train import write_dev_sets
+    """Write the dev hold-out of ``train sentiment`` as files for ``eval sentiment``, and
+    ``context_index.jsonl``, the documents to retrieve their context from (``--corpus``)."""
+    from kg.sentiment.train import write_context_index, write_dev_sets
 
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
     counts = write_dev_sets(data_dir, out, finfe)
-    emit_json({"train": "sentiment-dev", "out": str(out), "rows": counts})
+    index = write_context_index(data_dir, out / "context_index.jsonl", finfe)
+    emit_json({"train": "sentiment-dev", "out": str(out), "rows": counts, "index_docs": index})
 
 
 @train_app.command("export-instructions")
@@ -163,15 +165,19 @@ def _engine(  # type: ignore[no-untyped-def]
     threads: int,
     quantize: bool | None,
     runtime: str | None,
+    context_weight: float | None = None,
 ):
     from kg.sentiment.service import SentimentEngine
+    from ops.settings import Settings
+
+    if context_weight is None:
+        context_weight = Settings().sentiment.rag_context_weight
 
     retriever = None
     sources: list[str] = []
     if rag:
         from kg.sentiment.external_search import external_sources
         from kg.sentiment.rag import CorpusSource, KnowledgeSource, Retriever
-        from ops.settings import Settings
 
         found: list[KnowledgeSource] = []
         if corpus is not None:
@@ -187,7 +193,6 @@ def _engine(  # type: ignore[no-untyped-def]
         from kg.llm import make_llm_client
         from kg.sentiment.service import LLMSentiment
         from ops.runtime_state import endpoints
-        from ops.settings import Settings
 
         settings = Settings()
         try:
@@ -197,7 +202,7 @@ def _engine(  # type: ignore[no-untyped-def]
         client = make_llm_client(settings, base)
         return SentimentEngine(llm=LLMSentiment(client), retriever=retriever), sources
     clf = _classifier(classifier, threads, quantize, runtime)
-    return SentimentEngine(clf, retriever=retriever), sources
+    return SentimentEngine(clf, retriever=retriever, context_weight=context_weight), sources
 
 
 @eval_app.command("sentiment")
@@ -210,12 +215,17 @@ def eval_sentiment(
     ] = None,
     classifier: Annotated[str, typer.Option(help=" | ".join(CLASSIFIERS))] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
+    context_weight: Annotated[
+        float | None,
+        typer.Option(help="weight of the input+context pass (default: sentiment.*)"),
+    ] = None,
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
     runtime: RuntimeOpt = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
-    """Accuracy, macro-F1, per-class figures and texts/s on a labelled file."""
+    """Accuracy, macro-F1, per-class figures and texts/s on a labelled file; with
+    ``--corpus``, also with vs without context on the items that got context."""
     from ops.bench.sentiment import load_eval_set, run_eval
 
     if format_ not in FORMATS:
@@ -230,6 +240,7 @@ def eval_sentiment(
         threads=threads,
         quantize=quantize,
         runtime=runtime,
+        context_weight=context_weight,
     )
     result = run_eval(engine, examples)
     emit_json(

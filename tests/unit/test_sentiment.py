@@ -550,3 +550,39 @@ def test_tiny_units_and_queries_do_not_pass_the_overlap_filter() -> None:
     ]
     short = build_query("@MikeCaymanTrades sometimes")
     assert filter_context(short, [ContextDoc(id="x", source="c", text="sometimes")]).units == []
+
+
+def test_eval_compares_with_and_without_context_on_the_items_that_got_some() -> None:
+    from kg.sentiment.data import Example
+    from ops.bench.sentiment import run_eval
+
+    corpus = CorpusSource(
+        [ContextDoc(id="ctx1", source="corpus", text="Acme guidance update: Acme guidance plunges")]
+    )
+    engine = SentimentEngine(KeywordClassifier(), retriever=Retriever([corpus]), context_weight=0.6)
+    examples = [
+        Example(text="$ACME Acme guidance update", label=SentimentLabel.NEGATIVE),
+        Example(text="Beta Corp widget sales flat", label=SentimentLabel.NEUTRAL),
+        Example(text="Gamma Inc shipments steady", label=SentimentLabel.POSITIVE),
+    ]
+    out = run_eval(engine, examples)
+    assert out["with_context"] == 1
+    assert out["context"] == {
+        "items": 1,
+        "accuracy_with": 1.0,
+        "accuracy_without": 0.0,
+        "fixed": 1,
+        "broken": 0,
+        "overall_with": 0.6667,
+        "overall_without": 0.3333,
+    }
+    assert "context" not in run_eval(SentimentEngine(KeywordClassifier()), examples)
+
+
+def test_corpus_search_breaks_ties_in_corpus_order() -> None:
+    """Equal hit counts must not depend on set iteration order (PYTHONHASHSEED): the
+    same query gave 124 or 125 Twitter dev items with context from run to run."""
+    words = ["profit", "cut", "guidance", "acme", "shares", "lower"]
+    docs = [ContextDoc(id=f"d{i}", source="c", text=f"{w} filler") for i, w in enumerate(words)]
+    q = build_query("Acme shares lower on profit guidance cut")
+    assert [d.id for d in CorpusSource(docs).search_sync(q, 6)] == [f"d{i}" for i in range(6)]

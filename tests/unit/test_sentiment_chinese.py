@@ -103,6 +103,29 @@ def test_dev_files_round_trip_through_the_eval_formats(shared_data: Path, tmp_pa
     assert without["finfe"] == 0 and without["twitter"] == counts["twitter"]
 
 
+def test_context_index_holds_train_rows_and_the_market_corpus_never_dev(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The documents dev items retrieve context from: no dev row (it would be its own
+    context), no label, and the market corpus's filings and statements with dates."""
+    from kg.sentiment.rag import CorpusSource
+    from kg.sentiment.train import training_examples, write_context_index
+
+    path = tmp_path / "context_index.jsonl"
+    n = write_context_index(shared_data, path)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == n
+    examples = training_examples(shared_data)
+    tr, _ = split(examples)
+    items = [r for r in rows if r["id"].startswith("train:")]
+    assert all(tr[int(r["id"][6:])] for r in items)
+    assert not any(examples[int(r["id"][6:])].source.startswith("zh_") for r in items)
+    assert all("label" not in r for r in rows)
+    corpus = [r for r in rows if r["source"] == "market_corpus"]
+    assert len(corpus) >= 50 and any(r["published_at"] for r in corpus)
+    assert len(CorpusSource.from_jsonl(path).docs) == n
+
+
 class _Fake:
     def __init__(self, model_id: str, label: int) -> None:
         self.model_id = model_id
