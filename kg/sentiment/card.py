@@ -9,6 +9,38 @@ def _row(name: str, m: dict | None) -> str:
     return f"| {name} | {m['n']} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} |"
 
 
+def _context_section(context: dict) -> list[str]:
+    """With vs without retrieved context on the dev split (``metrics["context"]``)."""
+    if not context:
+        return []
+    return [
+        "",
+        "## Retrieved context (dev split)",
+        "",
+        "How the dev set with contexts is built: `livekg train sentiment-dev --out DIR` "
+        "writes the dev hold-out and `context_index.jsonl`: the train-split items as a "
+        "news archive (tweets, FiQA, FinFE posts; no labels, no dev rows) and the market "
+        "corpus's filings and FOMC statements. `livekg eval sentiment --corpus "
+        "DIR/context_index.jsonl` retrieves each dev item's context with the product's "
+        "retriever (Algorithm 1's 0.8 / 0.7 overlap filter, three shared tokens at least) "
+        "and scores the items that got context with and without it. "
+        f"Measured with the input+context pass mixed at weight {context.get('weight')}; "
+        "the default weight is 0 (`sentiment.rag_context_weight`), under which both "
+        "columns are the bare figure.",
+        "",
+        "| dev set | got context | bare | with context | fixed / broken | overall bare / with |",
+        "|---|---|---|---|---|---|",
+        *[
+            f"| {name} | {c['items']} of {c['n']} | {c['accuracy_without']:.4f} | "
+            f"{c['accuracy_with']:.4f} | {c['fixed']} / {c['broken']} | "
+            f"{c['overall_without']:.4f} / {c['overall_with']:.4f} |"
+            for name, c in context.get("sets", {}).items()
+        ],
+        "",
+        str(context.get("note", "")),
+    ]
+
+
 def render(metrics: dict) -> str:
     dev = metrics.get("dev", {})
     lines = [
@@ -198,6 +230,7 @@ def render(metrics: dict) -> str:
             "|---|---|---|---|",
             *[_row(k, v) for k, v in hw.items()],
         ]
+    lines += _context_section(metrics.get("context", {}))
     lines += [
         "",
         "## Limits",

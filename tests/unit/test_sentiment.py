@@ -586,3 +586,14 @@ def test_corpus_search_breaks_ties_in_corpus_order() -> None:
     docs = [ContextDoc(id=f"d{i}", source="c", text=f"{w} filler") for i, w in enumerate(words)]
     q = build_query("Acme shares lower on profit guidance cut")
     assert [d.id for d in CorpusSource(docs).search_sync(q, 6)] == [f"d{i}" for i in range(6)]
+
+
+def test_model_card_renders_the_with_and_without_context_figures() -> None:
+    from kg.sentiment.card import render
+
+    row = {"items": 294, "n": 2424, "accuracy_with": 0.83, "accuracy_without": 0.84}
+    row |= {"fixed": 4, "broken": 7, "overall_with": 0.7512, "overall_without": 0.7525}
+    card = render({"context": {"weight": 0.3, "sets": {"FinFE": row}, "note": "n."}})
+    assert "| FinFE | 294 of 2424 | 0.8400 | 0.8300 | 4 / 7 | 0.7525 / 0.7512 |" in card
+    assert "context_index.jsonl" in card
+    assert "Retrieved context" not in render({})
