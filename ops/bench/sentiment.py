@@ -190,9 +190,16 @@ def run_eval(
     out["model_id"] = engine.model_id
     out["with_context"] = len(with_ctx)
     if engine.retriever is not None:
-        bare = asyncio.run(
-            engine.without_retrieval().score([ScoreInput(text=examples[k].text) for k in with_ctx])
-        )
+        bare_engine = engine.without_retrieval()
+
+        async def bare_pass() -> list[Any]:
+            outs: list[Any] = []
+            for start in range(0, len(with_ctx), batch):  # batched like the main pass
+                idx = with_ctx[start : start + batch]
+                outs += await bare_engine.score([ScoreInput(text=examples[k].text) for k in idx])
+            return outs
+
+        bare = asyncio.run(bare_pass())
         bare_pred = list(pred)
         for k, o in zip(with_ctx, bare, strict=True):
             bare_pred[k] = LABELS[int(np.argmax(o.probabilities))]
