@@ -61,11 +61,15 @@ def html_document(html: str | bytes, *, with_tables: bool = False) -> HtmlDoc:
     Each table is also left in the text as tab-separated rows so no content is lost to
     readers of ``text`` alone; ``table_pos`` says where it sits.
     """
+    import lxml.etree
     import lxml.html
 
     if not html.strip():
         return HtmlDoc("")
-    root = lxml.html.fromstring(html)
+    try:
+        root = lxml.html.fromstring(html)
+    except lxml.etree.ParserError:  # markup without one element ("</x"): nothing to read
+        return HtmlDoc("")
     # Inline-XBRL filings hide a machine-readable header (ix:header in a display:none
     # div); it is not part of the document a reader sees.
     drop = [

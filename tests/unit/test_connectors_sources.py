@@ -432,3 +432,23 @@ async def test_yfinance_backfills_a_year_on_the_first_run_only() -> None:
     later = await c.fetch("history:^TNX", first.items[-1].cursor, {})
     assert asked == ["1y", c.cfg.yfinance_period] and asked[1] != "1y"
     assert later.items  # the recorded frame again; the checkpoint runner dedupes
+
+
+async def test_edgar_filing_whose_document_has_no_element_is_not_fatal() -> None:
+    """lxml raises ParserError ("Document is empty") for markup without one element, such
+    as a stray end tag (found by the fuzzer: b'</\\xde'); it escaped the poll."""
+    from connectors.text import html_document
+
+    assert html_document(b"</\xde").text == "" and html_document("</p>").text == ""
+    fixture = edgar_transport([])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("aapl-20240629.htm"):
+            return httpx.Response(200, content=b"</\xde", headers={"content-type": "text/html"})
+        return fixture.handler(request)  # type: ignore[no-any-return]
+
+    c = EdgarConnector(cfg(edgar_watchlist=["AAPL"]), transport=httpx.MockTransport(handler))
+    batch = await c.fetch("AAPL", None, {})
+    got = {i.record.id: i.record.text for i in batch.items}
+    assert batch.rejected == 0 and len(got) == 3  # the filing still arrives, said to be empty
+    assert got["0000320193-24-000081"] == "Apple Inc. 10-Q (no text in the primary document)"
