@@ -10,7 +10,8 @@ served default classifier (bare input, context alone, input + context) and then:
 * mixes at fixed weights (what ``sentiment.rag_context_weight`` does),
 * gates the mix on the bare pass being unsure (max probability < the cascade's 0.8),
 * trains a combiner on the train pairs (multinomial logistic regression over the three
-  log-probability vectors: a model trained on text + context pairs) and scores dev pairs.
+  log-probability vectors: a model trained on text + context pairs), with its five-fold
+  cross-validated accuracy on the train pairs, and scores dev pairs.
 
 Prints one JSON line per language: correct counts on the dev items that got context.
 Run: python scripts/sentiment_context_pairs.py --dev DIR   (DIR from train sentiment-dev)
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 from kg.sentiment.labels import LABELS
 from kg.sentiment.model import CASCADE_THRESHOLD, load_default
@@ -101,9 +103,15 @@ def main() -> None:
             gated = dp["bare"].copy()
             gated[unsure] = (1 - w) * dp["bare"][unsure] + w * dp["concat"][unsure]
             out[f"gated_mix_{w}"] = correct(gated, dy)
-        for c in (0.01, 0.1, 1.0):
-            lr = LogisticRegression(C=c, max_iter=3000).fit(stack(tp), ty)
-            out[f"trained_combiner_C{c}"] = int((lr.predict(stack(dp)) == dy).sum())
+        out["train_bare_accuracy"] = round(float((tp["bare"].argmax(1) == ty).mean()), 4)
+        folds = StratifiedKFold(5, shuffle=True, random_state=0)
+        for c in (0.01, 0.1, 1.0, 10.0):
+            lr = LogisticRegression(C=c, max_iter=5000)
+            cv = cross_val_score(lr, stack(tp), ty, cv=folds).mean()
+            out[f"train_cv_accuracy_C{c}"] = round(float(cv), 4)
+            out[f"trained_combiner_C{c}"] = int(
+                (lr.fit(stack(tp), ty).predict(stack(dp)) == dy).sum()
+            )
         print(json.dumps(out))
 
 
