@@ -225,7 +225,7 @@ class SentimentSettings(BaseModel):
     rag_max_context_chars: int = 2000
     # CPU classifier: weight of the input+context pass mixed into the bare pass. 0: on the
     # dev split with contexts from our index, 0.3 changed no English item and lowered FinFE
-    # (7 broken, 3 fixed); combiners trained on text+context pairs did no better
+    # (4 fixed, 7 broken); combiners trained on text+context pairs did no better
     # (docs/sentiment.md). Context is still retrieved, attached to each score and used by
     # the LLM classifier; measure a weight on your data with `livekg eval sentiment --corpus`.
     rag_context_weight: float = 0.0

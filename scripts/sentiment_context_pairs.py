@@ -97,9 +97,9 @@ def main() -> None:
             "dev_pairs": len(d_items),
         }
         out |= {f"dev_{k}": correct(v, dy) for k, v in dp.items()}
+        unsure = dp["bare"].max(1) < CASCADE_THRESHOLD
         for w in (0.1, 0.3, 0.5):
             out[f"mix_{w}"] = correct((1 - w) * dp["bare"] + w * dp["concat"], dy)
-            unsure = dp["bare"].max(1) < CASCADE_THRESHOLD
             gated = dp["bare"].copy()
             gated[unsure] = (1 - w) * dp["bare"][unsure] + w * dp["concat"][unsure]
             out[f"gated_mix_{w}"] = correct(gated, dy)
