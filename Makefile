@@ -18,6 +18,7 @@ status: bootstrap
 
 test: bootstrap
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-unit: bootstrap

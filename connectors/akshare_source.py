@@ -37,8 +37,8 @@ from zoneinfo import ZoneInfo
 
 from connectors.base import Batch, require_columns
 from connectors.policy import RateLimiter, RetryPolicy, call_blocking
-from ops.settings import ConnectorSettings
-from streams.records import IndicatorTick, RawFiling, RawNews
+from core.records import IndicatorTick, RawFiling, RawNews
+from core.settings import ConnectorSettings
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 GOVT_CURVE = "中债国债收益率曲线"

@@ -23,8 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from kg.errors import LivekgError
-from streams.records import Record
+from core.errors import LivekgError
+from core.records import Record
 
 
 class SourceError(LivekgError):

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from streams.records import utcnow
+from core.records import utcnow
 
 
 class StreamCheckpoint(BaseModel):

@@ -21,8 +21,8 @@ import orjson
 from connectors.base import Batch, SchemaDriftError, SourceError, require_columns
 from connectors.http import HttpSource
 from connectors.text import html_document, parse_time
-from ops.settings import ConnectorSettings
-from streams.records import RawFiling
+from core.records import RawFiling
+from core.settings import ConnectorSettings
 
 TICKERS_URL = "https://www.sec.gov/files/company_tickers.json"
 SUBMISSIONS_URL = "https://data.sec.gov/submissions/CIK{cik:010d}.json"

@@ -20,8 +20,8 @@ import orjson
 from connectors.base import Batch, SchemaDriftError
 from connectors.http import HttpSource
 from connectors.text import cashtags, html_to_text, parse_time
-from ops.settings import ConnectorSettings
-from streams.records import RawNews, stable_id, utcnow
+from core.records import RawNews, stable_id, utcnow
+from core.settings import ConnectorSettings
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 CONTENT = "{http://purl.org/rss/1.0/modules/content/}encoded"

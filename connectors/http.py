@@ -14,7 +14,7 @@ import httpx
 
 from connectors.base import PermanentSourceError, RetryableSourceError, SourceError
 from connectors.policy import RateLimiter, RetryPolicy, with_retries
-from ops.settings import ConnectorSettings
+from core.settings import ConnectorSettings
 
 T = TypeVar("T")
 

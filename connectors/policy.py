@@ -22,7 +22,7 @@ from tenacity import (
 )
 
 from connectors.base import RetryableSourceError, SourceError
-from ops.metrics import CONNECTOR_ERRORS
+from core.metrics import CONNECTOR_ERRORS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

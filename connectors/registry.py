@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connectors.base import Connector
-from ops.settings import Settings
+from core.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ import orjson
 from confluent_kafka import Producer
 from pydantic import ValidationError
 
-from streams.records import Record
-from streams.topics import spec
+from core.records import Record
+from core.topics import spec
 
 Progress = Callable[[int], None]
 

@@ -39,15 +39,15 @@ from connectors.base import Batch, Connector, Item, SourceError
 from connectors.checkpoint import Checkpoint, CheckpointStore, touch
 from connectors.policy import RateLimiter
 from connectors.replay import producer as make_producer
-from ops.metrics import (
+from core.metrics import (
     CONNECTOR_LAG,
     CONNECTOR_LAST_SUCCESS,
     CONNECTOR_PRODUCED,
     CONNECTOR_ROWS,
     CONNECTOR_SKIPPED,
 )
-from ops.settings import ConnectorSettings, Settings
-from streams.records import Record, content_hash, utcnow
+from core.records import Record, content_hash, utcnow
+from core.settings import ConnectorSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def kafka_bootstrap(settings: Settings) -> str:
     """Connectors need only the broker: a configured one, else the running embedded one."""
     if settings.kafka.bootstrap_servers:
         return settings.kafka.bootstrap_servers
-    from ops.runtime_state import endpoints
+    from core.runtime_state import endpoints
 
     return endpoints(settings).kafka_bootstrap
 

@@ -27,9 +27,9 @@ from connectors.base import Batch
 from connectors.feeds import parse_json_feed
 from connectors.http import HttpSource
 from connectors.text import cashtags
-from ops.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
-from ops.settings import ConnectorSettings, Settings
-from streams.records import MAX_TEXT_CHARS, Id, Name, RawSocialPost, stable_id, utcnow
+from core.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
+from core.records import MAX_TEXT_CHARS, Id, Name, RawSocialPost, stable_id, utcnow
+from core.settings import ConnectorSettings, Settings
 
 MAX_POSTS_PER_REQUEST = 1000
 

@@ -20,8 +20,8 @@ from typing import Any
 from connectors.base import Batch, SchemaDriftError, require_columns
 from connectors.policy import RateLimiter, RetryPolicy, call_blocking
 from connectors.text import parse_time
-from ops.settings import ConnectorSettings
-from streams.records import IndicatorTick, RawNews
+from core.records import IndicatorTick, RawNews
+from core.settings import ConnectorSettings
 
 YIELDS = {
     "^IRX": ("US13W", "US 13-week Treasury bill yield"),

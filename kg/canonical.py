@@ -19,8 +19,8 @@ from difflib import SequenceMatcher
 from enum import StrEnum
 from typing import Any
 
+from core.records import stable_id
 from kg.ontology import ENTITY_LABEL, Ontology, default_ontology
-from streams.records import stable_id
 
 NEW_PREFIX = "new:"
 FUZZY_THRESHOLD = 0.88  # SequenceMatcher ratio on normalized keys

@@ -22,8 +22,8 @@ from typing import Literal
 
 import numpy as np
 
-from ops import metrics
-from ops.settings import EmbedSettings
+from core import metrics
+from core.settings import EmbedSettings
 
 Kind = Literal["query", "passage"]
 

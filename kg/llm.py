@@ -45,7 +45,9 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from kg.errors import ConfigError
+from core import metrics
+from core.errors import ConfigError
+from core.settings import Settings
 from kg.llm_errors import (
     LLMError,
     LLMResponseError,
@@ -57,8 +59,6 @@ from kg.llm_errors import (
 )
 from kg.prompts.base import ChatMessage
 from kg.prompts.structured import repair_v1, schema_hint_v1
-from ops import metrics
-from ops.settings import Settings
 
 __all__ = [
     "Backend",
@@ -603,7 +603,7 @@ def make_llm_client(
     """The client the settings describe (``priority="interactive"``: served before the
     stream's background calls by the embedded server).
 
-    ``base_url`` (e.g. the embedded server from ``ops.runtime_state.endpoints``) wins
+    ``base_url`` (e.g. the embedded server from ``core.runtime_state.endpoints``) wins
     over ``settings.llm.base_url``. With neither, ``backend`` auto/inprocess loads the
     bundled model in this process.
     """

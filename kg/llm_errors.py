@@ -1,4 +1,4 @@
-"""Typed errors of the LLM client (all under ``kg.errors.LivekgError``).
+"""Typed errors of the LLM client (all under ``core.errors.LivekgError``).
 
 LLMError                       anything that went wrong talking to a language model
  +-- LLMUnavailable            the server cannot be reached (also a ServiceUnavailable)  [retryable]
@@ -14,7 +14,7 @@ has already retried each of them ``max_retries`` times with backoff before raisi
 
 from __future__ import annotations
 
-from kg.errors import LivekgError, ServiceUnavailable
+from core.errors import LivekgError, ServiceUnavailable
 
 
 class LLMError(LivekgError):

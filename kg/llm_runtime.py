@@ -33,8 +33,8 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from kg.errors import ConfigError
-from ops.settings import Settings
+from core.errors import ConfigError
+from core.settings import Settings
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 THREADS_PER_REPLICA = 1

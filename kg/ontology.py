@@ -1,12 +1,12 @@
 """The ontology: concepts, relation types and data properties, as data.
 
-One graph holds two partitions, told apart by node label (seed 002, "Knowledge
+One graph holds two partitions, told apart by node label (FinQA, "Knowledge
 Partition and Management"):
 
 * **static** - what exists and changes rarely: companies (listed or not, with tickers
   and codes), bonds, indicators (the series, not their values), industries, themes,
-  funds, people, institutions, regions, and the schema types of seed 000 (B.1) and
-  seed 004 (tables 1-2). Every static node carries ``:Entity`` plus its concept label.
+  funds, people, institutions, regions, and the schema types of Chen et al. (B.1) and
+  FinReflectKG (tables 1-2). Every static node carries ``:Entity`` plus its concept label.
 * **dynamic** - what arrives on a cycle: instant observations (seconds), daily history
   rolled up from them or delivered daily, documents, and news-derived facts (edges
   with valid time, ingestion time and provenance, superseded rather than deleted).
@@ -39,7 +39,7 @@ class Partition(StrEnum):
 
 
 class Cycle(StrEnum):
-    """How often a concept's instances change (seed 002: instant ~3 s, historical daily)."""
+    """How often a concept's instances change (FinQA: instant ~3 s, historical daily)."""
 
     STATIC = "static"
     INSTANT = "instant"
@@ -73,7 +73,7 @@ class ConceptType(BaseModel):
     aliases: tuple[str, ...] = ()  # other names extractors use: ORG, COMP, 股票 ...
     description: str = ""
     properties: tuple[PropertyType, ...] = ()
-    source: str = ""  # where the type comes from (seed 000 B.1, seed 004 table 1, ...)
+    source: str = ""  # where the type comes from (Chen et al. B.1, FinReflectKG table 1, ...)
 
 
 class Cardinality(StrEnum):
@@ -358,9 +358,9 @@ _NAMED = (
     P(name="created_at", type="epoch_ms", temporal=True),
 )
 
-_SEED000 = "seed 000 appendix B.1"
-_SEED004 = "seed 004 table 1"
-_SEED002 = "seed 002 core ontology"
+_SEED000 = "Chen et al. appendix B.1"
+_SEED004 = "FinReflectKG table 1"
+_SEED002 = "FinQA core ontology"
 
 CONCEPTS: tuple[ConceptType, ...] = (
     ConceptType(
@@ -372,7 +372,7 @@ CONCEPTS: tuple[ConceptType, ...] = (
         abstract=True,
         description="companies, institutions and funds (for matching and domains)",
     ),
-    # -- market participants and instruments (seed 002: stock, fund, chairman)
+    # -- market participants and instruments (FinQA: stock, fund, chairman)
     ConceptType(
         label="Company",
         parent="Organization",
@@ -493,7 +493,7 @@ CONCEPTS: tuple[ConceptType, ...] = (
         aliases=("Country", "Geography", "Market", "GPE", "LOC", "Location", "地区"),
         description="a country, region or market geography",
     ),
-    # -- seed 004 (10-K schema) types
+    # -- FinReflectKG (10-K schema) types
     ConceptType(
         label="Product",
         parent=ENTITY_LABEL,
@@ -546,7 +546,7 @@ CONCEPTS: tuple[ConceptType, ...] = (
         aliases=("ESG_TOPIC", "ESG"),
         description="an ESG theme",
     ),
-    # -- seed 000 (bond-market analysis) types
+    # -- Chen et al. (bond-market analysis) types
     ConceptType(
         label="IndicatorChange",
         parent=ENTITY_LABEL,
@@ -663,11 +663,11 @@ _MACRO = (
     "Policy",
     "Event",
 )
-_R004 = "seed 004 table 2"
-_R000 = "seed 000 appendix B.1"
+_R004 = "FinReflectKG table 2"
+_R000 = "Chen et al. appendix B.1"
 
 RELATIONS: tuple[RelationType, ...] = (
-    # seed 002 / seed 000
+    # FinQA / Chen et al.
     RelationType(
         type="BELONGS_TO",
         domain=_ANY,
@@ -709,7 +709,7 @@ RELATIONS: tuple[RelationType, ...] = (
         aliases=("may_lead_to", "leads_to", "causes", "可能导致"),
         description="possible consequence",
     ),
-    # seed 004
+    # FinReflectKG
     RelationType(
         type="HAS_STAKE_IN",
         domain=("Organization", "Person"),
@@ -791,7 +791,7 @@ RELATIONS: tuple[RelationType, ...] = (
         aliases=("Partners_With", "collaborates_with"),
         description="formal or strategic collaboration",
     ),
-    # static structure (seed 002 style)
+    # static structure (FinQA style)
     RelationType(
         type="ISSUED_BY",
         domain=("Bond",),

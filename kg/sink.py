@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from core.records import CleanDocument, IndicatorTick, Triple, stable_id, to_epoch_ms
 from kg.canonical import AliasIndex
 from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store.base import GraphProvider, GraphStore, IndexSpec
 from kg.temporal import apply_chains
-from streams.records import CleanDocument, IndicatorTick, Triple, stable_id, to_epoch_ms
 
 DOC_TEXT_LIMIT = 20_000
 EVIDENCE_LIMIT = 500

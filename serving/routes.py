@@ -13,10 +13,10 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 
+from core import metrics
+from core.errors import ServiceUnavailable
 from kg.cypher import AskResult
 from kg.cypher.execute import run_read_only
-from kg.errors import ServiceUnavailable
-from ops import metrics
 from serving.services import Services
 
 router = APIRouter()

@@ -9,9 +9,9 @@ import logging
 import time
 from typing import Any
 
+from core.settings import Settings
 from kg.cypher import CypherQA, LLMReviser
 from kg.store.base import GraphStore
-from ops.settings import Settings
 from serving.feeds import LiveFeeds
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class Services:
         self._warming: asyncio.Task[None] | None = None
 
     def _endpoints(self) -> Any:
-        from ops.runtime_state import endpoints
+        from core.runtime_state import endpoints
 
         return endpoints(self.settings)  # raises ServiceUnavailable with the reason
 

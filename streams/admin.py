@@ -5,7 +5,7 @@ from __future__ import annotations
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from streams.topics import CATALOG
+from core.topics import CATALOG
 
 
 def topic_names(prefix: str = "") -> dict[str, str]:

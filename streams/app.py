@@ -11,13 +11,13 @@ from pathlib import Path
 import faust
 from aiohttp import web
 
-from ops import metrics
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
+from core import metrics
+from core.runtime_state import Endpoints
+from core.settings import Settings
+from core.topics import CATALOG
 from streams.context import WorkerContext
 from streams.kafka_compat import install_empty_fetch_backoff
 from streams.processors import enabled as enabled_processors
-from streams.topics import CATALOG
 
 
 def build_app(

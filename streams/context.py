@@ -7,14 +7,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from core.codec import DecodeFailure, dead_letter
+from core.records import DeadLetter, Record
+from core.runtime_state import Endpoints
+from core.settings import Settings
+from core.topics import CATALOG
 from kg import sink
 from kg.store import GraphStore, open_store
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
-from streams.codec import DecodeFailure, dead_letter
 from streams.publisher import Publisher
-from streams.records import DeadLetter, Record
-from streams.topics import CATALOG
 
 if TYPE_CHECKING:
     import faust

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from confluent_kafka import Consumer, TopicPartition
 
-from ops import metrics
+from core import metrics
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from ops import metrics
-from streams.batch import Inbound
+from core import metrics
+from core.batch import Inbound
 from streams.context import WorkerContext
 from streams.kafka_compat import idle_pause
 

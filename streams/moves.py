@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from streams.records import Alert, AlertKind, Evidence, IndicatorTick, stable_id, to_epoch_ms
+from core.records import Alert, AlertKind, Evidence, IndicatorTick, stable_id, to_epoch_ms
 
 BP_UNITS = {"bp", "bps"}
 RATE_UNITS = {"%", "pct", "percent"} | BP_UNITS

@@ -12,7 +12,7 @@ import html
 import re
 import unicodedata
 
-from streams.records import (
+from core.records import (
     CleanDocument,
     DocKind,
     RawFiling,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from kg.errors import ServiceUnavailable
+from core.errors import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, TopicPartition
 
-from kg.errors import ServiceUnavailable
+from core.errors import ServiceUnavailable
 
 
 @dataclass(frozen=True, slots=True)

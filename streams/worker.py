@@ -12,8 +12,8 @@ import socket
 
 import faust
 
-from ops.runtime_state import endpoints
-from ops.settings import Settings
+from core.runtime_state import endpoints
+from core.settings import Settings
 from streams.app import build_app
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from kg.store import GraphStore, open_store
 from ops.runtime import EmbeddedRuntime
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
 from streams.admin import create_topics
 from tests.bolt_server import BoltServer, package_dir
 

@@ -1,4 +1,4 @@
-"""NL -> Cypher question answering over the knowledge graph (seed 002), read-only.
+"""NL -> Cypher question answering over the knowledge graph (FinQA), read-only.
 
 Public surface: ``CypherQA`` (ask a question), ``AskResult``, ``check_read_only`` and
 ``run_read_only`` (the two guarded ways to run a query that did not come from livekg).

@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from core.errors import GraphError, LivekgError
 from kg.cypher.guard import check_read_only, with_limit
-from kg.errors import GraphError, LivekgError
 from kg.store.base import GraphStore, Row
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from core.records import IndicatorTick
 from kg import sink
 from kg.static import bundled_universe_path, load_file
 from kg.store.base import GraphStore
-from streams.records import IndicatorTick
 
 EVAL_OBSERVATIONS = Path(__file__).parent / "evalsets" / "observations.jsonl"
 SAMPLE_TICKS = Path(__file__).resolve().parents[2] / "connectors" / "samples" / "ticks.jsonl"

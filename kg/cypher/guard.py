@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from kg.errors import ReadOnlyViolation
+from core.errors import ReadOnlyViolation
 
 WRITE_KEYWORDS = frozenset(
     {

@@ -1,4 +1,4 @@
-"""The HybridRAG fallback of ``CypherQA`` (seed 003): when no Cypher candidate returns
+"""The HybridRAG fallback of ``CypherQA`` (HybridRAG): when no Cypher candidate returns
 rows, retrieval (kg.retrieve, vector context then graph context) finds the facts and
 documents closest to the question; the answer quotes the best of them, each cited by
 id. Extractive on purpose: the embedded LLM is too weak to be trusted with numbers."""

@@ -1,4 +1,4 @@
-"""Keyword extraction by dictionary maximum matching (seed 002, "Keyword Extraction").
+"""Keyword extraction by dictionary maximum matching (FinQA, "Keyword Extraction").
 
 The dictionary is built from the graph (entity ids, names, Chinese names, short
 names, aliases, tickers, codes and the distinct values of small string properties),

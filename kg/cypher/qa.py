@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from core.errors import LivekgError
 from kg.cypher import units as units_mod
 from kg.cypher.answer import render
 from kg.cypher.execute import run_read_only
@@ -36,7 +37,6 @@ from kg.cypher.rank import rank
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Candidate, Synthesizer, read_frame
 from kg.embed import Embedder
-from kg.errors import LivekgError
 from kg.ontology import default_ontology
 from kg.store.base import GraphStore
 
@@ -94,7 +94,7 @@ class Reviser(Protocol):
 
 
 class LLMReviser:
-    """Seed 002's revision step through the configured LLM (structured output)."""
+    """FinQA's revision step through the configured LLM (structured output)."""
 
     def __init__(self, llm: Any, *, max_tokens: int = 300, shots: int = 6) -> None:
         self.llm = llm

@@ -1,4 +1,4 @@
-"""Candidate ranking (seed 002: cosine similarity between the question and each
+"""Candidate ranking (FinQA: cosine similarity between the question and each
 candidate, encoded by a sentence encoder). Here the candidate side is its plain-language
 description (an e5 model reads sentences better than Cypher), and the similarity is
 added to the synthesizer's prior, which counts how much of the question a candidate uses.

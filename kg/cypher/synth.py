@@ -1,4 +1,4 @@
-"""Cypher synthesis (seed 002, "Cypher Synthesis"): variable alignment and clause
+"""Cypher synthesis (FinQA, "Cypher Synthesis"): variable alignment and clause
 combination of the parsing units into candidate queries.
 
 A question's mentions (``lexicon``) and units (``units``) are read into a ``Frame``:

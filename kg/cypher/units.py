@@ -1,4 +1,4 @@
-"""Trigger patterns -> parsing units (seed 002, "Unit Mapping").
+"""Trigger patterns -> parsing units (FinQA, "Unit Mapping").
 
 The regexes live in ``triggers.toml``; this module compiles them and turns a question
 into the units the synthesizer combines: an aggregation (RETURN), comparisons and a

@@ -1,4 +1,4 @@
-"""Section-, paragraph- and table-aware chunking (seed 004, 4.2: table-aware chunking).
+"""Section-, paragraph- and table-aware chunking (FinReflectKG, 4.2: table-aware chunking).
 
 A document becomes chunks that never split a table and never cross a filing section
 (``Item 1A`` ...); the section title travels with the chunk as metadata. Sizes are in
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from streams.records import stable_id
+from core.records import stable_id
 
 DEFAULT_MAX_TOKENS = 2048
 

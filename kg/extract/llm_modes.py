@@ -1,4 +1,4 @@
-"""The three LLM extraction modes of seed 004 (4.3): single, multi-pass, reflection.
+"""The three LLM extraction modes of FinReflectKG (4.3): single, multi-pass, reflection.
 
 The LLM only proposes: whatever it returns goes through the same verification as the
 LLM-free extractors (``kg.extract.verify``), so a weak model can add triples but cannot

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from core.records import CleanDocument, Triple, stable_id
 from kg.canonical import AliasIndex
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
@@ -26,7 +27,6 @@ from kg.extract.tables import parse_html, parse_markdown, table_facts
 from kg.extract.types import Candidate, DocContext, Mode
 from kg.extract.verify import Verified, Verifier, VerifyStats
 from kg.ontology import Ontology, default_ontology
-from streams.records import CleanDocument, Triple, stable_id
 
 FAST_VERSION = "fast.v1"
 MAX_DOC_CHARS = 5_000_000

@@ -1,4 +1,4 @@
-"""Extraction quality metrics of seed 004, section 5, over every triple produced.
+"""Extraction quality metrics of FinReflectKG, section 5, over every triple produced.
 
 * CheckRules (5.1): per triple, subject reference (no abstract entity), entity length
   (<= 5 words), entity-type schema (both types are concrete ontology labels, exactly),
@@ -9,7 +9,7 @@
   relations / triples), RCR-N (unique relations / schema relations).
 * Diversity (5.3): Shannon, schema-normalized Shannon and Renyi (alpha = 2) entropies of
   entities, types and relations.
-* ``supported`` (seed 000, phase 3): share of triples whose head and tail, or a known
+* ``supported`` (Chen et al., phase 3): share of triples whose head and tail, or a known
   alias, occur in their source chunk (recomputed here from the chunk text, not trusted
   from the extractor); ``supported_literal`` counts only literal occurrences.
 """

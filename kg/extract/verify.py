@@ -1,5 +1,5 @@
-"""Verification and canonicalization of proposed triples against their chunk (seed 000,
-phase 3; seed 004, CheckRules).
+"""Verification and canonicalization of proposed triples against their chunk (Chen et al.,
+phase 3; FinReflectKG, CheckRules).
 
 Every candidate, whoever proposed it, passes the same gate:
 
@@ -7,7 +7,7 @@ Every candidate, whoever proposed it, passes the same gate:
    breaks the domain/range is tried reversed (relation direction check), else dropped;
 2. abstract subjects ("we", "the Company", "本公司", "该行", "the Committee") become the
    document's main entity, or the triple is dropped when there is none;
-3. names longer than five words are dropped (seed 004's entity-length rule);
+3. names longer than five words are dropped (FinReflectKG's entity-length rule);
 4. head and tail must occur in the chunk, literally or through a known alias (the alias
    dictionary's names and codes of the resolved entity; for the main entity also the
    self-references the chunk uses for it); otherwise the triple is dropped;

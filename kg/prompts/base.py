@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kg.errors import LivekgError
+from core.errors import LivekgError
 
 
 class ChatMessage(BaseModel):

@@ -1,4 +1,4 @@
-"""LLM revision of a synthesized Cypher query (seed 002, "LLM-based Revision").
+"""LLM revision of a synthesized Cypher query (FinQA, "LLM-based Revision").
 
 The model sees only the relevant part of the schema (the concepts and relations around
 the question's entities) and few-shot examples written for livekg's ontology (the seed

@@ -1,4 +1,4 @@
-"""Knowledge-extraction prompts: extract, critique, correct (seed 004, 4.3; seed 000, 3.1).
+"""Knowledge-extraction prompts: extract, critique, correct (FinReflectKG, 4.3; Chen et al., 3.1).
 
 Response models take their type and relation names from ``kg.ontology`` as enums and
 cap every array and string, so a grammar-constrained model cannot leave the schema and
@@ -60,7 +60,7 @@ Rule = Literal[
 
 
 class Issue(BaseModel):
-    """One problem triple (seed 004, Box 4.1), the rule it breaks and the fix."""
+    """One problem triple (FinReflectKG, Box 4.1), the rule it breaks and the fix."""
 
     triple_number: int = Field(ge=1, le=MAX_TRIPLES)
     rule: Rule
@@ -159,7 +159,7 @@ def _numbered(triples: list[dict[str, str]]) -> str:
 
 @prompt("extract", "critique", version=1, inputs=("text", "triples"))
 def critique_v1(ctx: Context) -> list[ChatMessage]:
-    """Critic of seed 004's reflection loop: list problem triples with rule and fix."""
+    """Critic of FinReflectKG's reflection loop: list problem triples with rule and fix."""
     return [
         _system(ctx),
         user(

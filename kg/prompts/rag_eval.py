@@ -1,4 +1,4 @@
-"""Prompts of the RAG answer metrics (seed 003 section 2.4) and the answerer they judge.
+"""Prompts of the RAG answer metrics (HybridRAG section 2.4) and the answerer they judge.
 
 The judge prompts follow the seed's wording (statement extraction, statement
 verification, question generation, context recall); the outputs are structured so a
@@ -40,7 +40,7 @@ def answer_v1(ctx: Context) -> list[ChatMessage]:
 
 @prompt("rag_eval", "statements", version=1, inputs=("question", "answer"))
 def statements_v1(ctx: Context) -> list[ChatMessage]:
-    """Faithfulness, step 1 (seed 003 2.4.1)."""
+    """Faithfulness, step 1 (HybridRAG 2.4.1)."""
     return [user("Given a question and answer, create one or more statements from each "
                  f"sentence in the given answer. question: {ctx['question']} "
                  f"answer: {ctx['answer']}")]  # fmt: skip
@@ -48,7 +48,7 @@ def statements_v1(ctx: Context) -> list[ChatMessage]:
 
 @prompt("rag_eval", "verify", version=1, inputs=("passages", "statements"))
 def verify_v1(ctx: Context) -> list[ChatMessage]:
-    """Faithfulness, step 2: a verdict per statement (seed 003 2.4.1)."""
+    """Faithfulness, step 2: a verdict per statement (HybridRAG 2.4.1)."""
     return [user("Consider the given context and following statements, then determine "
                  "whether they are supported by the information present in the context. "
                  "Give a final verdict (Yes/No) for each statement in order.\n"
@@ -57,7 +57,7 @@ def verify_v1(ctx: Context) -> list[ChatMessage]:
 
 @prompt("rag_eval", "questions", version=1, inputs=("answer", "n"))
 def questions_v1(ctx: Context) -> list[ChatMessage]:
-    """Answer relevance: n questions generated from the answer (seed 003 2.4.2)."""
+    """Answer relevance: n questions generated from the answer (HybridRAG 2.4.2)."""
     return [user(f"Generate {ctx['n']} different questions for the given answer. "
                  f"answer: {ctx['answer']}")]  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""Prompts of the two-stage RAG of the bond report (seed 000 section 3.3)."""
+"""Prompts of the two-stage RAG of the bond report (Chen et al. section 3.3)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Sentiment prompts for the LLM path (seed 001: instruction format 3.2.1, RAG context 3.3).
+"""Sentiment prompts for the LLM path (Zhang et al.: instruction format 3.2.1, RAG context 3.3).
 
 The user turn is ``[instruction] + [input]`` (with any retrieved context concatenated
 after the input), exactly the ``Human:`` part of the instruction-tuning data that
 ``livekg train export-instructions`` writes, so a model fine-tuned on that export sees
 the same shape when served by vLLM. The free-text answer is mapped to a class by
-``kg.sentiment.labels.map_generated_output`` (seed 001, 3.2.3).
+``kg.sentiment.labels.map_generated_output`` (Zhang et al., 3.2.3).
 """
 
 from __future__ import annotations

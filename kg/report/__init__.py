@@ -1,4 +1,4 @@
-"""The periodic bond-market analysis (seed 000: the {Q, F, A} task, two-stage RAG).
+"""The periodic bond-market analysis (Chen et al.: the {Q, F, A} task, two-stage RAG).
 
 Public surface:
 

@@ -17,6 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core import metrics
+from core.records import stable_id
+from core.settings import ReportSettings, Settings
 from kg.llm import LLMClient
 from kg.report.facts import (
     SPREADS,
@@ -35,9 +38,6 @@ from kg.report.signals import analysis
 from kg.retrieve.text import mention_key, query_spans
 from kg.retrieve.types import Retriever
 from kg.store.base import GraphStore
-from ops import metrics
-from ops.settings import ReportSettings, Settings
-from streams.records import stable_id
 
 log = logging.getLogger(__name__)
 

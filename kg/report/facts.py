@@ -1,4 +1,4 @@
-"""Financial facts F (seed 000 section 2) computed from the dynamic partition.
+"""Financial facts F (Chen et al. section 2) computed from the dynamic partition.
 
 Indicator history is read from the graph (instant ``Observation`` nodes and rolled-up
 ``DailyObservation`` nodes) into one daily close series per indicator; ``compute_facts``

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from core.records import BondReport, Citation
 from kg.report.model import BondReportDoc
-from streams.records import BondReport, Citation
 
 SOURCE = "livekg.report"
 

@@ -1,4 +1,4 @@
-"""Two-stage RAG (seed 000 section 3.3) with graceful degradation.
+"""Two-stage RAG (Chen et al. section 3.3) with graceful degradation.
 
 Stage 1: K1 = Retriever(Q); F_select = LLM(Q, K1, F). Stage 2: K2 = Retriever(Q,
 F_select); A = LLM(Q, F_select, K2), told to prune irrelevant knowledge. Without a

@@ -1,5 +1,5 @@
-"""Retrieval over the knowledge graph and documents (seed 000 section 3.2 and appendix C,
-seed 003 section 4.4). Public surface:
+"""Retrieval over the knowledge graph and documents (Chen et al. section 3.2 and appendix C,
+HybridRAG section 4.4). Public surface:
 
 * ``RetrievedItem`` / ``Provenance`` / ``Method`` / ``Retriever``: what every method returns.
 * ``RetrievalService``: the index mirrored from the graph (incremental), ``search`` by

@@ -1,4 +1,4 @@
-"""Cluster-based triple retrieval (seed 000 section 3.2, "KG Retrieval from weighted clusters").
+"""Cluster-based triple retrieval (Chen et al. section 3.2, "KG Retrieval from weighted clusters").
 
 1. Nodes are clustered by their embeddings: agglomerative clustering on cosine distance
    with a distance threshold (``cluster_embeddings``). A triple belongs to the cluster

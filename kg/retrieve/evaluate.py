@@ -4,7 +4,7 @@ cluster diversity per method on a labelled query set.
 A query lists the entities its answer is about (``relevant_entities``); an item is
 relevant when it is about one of them: a triple whose head or tail is one, a document
 that mentions one. Recall divides by every such item in the index (per item kind the
-method returns). Context precision is seed 003 section 2.4.3 with these labels (the sum
+method returns). Context precision is HybridRAG section 2.4.3 with these labels (the sum
 of precision@i at each relevant rank i, over the relevant items in the top k). The
 LLM-judged metrics of section 2.4 (faithfulness, answer relevance, context recall) are
 not computed here (see docs/retrieval.md). The bundled set
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def ndcg_at_k(rel: Sequence[bool], k: int, total: int) -> float:
 
 
 def context_precision(rel: Sequence[bool], k: int) -> float:
-    """Seed 003 section 2.4.3: sum over ranks of precision@i times v_i, divided by the
+    """HybridRAG section 2.4.3: sum over ranks of precision@i times v_i, divided by the
     relevant items in the top k."""
     hits = 0
     total = 0.0
@@ -181,10 +181,10 @@ async def load_sample_graph(store: Any) -> dict[str, int]:
     (used when the evaluation runs on an empty temporary graph)."""
     from datetime import UTC, datetime
 
+    from core.records import CleanDocument, DocKind, content_hash
     from kg import sink
     from kg.canonical import load_alias_index
     from kg.static import load_universe
-    from streams.records import CleanDocument, DocKind, content_hash
 
     await sink.ensure_schema(store)
     await load_universe(store)
@@ -212,12 +212,12 @@ async def load_sample_graph(store: Any) -> dict[str, int]:
 
 
 def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str],
-             split: str | None = "test", tune: bool = False) -> dict:  # fmt: skip
+             split: str | None = "test", tune: bool = False, *,
+             services: Callable[..., Any]) -> dict:  # fmt: skip
     """On the running graph, or a temporary one loaded with the bundled samples;
-    ``tune``: the TFR grid on the tune split, judged on ``split``."""
+    ``tune``: the TFR grid on the tune split, judged on ``split``. ``services`` is the
+    runtime's context manager (given by the CLI, so kg never imports the top floor)."""
     import asyncio
-
-    from ops.runtime import services
 
     queries = load_queries(data, split)
     tune_qs = load_queries(data, "tune") if tune else None

@@ -1,4 +1,4 @@
-"""``livekg eval rag``: seed 003's RAG metrics (section 2.4) for VectorRAG, GraphRAG,
+"""``livekg eval rag``: HybridRAG's RAG metrics (section 2.4) for VectorRAG, GraphRAG,
 HybridRAG and cluster-based triples on a question set with ground-truth answers.
 
 Faithfulness (F = |V|/|S|), answer relevance (mean cosine of the question with n
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -256,13 +256,13 @@ async def evaluate_rag(service: Any, questions: Sequence[RagQuestion], k: int,
 
 
 def run_rag_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str],
-                 judge: str = "auto") -> dict[str, Any]:  # fmt: skip
+                 judge: str = "auto", *,
+                 services: Callable[..., Any]) -> dict[str, Any]:  # fmt: skip
     """On the running graph, or a temporary one loaded with the bundled samples.
     ``judge``: ``llm`` (the configured model), ``lexical`` or ``auto`` (the model only
-    when one is served: ``llm.base_url``; the embedded 135M model is no judge)."""
+    when one is served: ``llm.base_url``; the embedded 135M model is no judge).
+    ``services`` is the runtime's context manager, given by the CLI."""
     import asyncio
-
-    from ops.runtime import services
 
     questions = load_rag_questions(data)
     use_llm = judge == "llm" or (judge == "auto" and bool(settings.llm.base_url))

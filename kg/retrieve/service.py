@@ -176,7 +176,7 @@ class RetrievalService:
     async def hybrid(
         self, query: str, k: int = 10, *, k_graph: int | None = None, at: int | None = None
     ) -> list[RetrievedItem]:
-        """HybridRAG context (seed 003 section 4.4): the vector context (dense chunks)
+        """HybridRAG context (HybridRAG section 4.4): the vector context (dense chunks)
         first, then the graph context (the named entities' neighbourhood; when the query
         names none, the cluster-based triples stand in). Up to ``k + k_graph`` items."""
         await self.refresh()

@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field
 class Method(StrEnum):
     BM25 = "bm25"  # BM25 over documents and chunks (bm25s)
     DENSE = "dense"  # dense retrieval over documents and chunks
-    TRIPLES = "triples"  # dense retrieval over triples (seed 000 appendix C baseline)
-    TFR = "tfr"  # cluster-based triple retrieval (seed 000 section 3.2)
+    TRIPLES = "triples"  # dense retrieval over triples (Chen et al. appendix C baseline)
+    TFR = "tfr"  # cluster-based triple retrieval (Chen et al. section 3.2)
     GRAPH = "graph"  # neighbourhood of the entities named in the query
-    HYBRID = "hybrid"  # vector context then graph context (seed 003 section 4.4)
+    HYBRID = "hybrid"  # vector context then graph context (HybridRAG section 4.4)
 
 
 class ItemKind(StrEnum):

@@ -1,4 +1,4 @@
-"""Text preparation: seed 001's regex cleaning (3.3.2) and a cheap language check.
+"""Text preparation: Zhang et al.'s regex cleaning (3.3.2) and a cheap language check.
 
 Headlines and tweets carry tickers (``$AAPL``, ``NASDAQ:AAPL``), URLs and symbols that
 say nothing about sentiment and hurt retrieval, so the RAG query is built from the
@@ -28,7 +28,7 @@ def strip_urls(text: str) -> str:
 
 
 def clean_for_query(text: str) -> str:
-    """Remove URLs, tickers, cashtags, @mentions and stray symbols (seed 001, 3.3.2)."""
+    """Remove URLs, tickers, cashtags, @mentions and stray symbols (Zhang et al., 3.3.2)."""
     for pattern in (URL_RE, EXCHANGE_TICKER_RE, CN_CODE_RE, CASHTAG_RE, MENTION_RE, SYMBOL_RE):
         text = pattern.sub(" ", text)
     text = re.sub(r"^\s*[-:–—,;]+\s*", "", SPACE_RE.sub(" ", text))

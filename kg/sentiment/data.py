@@ -2,7 +2,7 @@
 
 Formats (issue 6): ``twitter`` CSV ``text,label`` (0 bearish, 1 bullish, 2 neutral);
 ``fpb`` lines ``sentence@label`` in latin-1; ``fiqa`` the FiQA task-1 JSON (score
-< -0.1 negative, < 0.1 neutral, else positive, the rule FinGPT/seed 001 use);
+< -0.1 negative, < 0.1 neutral, else positive, the rule FinGPT/Zhang et al. use);
 ``finfe`` a JSON list of ``[text, label]`` (0 negative, 1 neutral, 2 positive).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from streams.records import SentimentLabel
+from core.records import SentimentLabel
 
 NEG, NEU, POS = SentimentLabel.NEGATIVE, SentimentLabel.NEUTRAL, SentimentLabel.POSITIVE
 TWITTER_LABELS = {"0": NEG, "1": POS, "2": NEU}
@@ -124,7 +124,7 @@ FIQA_FILES = (
 
 
 def shared_training_set(data_dir: Path) -> list[Example]:
-    """Twitter financial news (train split) + all FiQA task-1 sentences, as seed 001 4.1.1."""
+    """Twitter financial news (train split) + all FiQA task-1 sentences, as Zhang et al. 4.1.1."""
     out = load_examples(
         data_dir / "twitter_financial_news_sentiment" / "sent_train.csv", DataFormat.TWITTER
     )

@@ -1,4 +1,4 @@
-"""External search connectors for retrieval augmentation (seed 001, 3.3.1 and Algorithm 1
+"""External search connectors for retrieval augmentation (Zhang et al., 3.3.1 and Algorithm 1
 line 1: "search Q using a search engine").
 
 The graph's own sources (recent news, filings, facts) cover what livekg has ingested; a
@@ -30,8 +30,8 @@ from typing import Any
 
 import httpx
 
+from core.settings import SearchConnectorSettings
 from kg.sentiment.rag import ContextDoc, RagQuery
-from ops.settings import SearchConnectorSettings
 
 log = logging.getLogger(__name__)
 

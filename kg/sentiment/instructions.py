@@ -1,4 +1,4 @@
-"""Instruction-following data for the LLM path (seed 001, section 3.2.1).
+"""Instruction-following data for the LLM path (Zhang et al., section 3.2.1).
 
 Each labelled sample becomes ``Human: [instruction] + [input], Assistant: [output]``
 with one of ten human-written instructions picked at random (seeded, so an export is
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from kg.sentiment.data import Example
 
-# Ten instructions, written by hand for this project (seed 001 follows FinGPT's recipe).
+# Ten instructions, written by hand for this project (Zhang et al. follows FinGPT's recipe).
 INSTRUCTIONS: tuple[str, ...] = (
     "What is the sentiment of this financial news? "
     "Answer with one word: negative, neutral or positive.",
@@ -56,7 +56,7 @@ class InstructionSample(BaseModel):
 
 
 def format_input(text: str, context: str = "") -> str:
-    """The input, with retrieved context concatenated after it (seed 001, 3.3)."""
+    """The input, with retrieved context concatenated after it (Zhang et al., 3.3)."""
     text = text.strip()
     if context.strip():
         return f"{text}\nContext: {context.strip()}"

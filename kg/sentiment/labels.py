@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from streams.records import SentimentLabel
+from core.records import SentimentLabel
 
 LABELS: tuple[SentimentLabel, ...] = (
     SentimentLabel.NEGATIVE,
@@ -19,7 +19,7 @@ LABELS: tuple[SentimentLabel, ...] = (
 )
 INDEX: dict[SentimentLabel, int] = {label: i for i, label in enumerate(LABELS)}
 
-# Seed 001, section 3.2.3: check the generated text for these words in this order;
+# Zhang et al., section 3.2.3: check the generated text for these words in this order;
 # the first one found wins, and text that contains none of them counts as neutral.
 _MAPPING_ORDER: tuple[SentimentLabel, ...] = (
     SentimentLabel.NEGATIVE,
@@ -29,7 +29,7 @@ _MAPPING_ORDER: tuple[SentimentLabel, ...] = (
 
 
 def map_generated_output(text: str) -> SentimentLabel:
-    """Free LLM output -> class (seed 001, 3.2.3): negative, neutral, positive, else neutral."""
+    """Free LLM output -> class (Zhang et al., 3.2.3): negative, neutral, positive, else neutral."""
     lowered = text.lower()
     for label in _MAPPING_ORDER:
         if label.value in lowered:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from core.records import SentimentLabel
 from kg.sentiment.labels import LABELS
-from streams.records import SentimentLabel
 
 
 class ClassReport(BaseModel):

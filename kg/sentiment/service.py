@@ -3,7 +3,7 @@
 ``SentimentEngine.score`` takes items (text, entities, time) and returns probabilities,
 the model id and the context ids used. Model work runs in a worker thread, never on
 the event loop. With RAG on, the retrieved context is concatenated to the input
-(seed 001, 3.3): the LLM path gets it in the prompt; the CPU classifier can score the
+(Zhang et al., 3.3): the LLM path gets it in the prompt; the CPU classifier can score the
 input+context too and mix it in with ``context_weight``, which is 0 by default: on the
 dev split with real contexts the mix never helped and lowered Chinese accuracy
 (docs/sentiment.md, "Retrieval"). The context ids ride on every score either way.

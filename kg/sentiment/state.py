@@ -14,7 +14,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from streams.records import (
+from core.records import (
     Alert,
     AlertKind,
     Evidence,

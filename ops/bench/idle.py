@@ -21,8 +21,8 @@ from typing import Any
 
 import psutil
 
+from core.settings import Settings
 from ops.runtime import EmbeddedRuntime
-from ops.settings import Settings
 
 IDLE_BAR_PCT = 5.0
 
@@ -43,8 +43,8 @@ def cpu_percent(pids: dict[str, int], seconds: float) -> dict[str, float]:
 def _first_record_ms(settings: Settings, bootstrap: str, falkordb_url: str, tag: str) -> float:
     from confluent_kafka import Producer
 
+    from core.records import IndicatorTick
     from kg.store import open_store
-    from streams.records import IndicatorTick
 
     tick = IndicatorTick(source="bench-idle", event_time=datetime.now(UTC),
                          indicator_id=f"IDLE{tag}", value=1.0)  # fmt: skip

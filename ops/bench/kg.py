@@ -27,17 +27,17 @@ from typing import Any
 
 import numpy as np
 
+from core.batch import Inbound
+from core.codec import encode
+from core.records import Triple
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from kg.ontology import Cardinality, Ontology, default_ontology
 from kg.static import bundled_universe_path, load_universe, read_file
 from kg.store import GraphStore, IndexSpec
 from kg.store.scratch import scratch_graph
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
-from streams.batch import Inbound
-from streams.codec import encode
 from streams.context import WorkerContext
 from streams.processors.graph_sink import TripleSink
-from streams.records import Triple
 
 TWO_HOP_CYPHER = """
 MATCH (a:Entity {id: $id})-[]-(b:Entity)-[]-(c:Entity)
@@ -233,8 +233,8 @@ def run_kg_bench(settings: Settings, ep: Endpoints, **kwargs: Any) -> dict[str, 
 def graph_service(settings: Settings) -> Iterator[Endpoints]:
     """The graph only: the configured one, the running stack's, or an embedded FalkorDB
     started for this block (no broker: the kg bench never produces or consumes)."""
+    from core.runtime_state import read_state, running_service
     from ops.runtime import EmbeddedRuntime
-    from ops.runtime_state import read_state, running_service
 
     if not settings.embedded_graph:
         yield Endpoints(kafka_bootstrap="", falkordb_url=settings.graph.falkordb_url or None)

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.settings import Settings
 from kg.llm import LLMClient, OpenAICompatLLM, PromptStats, make_llm_client
 from kg.llm_errors import StructuredOutputError
 from kg.prompts import chat
-from ops.settings import Settings
 
 TOPICS = [
     "a bond trader in Shanghai", "a central bank meeting", "an inflation surprise",

@@ -30,12 +30,12 @@ import psutil
 from confluent_kafka import Producer
 
 from connectors.replay import producer
+from core.records import CleanDocument, IndicatorTick, RawNews, Record
+from core.runtime_state import Endpoints, read_state
+from core.settings import Settings
 from kg.store import GraphStore, open_store
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints, read_state
-from ops.settings import Settings
 from streams.admin import create_topics
-from streams.records import CleanDocument, IndicatorTick, RawNews, Record
 
 INDICATORS = ["CN10Y", "CN1Y", "SHIBOR_ON", "SHIBOR_3M", "DR007", "US10Y", "US2Y", "US5Y"]
 TICKERS = ["AAPL", "MSFT", "NVDA", "JPM", "TSLA", "600519.SH", "601398.SH", "000001.SZ"]

@@ -19,8 +19,8 @@ import time
 import uuid
 from typing import Any
 
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
+from core.runtime_state import Endpoints
+from core.settings import Settings
 
 
 def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:

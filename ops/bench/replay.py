@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ops.settings import Settings
+from core.settings import Settings
 
 INDICATORS = ("CN10Y", "CN1Y", "CN5Y", "SHIBOR_ON", "SHIBOR_1W", "FR007", "US10Y", "US5Y")
 

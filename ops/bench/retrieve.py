@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from core.settings import Settings
 from kg.embed import make_embedder, unit_rows
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
-from ops.settings import Settings
 
 PLACES = ("Hunan", "Jiangsu", "Shanghai", "Texas", "Ohio", "Bavaria", "Osaka", "Ontario",
           "Sichuan", "Guangdong", "Zhejiang", "California", "Lyon", "Milan", "Seoul",

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from core.records import SentimentLabel
 from kg.sentiment.data import Example, load_examples
 from kg.sentiment.labels import LABELS
 from kg.sentiment.metrics import evaluate
 from kg.sentiment.model import SentimentClassifier
 from kg.sentiment.service import ScoreInput, SentimentEngine
-from streams.records import SentimentLabel
 
 _SUBJECTS = ["Apple", "Tesla", "JPMorgan", "Boeing", "Nvidia", "Exxon", "Pfizer", "Alibaba"]
 _EVENTS = [

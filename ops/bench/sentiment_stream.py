@@ -30,15 +30,15 @@ from confluent_kafka import Consumer
 from prometheus_client.parser import text_string_to_metric_families
 
 from connectors.replay import producer
+from core.records import CleanDocument, DocKind, content_hash
+from core.runtime_state import Endpoints
+from core.settings import Settings
+from core.topics import DLQ, SENTIMENT_SCORED
 from kg.sentiment.clean import is_chinese
 from ops.bench.pipeline import produce_stamped
 from ops.bench.sentiment import bench_texts
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
 from streams.admin import create_topics
-from streams.records import CleanDocument, DocKind, content_hash
-from streams.topics import DLQ, SENTIMENT_SCORED
 
 ENTITIES = ["AAPL", "TSLA", "JPM", "BA", "NVDA", "XOM", "PFE", "BABA"]
 

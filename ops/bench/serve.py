@@ -25,16 +25,16 @@ import httpx
 import numpy as np
 import uvicorn
 
+from core.records import Alert, AlertKind
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from kg.cypher.evaluate import EVALSETS, read_items
 from kg.cypher.fixture import SAMPLE_TICKS, load_graph
 from kg.store import open_store
 from kg.store.falkor import FalkorStore
 from ops.runtime import free_port
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
 from streams.admin import create_topics
 from streams.publisher import Publisher
-from streams.records import Alert, AlertKind
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -173,6 +173,6 @@ async def _sse(c: httpx.AsyncClient, publisher: Publisher, prefix: str, n: int) 
 
 
 def _now() -> Any:
-    from streams.records import utcnow
+    from core.records import utcnow
 
     return utcnow()

@@ -42,9 +42,9 @@ def machine() -> dict[str, Any]:
 
 def _references(needed: set[str]) -> dict[str, dict[str, Any]]:
     """Measure each needed reference once, on the services the benchmarks use."""
+    from core.settings import Settings
     from ops.bench import reference
     from ops.runtime import services
-    from ops.settings import Settings
 
     out: dict[str, dict[str, Any]] = {}
     settings = Settings()

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import bench_app
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 
 @bench_app.command("pipeline")

@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import app, bench_app, connect_app
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 
 def _settings(data_dir: Path | None) -> Settings:

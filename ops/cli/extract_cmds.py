@@ -11,10 +11,10 @@ from typing import Annotated, Any
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import app, bench_app, eval_app
 from ops.cli.model_cmds import running_llm
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 ModeOpt = Annotated[str, typer.Option("--mode", help="fast | single | multi | reflection")]
 

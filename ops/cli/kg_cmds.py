@@ -8,18 +8,18 @@ from typing import Annotated, Any
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import bench_app, kg_app
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
 
 
 def _store(settings: Settings) -> Any:
     """The configured graph, or the embedded one ``livekg up`` started."""
-    from kg.errors import ServiceUnavailable
+    from core.errors import ServiceUnavailable
+    from core.runtime_state import read_state, running_service
     from kg.store import open_store
-    from ops.runtime_state import read_state, running_service
 
     if not settings.embedded_graph:
         return open_store(settings)
@@ -32,7 +32,7 @@ def _store(settings: Settings) -> Any:
 
 
 def _run(coro: Any) -> Any:
-    from kg.errors import LivekgError
+    from core.errors import LivekgError
 
     try:
         return asyncio.run(coro)
@@ -140,7 +140,7 @@ def bench_kg(
 ) -> None:
     """Triples/s through the graph sink and 2-hop query latency, in a graph of its own
     (never the configured one), beside the same run's raw UNWIND MERGE rate."""
-    from kg.errors import LivekgError
+    from core.errors import LivekgError
     from ops.bench.kg import graph_service, run_kg_bench
 
     settings = Settings()

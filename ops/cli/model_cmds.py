@@ -7,14 +7,14 @@ from typing import Annotated
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import bench_app, llm_app
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 
 def running_llm(settings: Settings) -> str | None:
     """The configured endpoint, else the embedded server a running ``livekg up`` started."""
-    from ops.runtime_state import read_state, running_service
+    from core.runtime_state import read_state, running_service
 
     if settings.llm.base_url:
         return settings.llm.base_url
@@ -96,9 +96,9 @@ def bench_llm(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Generation throughput at concurrency 1 vs N (starts the embedded LLM if none runs)."""
+    from core.runtime_state import read_state, running_service
     from ops.bench.llm import run_llm_bench
     from ops.runtime import services
-    from ops.runtime_state import read_state, running_service
 
     base = Settings()
     if base_url:

@@ -15,9 +15,9 @@ from typing import Annotated, Any
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import app, bench_app, eval_app, topics_app
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
@@ -100,7 +100,7 @@ def ask(
     Uses the running stack's graph; without one, starts a temporary graph and loads the
     sample graph (bundled universe + sample ticks) into it.
     """
-    from kg.errors import LivekgError
+    from core.errors import LivekgError
     from ops.runtime import services
 
     settings = Settings()
@@ -149,9 +149,9 @@ def eval_cypher(
 ) -> None:
     """Accuracy of NL -> Cypher overall, per type and per language, without and with LLM
     revision (revision is tried only where the heuristic path returned no rows)."""
+    from core.errors import LivekgError
     from kg.cypher.evaluate import EVALSETS, dump_failures, evaluate, read_items, summarize
     from kg.cypher.fixture import load_graph
-    from kg.errors import LivekgError
     from ops.runtime import services
 
     path = questions or EVALSETS / "questions.jsonl"
@@ -231,10 +231,10 @@ def topics_tail(
     json_: JsonFlag = False,
 ) -> None:
     """Watch a topic: one line per record (JSON lines with --json). Ctrl-C stops."""
-    from kg.errors import LivekgError
-    from ops.runtime_state import endpoints
+    from core.errors import LivekgError
+    from core.runtime_state import endpoints
+    from core.topics import spec
     from streams.tail import TopicReader
-    from streams.topics import spec
 
     settings = Settings()
     try:

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
+from core.settings import Settings
 from ops.cli.groups import app, bench_app, eval_app
 from ops.cli.output import emit_json
-from ops.settings import Settings
 
 report_app = typer.Typer(help="Bond-market reports (two-stage RAG over the knowledge graph).")
 app.add_typer(report_app, name="report")
@@ -49,7 +49,7 @@ def retrieve(
     json_: JsonFlag = True,
 ) -> None:
     """Retrieve scored items with provenance from the running graph."""
-    from kg.errors import LivekgError
+    from core.errors import LivekgError
     from kg.retrieve import Method
 
     try:
@@ -140,8 +140,8 @@ async def _report(
     client = None
     if use_llm and cfg.use_llm:
         try:
+            from core.runtime_state import endpoints
             from kg.report.build import report_llm
-            from ops.runtime_state import endpoints
 
             try:
                 base = endpoints(settings).llm_base_url
@@ -183,8 +183,8 @@ async def _report(
 
 async def _publish(settings: Settings, doc: Any) -> int:
     """Send the report's records to reports.bond when a broker is reachable."""
+    from core.runtime_state import endpoints
     from kg.report.publish import records_for
-    from ops.runtime_state import endpoints
     from streams.publisher import Publisher
 
     try:
@@ -221,7 +221,9 @@ def eval_retrieval(
     if split not in ("tune", "test", "all"):
         emit_json({"ok": False, "error": "BadParameter", "message": "--split: tune|test|all"})
         raise typer.Exit(2)
-    emit_json(run_eval(Settings(), data, k, methods.split(","), split, tune))
+    from ops.runtime import services
+
+    emit_json(run_eval(Settings(), data, k, methods.split(","), split, tune, services=services))
 
 
 @eval_app.command("rag")
@@ -234,14 +236,16 @@ def eval_rag(
     judge: Annotated[str, typer.Option(help="auto | llm | lexical")] = "auto",
     json_: JsonFlag = True,
 ) -> None:
-    """Seed 003's faithfulness, answer relevance, context precision and context recall
+    """HybridRAG's faithfulness, answer relevance, context precision and context recall
     per method (VectorRAG=dense, GraphRAG=graph, HybridRAG=hybrid, TFR)."""
     from kg.retrieve.rag_eval import run_rag_eval
 
     if judge not in ("auto", "llm", "lexical"):
         emit_json({"ok": False, "error": "BadParameter", "message": "--judge: auto|llm|lexical"})
         raise typer.Exit(2)
-    emit_json(run_rag_eval(Settings(), data, k, methods.split(","), judge))
+    from ops.runtime import services
+
+    emit_json(run_rag_eval(Settings(), data, k, methods.split(","), judge, services=services))
 
 
 @bench_app.command("retrieve")

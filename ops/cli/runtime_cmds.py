@@ -14,12 +14,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from kg.errors import LivekgError
+from core.errors import LivekgError
+from core.runtime_state import pid_alive, read_state
+from core.settings import Settings
 from ops.cli.groups import app, topics_app
 from ops.cli.output import emit_json
 from ops.runtime import EmbeddedRuntime, stop_recorded
-from ops.runtime_state import pid_alive, read_state
-from ops.settings import Settings
 
 console = Console(stderr=True)
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
@@ -156,7 +156,7 @@ def status(
     json_: Annotated[bool, typer.Option("--json", help="one JSON line")] = False,
 ) -> None:
     """Services, per-topic record counts and graph node counts."""
-    from ops.status import snapshot
+    from serving.status import snapshot
 
     snap = asyncio.run(snapshot(_settings(data_dir)))
     if json_:
@@ -190,7 +190,7 @@ def api(
 @topics_app.command("create")
 def topics_create(data_dir: DataDir = None) -> None:
     """Create the topic catalog on the configured (or running embedded) broker."""
-    from ops.runtime_state import endpoints
+    from core.runtime_state import endpoints
     from streams.admin import create_topics
 
     s = _settings(data_dir)

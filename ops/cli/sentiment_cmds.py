@@ -135,7 +135,7 @@ def export_instructions(
     seed: Annotated[int, typer.Option(help="instruction choice seed")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
-    """Instruction-tuning JSONL (seed 001 3.2.1) for fine-tuning a model served by vLLM."""
+    """Instruction-tuning JSONL (Zhang et al. 3.2.1) for fine-tuning a model served by vLLM."""
     from kg.sentiment.data import load_examples, shared_training_set
     from kg.sentiment.instructions import export_jsonl
 
@@ -146,8 +146,8 @@ def export_instructions(
 
 def _classifier(kind: str, threads: int, quantize: bool | None, runtime: str | None):  # type: ignore[no-untyped-def]
     """The CPU classifier as configured (settings), with command-line overrides."""
+    from core.settings import Settings
     from kg.sentiment.model import load_from_settings
-    from ops.settings import Settings
 
     over: dict[str, object] = {"classifier": kind, "num_threads": threads}
     if quantize is not None:
@@ -167,8 +167,8 @@ def _engine(  # type: ignore[no-untyped-def]
     runtime: str | None,
     context_weight: float | None = None,
 ):
+    from core.settings import Settings
     from kg.sentiment.service import SentimentEngine
-    from ops.settings import Settings
 
     if context_weight is None:
         context_weight = Settings().sentiment.rag_context_weight
@@ -190,9 +190,9 @@ def _engine(  # type: ignore[no-untyped-def]
         if found:
             retriever = Retriever.from_settings(found, cfg)
     if classifier == "llm":
+        from core.runtime_state import endpoints
         from kg.llm import make_llm_client
         from kg.sentiment.service import LLMSentiment
-        from ops.runtime_state import endpoints
 
         settings = Settings()
         try:

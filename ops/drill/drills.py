@@ -19,19 +19,19 @@ import httpx
 import orjson
 
 from connectors.replay import SAMPLE_FILES, SAMPLE_HISTORY, SAMPLES_DIR, read_jsonl
-from kg.sentiment.state import AlertRules, EntityState, update
-from ops.drill import events
-from ops.drill.harness import DrillStack, Scope, wait
-from ops.drill.result import DrillResult, Output, check_output, summarize
-from ops.runtime import free_port, http_ready, stop_pid
-from streams.normalize import normalize
-from streams.records import (
+from core.records import (
     CleanDocument,
     DeadLetter,
     IndicatorTick,
     SentimentScore,
     stable_id,
 )
+from kg.sentiment.state import AlertRules, EntityState, update
+from ops.drill import events
+from ops.drill.harness import DrillStack, Scope, wait
+from ops.drill.result import DrillResult, Output, check_output, summarize
+from ops.runtime import free_port, http_ready, stop_pid
+from streams.normalize import normalize
 
 INGEST = ["normalize", "graph_sink"]
 SAMPLE_DAY = "2026-11-20T12:00:00Z"  # the bundled sample day (connectors/samples)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from streams.records import RawNews
+from core.records import RawNews
 
 BASE = datetime(2026, 3, 2, 9, tzinfo=UTC)
 GOOD = ["surges to a record high after strong earnings", "beats estimates and raises guidance",

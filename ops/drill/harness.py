@@ -19,12 +19,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from kg.errors import ServiceUnavailable
+from core.errors import ServiceUnavailable
+from core.records import Record
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
 from streams.admin import create_topics
-from streams.records import Record
 
 WAIT_S = 300.0  # generous: drills run real processes on shared cores
 

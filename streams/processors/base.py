@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import faust
 
-from kg.errors import GraphHalt, ServiceUnavailable, TransientGraphError
-from ops import metrics
-from streams.batch import Inbound, dead_for
+from core import metrics
+from core.batch import Inbound, dead_for
+from core.errors import GraphHalt, ServiceUnavailable, TransientGraphError
 from streams.context import WorkerContext
 from streams.lanes import Lane, Route
 

@@ -23,15 +23,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from core import metrics
+from core.batch import Inbound, dead_for, decode_batch
+from core.records import CleanDocument, Triple
+from core.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
 from kg.canonical import load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Mode
-from ops import metrics
-from streams.batch import Inbound, dead_for, decode_batch
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
-from streams.records import CleanDocument, Triple
-from streams.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
 
 log = logging.getLogger(__name__)
 

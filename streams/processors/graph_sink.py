@@ -23,18 +23,18 @@ from typing import TypeVar
 
 import faust
 
+from core import metrics
+from core.batch import Decoded, Inbound, dead_for, decode_batch
+from core.codec import DecodeFailure
+from core.errors import GraphError, GraphHalt, TransientGraphError
+from core.records import DeadLetter, Record, Triple
+from core.topics import DOCS_CLEAN, KG_TRIPLES, RAW_TICKS
 from kg import sink
 from kg.canonical import AliasIndex, load_alias_index
-from kg.errors import GraphError, GraphHalt, TransientGraphError
 from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
-from ops import metrics
-from streams.batch import Decoded, Inbound, dead_for, decode_batch
-from streams.codec import DecodeFailure
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
-from streams.records import DeadLetter, Record, Triple
-from streams.topics import DOCS_CLEAN, KG_TRIPLES, RAW_TICKS
 
 R = TypeVar("R", bound=Record)
 Writer = Callable[[GraphStore, Sequence[R]], Awaitable[int]]

@@ -11,14 +11,14 @@ from collections.abc import Sequence
 
 import faust
 
-from ops import metrics
-from streams.batch import Inbound, decode_batch
+from core import metrics
+from core.batch import Inbound, decode_batch
+from core.records import Alert, IndicatorTick
+from core.topics import ALERTS_INDICATOR, RAW_TICKS
 from streams.context import WorkerContext
 from streams.moves import IndicatorState, MoveRules, update
 from streams.processors.base import batch_agent
-from streams.records import Alert, IndicatorTick
 from streams.tables import StagedWrites, TableState
-from streams.topics import ALERTS_INDICATOR, RAW_TICKS
 
 AGENT = "indicator_alerts"
 TABLE = "indicator_alert_state"

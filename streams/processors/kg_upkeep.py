@@ -1,7 +1,7 @@
 """Dynamic partition upkeep: roll instant observations into daily history on a timer.
 
 Instant ticks (seconds cycle) are kept for ``kg.instant_window_s``; older ones are
-folded into one ``DailyObservation`` per indicator and day and removed (seed 002:
+folded into one ``DailyObservation`` per indicator and day and removed (FinQA:
 instant data on a seconds cycle, historical data daily). The work is
 ``kg.temporal.roll_up_instant``; this is only the timer around it, run by the leader
 worker, and it never lets an error escape.
@@ -14,8 +14,8 @@ import time
 
 import faust
 
+from core import metrics
 from kg.temporal import roll_up_instant
-from ops import metrics
 from streams.context import WorkerContext
 
 log = logging.getLogger(__name__)

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import faust
 
-from ops import metrics
-from streams.batch import Inbound, decode_batch, map_batch
+from core import metrics
+from core.batch import Inbound, decode_batch, map_batch
+from core.topics import DOCS_CLEAN, RAW_DOC_TOPICS
 from streams.context import WorkerContext
 from streams.normalize import normalize
 from streams.processors.base import batch_agent, send_dead
-from streams.topics import DOCS_CLEAN, RAW_DOC_TOPICS
 
 AGENT = "normalize"
 

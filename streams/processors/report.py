@@ -18,10 +18,10 @@ from typing import Any
 
 import faust
 
+from core import metrics
 from kg.report.build import build_bond_report, reports_dir, store_in_graph
 from kg.report.model import BondReportDoc
 from kg.report.publish import records_for
-from ops import metrics
 from streams.context import WorkerContext
 
 log = logging.getLogger(__name__)

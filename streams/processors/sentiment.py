@@ -23,16 +23,16 @@ from typing import Any
 
 import faust
 
+from core import metrics
+from core.batch import Inbound, dead_for, decode_batch
+from core.records import Alert, CleanDocument, DeadLetter, SentimentScore, stable_id
+from core.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
 from kg.sentiment.labels import LABELS, label_of, polarity
 from kg.sentiment.service import ScoreInput, ScoreOutput, SentimentEngine
 from kg.sentiment.state import AlertRules, EntityState, update
-from ops import metrics
 from streams import tables
-from streams.batch import Inbound, dead_for, decode_batch
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
-from streams.records import Alert, CleanDocument, DeadLetter, SentimentScore, stable_id
-from streams.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
 
 log = logging.getLogger(__name__)
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from core.records import Alert, AlertKind, Evidence, utcnow
 from kg.cypher.fixture import load_graph
 from kg.store import GraphStore
 from ops.runtime import free_port
 from serving.app import create_app
 from serving.services import Services
 from streams.publisher import Publisher
-from streams.records import Alert, AlertKind, Evidence, utcnow
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [

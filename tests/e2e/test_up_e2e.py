@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ops.runtime_state import pid_alive
+from core.runtime_state import pid_alive
 from tests.bolt_server import BoltServer
 from tests.conftest import neo4j_graph
 

@@ -1,4 +1,4 @@
-"""Fuzz the record decoders (streams/codec.py, streams/batch.py) with hostile input.
+"""Fuzz the record decoders (core/codec.py, core/batch.py) with hostile input.
 
 Contract: every payload ends as a valid record that can be published again (encoded,
 keyed and decoded back to the same record) or as a dead letter with a reason that can
@@ -11,10 +11,9 @@ from __future__ import annotations
 import base64
 from datetime import UTC, datetime
 
-from streams.batch import Inbound, decode_batch, map_batch
-from streams.codec import DecodeFailure, dead_letter, decode, encode
-from streams.normalize import normalize
-from streams.records import (
+from core.batch import Inbound, decode_batch, map_batch
+from core.codec import DecodeFailure, dead_letter, decode, encode
+from core.records import (
     Alert,
     BondReport,
     CleanDocument,
@@ -27,7 +26,8 @@ from streams.records import (
     SentimentScore,
     Triple,
 )
-from streams.topics import CATALOG, RAW_DOC_TOPICS
+from core.topics import CATALOG, RAW_DOC_TOPICS
+from streams.normalize import normalize
 from tests.fuzz.hostile import Provider, fuzz
 
 MAX_BYTES = 400_000
@@ -110,7 +110,7 @@ def assert_dead_letter_publishable(topic: str, raw: bytes, failure: Exception) -
     return dead
 
 
-@fuzz("streams.codec.decode")
+@fuzz("core.codec.decode")
 def test_decode_ends_in_a_publishable_record_or_a_dead_letter(p: Provider) -> None:
     topic, raw = hostile_payload(p, TOPICS)
     model = CATALOG[topic].record
@@ -126,7 +126,7 @@ def test_decode_ends_in_a_publishable_record_or_a_dead_letter(p: Provider) -> No
 DOC_TOPICS = [t.name for t in RAW_DOC_TOPICS]
 
 
-@fuzz("streams.batch.decode_batch+map_batch")
+@fuzz("core.batch.decode_batch+map_batch")
 def test_normalize_batch_accounts_for_every_input(p: Provider) -> None:
     """decode_batch + map_batch(normalize): each input is one output or one dead letter."""
     cases = [hostile_payload(p, DOC_TOPICS) for _ in range(1 + p.int(3))]

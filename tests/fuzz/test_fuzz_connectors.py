@@ -35,7 +35,7 @@ from connectors.policy import RateLimiter
 from connectors.replay import FileConnector, encode_chunk
 from connectors.social import PostIn, to_record
 from connectors.yfinance_source import YFinanceConnector
-from ops.settings import ConnectorSettings
+from core.settings import ConnectorSettings
 from tests.fuzz.hostile import Provider, dumps, fuzz
 from tests.fuzz.test_fuzz_codec import assert_publishable
 

@@ -18,9 +18,9 @@ from connectors.base import SourceError
 from connectors.edgar import EdgarConnector
 from connectors.replay import FileConnector, encode_chunk, read_csv
 from connectors.text import parse_time
-from ops.settings import ConnectorSettings
-from streams.codec import DecodeFailure, decode
-from streams.records import IndicatorTick, RawNews
+from core.codec import DecodeFailure, decode
+from core.records import IndicatorTick, RawNews
+from core.settings import ConnectorSettings
 
 
 @pytest.mark.parametrize(

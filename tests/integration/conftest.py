@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from core.settings import Settings
 from kg.llm_runtime import server_command
 from ops.runtime import free_port, http_ready, stop_pid, wait_until
-from ops.settings import Settings
 
 LLM_MODEL = "smollm2-135m-instruct"
 

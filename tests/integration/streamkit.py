@@ -10,10 +10,10 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
 
+from core.records import Record
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
-from streams.records import Record
 
 
 @contextmanager

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from core.runtime_state import Endpoints
 from kg.store import GraphStore, open_store
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
 from tests.bolt_server import BoltServer, package_dir
 from tests.conftest import Isolated, neo4j_graph
 from tests.integration.streamkit import produce, wait_for

@@ -21,9 +21,9 @@ from connectors.checkpoint import CheckpointStore
 from connectors.feeds import FeedConnector
 from connectors.replay import FileConnector, replay_file
 from connectors.runner import Runner, checkpoint_dir
-from ops.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED
-from ops.settings import Settings
-from streams.records import RawNews
+from core.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED
+from core.records import RawNews
+from core.settings import Settings
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "connectors"
 ROOT = Path(__file__).resolve().parents[2]

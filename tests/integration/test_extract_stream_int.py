@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from streams.records import CleanDocument, DocKind, Triple, content_hash
+from core.records import CleanDocument, DocKind, Triple, content_hash
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for, worker_process
 

@@ -15,17 +15,17 @@ from typing import Any
 import orjson
 import pytest
 
+from core.batch import Inbound
+from core.codec import encode
+from core.records import DeadLetter, IndicatorTick, Triple
+from core.runtime_state import Endpoints
 from kg import sink
 from kg.canonical import load_alias_index
 from kg.static import StaticBundle, load_bundle, load_universe
 from kg.store import GraphStore
 from kg.temporal import DAY_MS, facts_as_of, roll_up_instant
-from ops.runtime_state import Endpoints
-from streams.batch import Inbound
-from streams.codec import encode
 from streams.context import WorkerContext
 from streams.processors.graph_sink import TripleSink
-from streams.records import DeadLetter, IndicatorTick, Triple
 from tests.conftest import GRAPH_BACKENDS, Isolated
 
 pytestmark = pytest.mark.parametrize("iso", GRAPH_BACKENDS, indirect=True)
@@ -345,7 +345,7 @@ async def test_rag_graph_sources_answer_a_whole_batch_per_item(store: GraphStore
 async def test_read_only_queries_cannot_write(store: GraphStore) -> None:
     """The guard refuses writes before the database sees them; behind it, a read-only
     transaction (FalkorDB RO_QUERY, a Neo4j READ session) refuses them too."""
-    from kg.errors import GraphError, ReadOnlyViolation
+    from core.errors import GraphError, ReadOnlyViolation
 
     with pytest.raises(ReadOnlyViolation):
         await store.query("CREATE (n:Entity {id: 'sneaky'})")

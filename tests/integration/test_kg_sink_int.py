@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from core.records import DeadLetter, Triple
+from core.runtime_state import Endpoints
 from kg.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
-from streams.records import DeadLetter, Triple
 from tests.conftest import GRAPH_BACKENDS, Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for
 

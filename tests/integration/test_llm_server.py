@@ -28,11 +28,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from core.settings import Settings
 from kg.llm import InProcessLLM, OpenAICompatLLM, json_schema_for
 from kg.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
 from kg.prompts import chat
 from ops.runtime import EmbeddedRuntime, free_port
-from ops.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

@@ -13,11 +13,11 @@ import httpx
 import orjson
 import pytest
 
+from core.records import DeadLetter, IndicatorTick, RawNews, RawSocialPost
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from kg.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
-from streams.records import DeadLetter, IndicatorTick, RawNews, RawSocialPost
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for
 

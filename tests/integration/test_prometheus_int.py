@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from core.records import IndicatorTick
+from core.runtime_state import Endpoints
 from ops import prometheus as prom
 from ops.runtime import free_port, http_ready, spawn_worker, stop_pid, wait_until
-from ops.runtime_state import Endpoints
-from streams.records import IndicatorTick
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce
 

@@ -10,17 +10,17 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from core.errors import GraphError, ReadOnlyViolation
+from core.records import Alert, AlertKind, utcnow
 from kg.cypher import Citation, CypherQA, HybridAnswer, run_read_only
 from kg.cypher.evaluate import EVALSETS, evaluate, read_items, summarize
 from kg.cypher.fixture import load_graph
-from kg.errors import GraphError, ReadOnlyViolation
 from kg.store import GraphStore
 from kg.temporal import roll_up_instant
 from serving.app import create_app
 from serving.feeds import LiveFeeds
 from serving.services import Services
 from streams.publisher import Publisher
-from streams.records import Alert, AlertKind, utcnow
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 
@@ -289,9 +289,9 @@ async def test_topics_tail_prints_records(iso, monkeypatch) -> None:  # type: ig
 async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) -> None:
     """Facts from extraction (the triple sink's path) become dictionary entries and
     relations the questions reach, new entities included."""
+    from core.records import Triple
     from kg.canonical import load_alias_index
     from kg.sink import write_triples
-    from streams.records import Triple
 
     await load_graph(graph)
     facts = [

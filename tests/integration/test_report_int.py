@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from core.records import CleanDocument, DocKind, IndicatorTick, Triple, content_hash
+from core.settings import ReportSettings
 from kg import sink
 from kg.canonical import load_alias_index
 from kg.report import build_bond_report, latest_report, store_in_graph
@@ -20,8 +22,6 @@ from kg.retrieve import Method, MethodRetriever, RetrievalService, hybrid_search
 from kg.retrieve.vector_ddl import ensure_vector_index, vector_query, write_embeddings
 from kg.static import load_universe
 from kg.store import GraphStore, open_store
-from ops.settings import ReportSettings
-from streams.records import CleanDocument, DocKind, IndicatorTick, Triple, content_hash
 from tests.conftest import Isolated
 from tests.fakes.embed import FakeEmbedder
 
@@ -189,7 +189,7 @@ async def test_report_on_real_us_treasury_history(
 async def test_timer_processor_stores_and_publishes(
     store: GraphStore, iso: Isolated, tmp_path: Path
 ) -> None:
-    from ops.runtime_state import Endpoints
+    from core.runtime_state import Endpoints
     from streams.context import WorkerContext
     from streams.processors.report import ReportState, run_report
 

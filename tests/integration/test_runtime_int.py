@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.runtime_state import read_state
+from core.topics import CATALOG
 from ops.runtime import EmbeddedRuntime, services
-from ops.runtime_state import read_state
 from streams.admin import topic_counts
-from streams.topics import CATALOG
 from tests.conftest import Stack
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ops.runtime_state import Endpoints
-from streams.records import (
+from core.records import (
     Alert,
     AlertKind,
     CleanDocument,
@@ -25,6 +24,7 @@ from streams.records import (
     SentimentScore,
     content_hash,
 )
+from core.runtime_state import Endpoints
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, read_topic, worker_process
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import httpx
 from confluent_kafka.admin import AdminClient
 
+from core.records import IndicatorTick
+from core.runtime_state import Endpoints
 from kg.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
-from ops.runtime_state import Endpoints
-from streams.records import IndicatorTick
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, wait_for
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ops.settings import Settings
+from core.settings import Settings
 from serving.app import create_app
 
 

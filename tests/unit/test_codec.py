@@ -6,9 +6,9 @@ import hashlib
 import orjson
 import pytest
 
-from streams.batch import Inbound, decode_batch, map_batch
-from streams.codec import DLQ_MAX_RAW_BYTES, DecodeFailure, dead_letter, decode, encode
-from streams.records import IndicatorTick, RawNews
+from core.batch import Inbound, decode_batch, map_batch
+from core.codec import DLQ_MAX_RAW_BYTES, DecodeFailure, dead_letter, decode, encode
+from core.records import IndicatorTick, RawNews
 
 GOOD = orjson.dumps(
     {"source": "s", "indicator_id": "CN10Y", "value": 1.8, "event_time": "2026-11-20T08:00:00Z"}

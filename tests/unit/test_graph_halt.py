@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from kg.errors import GraphError, GraphHalt
-from ops import metrics
-from streams.batch import Inbound
+from core import metrics
+from core.batch import Inbound
+from core.errors import GraphError, GraphHalt
 from streams.processors import base
 from streams.processors.graph_sink import write_isolating
 

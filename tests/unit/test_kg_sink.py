@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta, timezone
 
+from core.batch import Inbound, decode_batch
+from core.codec import encode
+from core.records import Triple, stable_id, to_epoch_ms
 from kg import sink
 from kg.store.falkor import params_header
 from kg.temporal import FactVersion, unpack_versions
-from streams.batch import Inbound, decode_batch
-from streams.codec import encode
-from streams.records import Triple, stable_id, to_epoch_ms
 
 
 def _old_stable_id(*parts: object) -> str:

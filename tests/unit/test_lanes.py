@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError
 
-from ops.runtime_state import Endpoints
-from ops.settings import Settings
-from streams.batch import Inbound
+from core.batch import Inbound
+from core.runtime_state import Endpoints
+from core.settings import Settings
 from streams.context import WorkerContext
 from streams.lanes import Lane, Route
 from streams.processors import PROCESSORS, enabled
@@ -93,7 +93,7 @@ def test_default_lanes_leave_table_agents_on_faust() -> None:
 
 
 async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> None:
-    from streams.records import IndicatorTick, RawNews
+    from core.records import IndicatorTick, RawNews
 
     settings = Settings(data_dir=tmp_path, streams={"max_record_bytes": 2000})
     ctx = WorkerContext(
@@ -110,7 +110,7 @@ async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> 
     big = RawNews(source="s", title="t", body="b" * 5000, event_time="2026-01-01")
     await ctx.send("raw.news", [small, big])  # type: ignore[list-item]
     assert [k for k, _ in sent["raw.news"]] == [b"X"]
-    from streams.records import DeadLetter
+    from core.records import DeadLetter
 
     ((_key, dl_value),) = sent["dlq"]
     dead = DeadLetter.model_validate_json(dl_value)

@@ -11,7 +11,8 @@ import httpx
 import pytest
 from pydantic import BaseModel, Field
 
-from kg.errors import ConfigError, ServiceUnavailable
+from core.errors import ConfigError, ServiceUnavailable
+from core.settings import Settings
 from kg.llm import (
     Backend,
     ChatMessage,
@@ -30,7 +31,6 @@ from kg.llm_errors import (
     StructuredOutputError,
 )
 from ops.runtime import free_port
-from ops.settings import Settings
 
 MSGS = [ChatMessage(role="user", content="Is the bond market up?")]
 

@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 import types
 
+from core.settings import Settings
 from kg.llm_runtime import install_slot_pool, local_model_path, server_command
-from ops.settings import Settings
 
 
 def test_server_command_splits_threads_into_replicas() -> None:

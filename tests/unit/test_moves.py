@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from core.records import AlertKind, IndicatorTick
 from streams.moves import IndicatorState, MoveRules, Threshold, update
-from streams.records import AlertKind, IndicatorTick
 
 T0 = datetime(2026, 11, 20, 1, 0, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from core.records import DocKind, RawFiling, RawNews, RawSocialPost
 from streams.normalize import clean_text, detect_lang, find_tickers, normalize
-from streams.records import DocKind, RawFiling, RawNews, RawSocialPost
 
 T = "2026-11-20T08:00:00Z"
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from kg.errors import ServiceUnavailable
+from core.errors import ServiceUnavailable
 from streams.publisher import Publisher
 
 
@@ -74,7 +74,7 @@ def test_webhook_sink_replaces_a_fatally_failed_producer() -> None:
     """The API's social webhook sink: a fatal produce error -> 503 for this call (raised),
     and the next call goes through a new producer."""
     from connectors.social import SocialSink
-    from streams.records import RawSocialPost
+    from core.records import RawSocialPost
 
     sink = SocialSink("127.0.0.1:9")
     post = RawSocialPost(source="t", text="hello", event_time="2026-11-20T00:00:00Z")

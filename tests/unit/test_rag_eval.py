@@ -1,4 +1,4 @@
-"""Seed 003's RAG metrics: the deterministic stand-ins hand-checked, the LLM judge with
+"""HybridRAG's RAG metrics: the deterministic stand-ins hand-checked, the LLM judge with
 a fake model (good and garbage verdicts), and TFR tuning on the tune split only."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from streams.records import (
+from core.records import (
     CleanDocument,
     IndicatorTick,
     RawFiling,
@@ -14,7 +14,7 @@ from streams.records import (
     stable_id,
     to_epoch_ms,
 )
-from streams.topics import CATALOG, spec
+from core.topics import CATALOG, spec
 
 T = "2026-11-20T08:00:00Z"
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from core.settings import ReportSettings
 from kg.llm_errors import LLMUnavailable
 from kg.report import build_bond_report, compute_facts, latest_report
 from kg.report.facts import IndicatorMeta, Point, Series, indicator_catalog, series_from_rows
 from kg.report.numbers import allowed_from, check_text
 from kg.report.render import markdown
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem
-from ops.settings import ReportSettings
 from tests.fakes.llm import FakeLLM
 
 SAMPLES = Path(__file__).resolve().parents[2] / "connectors" / "samples"

@@ -1,4 +1,4 @@
-"""Cluster-based triple retrieval (seed 000 section 3.2): hand-computed allocations."""
+"""Cluster-based triple retrieval (Chen et al. section 3.2): hand-computed allocations."""
 
 from __future__ import annotations
 

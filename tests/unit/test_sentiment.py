@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.records import AlertKind, SentimentLabel, SentimentScore
 from kg.sentiment.clean import clean_for_query, is_chinese, strip_urls, tickers_in
 from kg.sentiment.data import (
     DataFormat,
@@ -34,13 +35,12 @@ from kg.sentiment.rag import (
 )
 from kg.sentiment.service import LLMSentiment, ScoreInput, SentimentEngine
 from kg.sentiment.state import AlertRules, EntityState, update
-from streams.records import AlertKind, SentimentLabel, SentimentScore
 
 NEG, NEU, POS = SentimentLabel.NEGATIVE, SentimentLabel.NEUTRAL, SentimentLabel.POSITIVE
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
-# -- label mapping (seed 001, 3.2.3) ---------------------------------------------------
+# -- label mapping (Zhang et al., 3.2.3) ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -246,7 +246,7 @@ def test_corpus_from_jsonl(tmp_path: Path) -> None:
     assert src.search_sync(build_query("Boeing order"), 5)[0].id == "x"
 
 
-# -- instructions (seed 001, 3.2.1) ------------------------------------------------------
+# -- instructions (Zhang et al., 3.2.1) ------------------------------------------------------
 
 
 def test_instruction_format_and_export(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.records import SentimentLabel
+from core.settings import SentimentSettings
 from kg.sentiment.data import Example, finfe_training_set
 from kg.sentiment.model import (
     ARTIFACTS,
@@ -20,8 +22,6 @@ from kg.sentiment.model import (
     load_parts,
 )
 from kg.sentiment.train import split
-from ops.settings import SentimentSettings
-from streams.records import SentimentLabel
 
 NEG, NEU, POS = SentimentLabel.NEGATIVE, SentimentLabel.NEUTRAL, SentimentLabel.POSITIVE
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from core.settings import SearchConnectorSettings, Settings
 from kg.sentiment.external_search import (
     ElasticsearchSource,
     SearxngSource,
@@ -18,7 +19,6 @@ from kg.sentiment.external_search import (
     searxng_time_range,
 )
 from kg.sentiment.rag import Retriever, build_query
-from ops.settings import SearchConnectorSettings, Settings
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "search"
 HEADLINE = "$ACME Acme Corp cuts full-year guidance after weak quarter https://t.co/x"
@@ -218,7 +218,7 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_worker_engine_asks_configured_connectors(tmp_path: Path) -> None:
     """The stream's engine adds ``sentiment.rag_search`` to the graph's sources, and the
     worker context closes their clients on stop."""
-    from ops.runtime_state import Endpoints
+    from core.runtime_state import Endpoints
     from streams.context import WorkerContext
     from streams.processors.sentiment import make_engine
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from core.batch import Inbound
+from core.records import CleanDocument, DocKind, SentimentLabel, content_hash
 from kg.sentiment.service import ScoreOutput
 from kg.sentiment.state import EntityState
-from streams.batch import Inbound
 from streams.processors.sentiment import TableState, doc_text, score_docs, scores_for
-from streams.records import CleanDocument, DocKind, SentimentLabel, content_hash
 
 T = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -90,8 +90,8 @@ def test_table_state_writes_data_and_changelog_partition() -> None:
 
 
 def _scores(entity: str, tones: list[float]) -> list:
+    from core.records import SentimentScore
     from kg.sentiment.labels import LABELS, label_of, polarity
-    from streams.records import SentimentScore
 
     out = []
     for i, neg in enumerate(tones):

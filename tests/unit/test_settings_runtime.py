@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kg.errors import ReadOnlyViolation, ServiceUnavailable
-from kg.store.base import assert_read_only
-from ops.runtime_state import (
+from core.errors import ReadOnlyViolation, ServiceUnavailable
+from core.runtime_state import (
     RuntimeState,
     ServiceState,
     endpoints,
@@ -15,7 +14,8 @@ from ops.runtime_state import (
     read_state,
     write_state,
 )
-from ops.settings import GraphBackend, Settings
+from core.settings import GraphBackend, Settings
+from kg.store.base import assert_read_only
 from streams.kafka_compat import _ORIGINAL, install_empty_fetch_backoff
 
 

@@ -18,7 +18,7 @@ import neo4j.exceptions as nx
 import pytest
 from neo4j.time import DateTime as NeoDateTime
 
-from kg.errors import (
+from core.errors import (
     GraphError,
     GraphHalt,
     ReadOnlyViolation,

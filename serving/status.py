@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg.errors import LivekgError
-from ops.runtime_state import endpoints, pid_alive, read_state
-from ops.settings import Settings
+from core.errors import LivekgError
+from core.runtime_state import endpoints, pid_alive, read_state
+from core.settings import Settings
 
 
 async def snapshot(settings: Settings) -> dict[str, Any]:

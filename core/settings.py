@@ -256,7 +256,7 @@ class QuerySettings(BaseModel):
     """The query service (kg/cypher, serving/): NL -> Cypher, API limits, alerts stream."""
 
     revise: bool = False  # LLM revision when no candidate returns rows (slow on a CPU LLM)
-    rank_with_embeddings: bool = True  # seed 002 ranking; off: the synthesizer's prior only
+    rank_with_embeddings: bool = True  # FinQA ranking; off: the synthesizer's prior only
     timeout_s: float = 5.0  # per query
     row_limit: int = 200  # per query
     lexicon_refresh_s: float = 300.0  # rebuild the dictionary from the graph
@@ -336,7 +336,7 @@ class ExtractSettings(BaseModel):
     default_mode: str = "reflection"
     llm: bool = True  # False: LLM-free extractors only, everywhere
     n_max: int = 3  # reflection rounds at most
-    max_chunk_tokens: int = 2048  # as seed 004; tables stay whole whatever their size
+    max_chunk_tokens: int = 2048  # as FinReflectKG; tables stay whole whatever their size
     llm_max_chars: int = 800  # what the model reads of a chunk
     concurrency: int = 2  # documents in the LLM stage at once
     queue_bound: int = 32  # LLM-stage documents waiting in a worker before the agent waits

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from streams.records import DeadLetter, Record, stable_id, utcnow
+from core.records import DeadLetter, Record, stable_id, utcnow
 
 R = TypeVar("R", bound=Record)
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from streams.codec import DecodeFailure, dead_letter, decode
-from streams.records import DeadLetter, Record
+from core.codec import DecodeFailure, dead_letter, decode
+from core.records import DeadLetter, Record
 
 R = TypeVar("R", bound=Record)
 

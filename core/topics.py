@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streams.records import (
+from core.records import (
     Alert,
     BondReport,
     CleanDocument,

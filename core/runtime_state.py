@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kg.errors import ServiceUnavailable
-from ops.settings import Settings
+from core.errors import ServiceUnavailable
+from core.settings import Settings
 
 
 class ServiceState(BaseModel):
