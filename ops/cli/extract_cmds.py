@@ -81,8 +81,15 @@ def extract(
 def eval_extract(
     input: Annotated[
         str, typer.Option("--input", help="JSONL/text file, or corpus:dev|corpus:test")
-    ],
+    ] = "",
     mode: ModeOpt = "reflection",
+    gold: Annotated[
+        Path | None, typer.Option(help="gold JSONL (docs/extraction.md): score P/R/F1")
+    ] = None,
+    split: Annotated[
+        str, typer.Option(help="with --gold: all | tune | heldout (sha1(id) % 10 < 7: tune)")
+    ] = "all",
+    errors: Annotated[bool, typer.Option(help="with --gold: list false pos./negatives")] = False,
     limit: Annotated[int, typer.Option(help="first N documents (0: all)")] = 0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
     dump: Annotated[Path | None, typer.Option(help="write the triples here (JSONL)")] = None,
@@ -94,6 +101,11 @@ def eval_extract(
     from kg.extract.evaluate import evaluate
 
     settings = Settings()
+    if gold is not None:
+        emit_json(_score_gold(settings, gold, split, mode, base_url, limit, errors))
+        return
+    if not input:
+        raise typer.BadParameter("give --input or --gold")
     docs = load(input)
     if limit:
         docs = docs[:limit]
@@ -112,6 +124,47 @@ def eval_extract(
         return out
 
     emit_json({"eval": "extract", "input": input, **asyncio.run(go())})
+
+
+def _score_gold(
+    settings: Settings,
+    path: Path,
+    split: str,
+    mode: str,
+    base_url: str | None,
+    limit: int,
+    errors: bool,
+) -> dict[str, Any]:
+    """Run the extractor over a gold file's documents and score them (kg/extract/gold.py)."""
+    from kg.extract import Mode
+    from kg.extract.gold import read_gold, score
+    from kg.extract.pipeline import ExtractDoc
+
+    gdocs = read_gold(path, split)
+    if limit:
+        gdocs = gdocs[:limit]
+
+    async def go() -> dict[str, list[tuple[str, str, str]]]:
+        ex = _extractor(settings, mode, base_url)
+        out: dict[str, list[tuple[str, str, str]]] = {}
+        try:
+            for g in gdocs:
+                r = await ex.extract(ExtractDoc(id=g.id, text=g.text), Mode(mode))
+                out[g.id] = [(t.head, t.relation, t.tail) for t in r.triples]
+        finally:
+            await _close(ex)
+        return out
+
+    started = time.perf_counter()
+    preds = asyncio.run(go())
+    scores = score(gdocs, preds)
+    return {
+        "eval": "extract", "gold": str(path), "split": split, "mode": mode, "docs": len(gdocs),
+        "gold_triples": sum(len(d.gold) for d in gdocs),
+        "predicted": sum(len(v) for v in preds.values()),
+        "seconds": round(time.perf_counter() - started, 2),
+        **scores.as_dict(errors=errors),
+    }  # fmt: skip
 
 
 BENCH_STATEMENTS = (
