@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from core.batch import Inbound
 from core.codec import DecodeFailure, dead_letter
 from core.records import DeadLetter, Record
 from core.runtime_state import Endpoints
@@ -19,7 +20,25 @@ from streams.publisher import Publisher
 if TYPE_CHECKING:
     import faust
 
-    from streams.lanes import Lane
+
+@dataclass
+class Route:
+    """One agent on a lane; ``run`` is the batch shell already bound to the agent's
+    handler (``streams.processors.base.handle_safely``). Shared by lanes and the
+    batch shell, so it lives below both."""
+
+    agent: str
+    sources: list[str]  # logical topic names
+    run: Callable[[list[Inbound]], Awaitable[None]]
+
+
+class Runnable(Protocol):
+    """What a worker runs beside its faust agents (a lane); declared here so the
+    context needs nothing from the lanes module that builds on it."""
+
+    routes: list[Route]
+
+    async def run(self) -> None: ...
 
 
 @dataclass
@@ -28,7 +47,7 @@ class WorkerContext:
     endpoints: Endpoints
     topics: dict[str, faust.TopicT] = field(default_factory=dict)
     worker_id: str = "0"
-    lanes: dict[str, Lane] = field(default_factory=dict)
+    lanes: dict[str, Runnable] = field(default_factory=dict)
     # what agents opened and the worker must close on stop (e.g. RAG search clients)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _store: GraphStore | None = None

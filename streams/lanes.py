@@ -23,24 +23,16 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from core import metrics
 from core.batch import Inbound
-from streams.context import WorkerContext
+from streams.context import Route, WorkerContext
 from streams.kafka_compat import idle_pause
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Route:
-    agent: str
-    sources: list[str]  # logical topic names
-    handler: Any  # Handler: Callable[[Sequence[Inbound]], Awaitable[None]]
 
 
 @dataclass
@@ -141,8 +133,6 @@ class Lane:
         return items
 
     async def _dispatch(self, items: list[Inbound], by_topic: dict[str, list[Route]]) -> None:
-        from streams.processors.base import handle_safely
-
         per_route: dict[str, tuple[Route, list[Inbound]]] = {}
         for item in items:
             for route in by_topic.get(item.topic, ()):
@@ -152,7 +142,7 @@ class Lane:
             started = time.perf_counter()
             for topic, n in Counter(i.topic for i in batch).items():
                 metrics.EVENTS_IN.labels(route.agent, topic).inc(n)
-            await handle_safely(self.ctx, route.agent, batch, route.handler)
+            await route.run(batch)
             metrics.BATCH_SECONDS.labels(route.agent).observe(time.perf_counter() - started)
             metrics.BATCH_SIZE.labels(route.agent).observe(len(batch))
 

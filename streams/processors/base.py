@@ -12,6 +12,7 @@ with the reason, and the agent moves on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import Counter
@@ -22,8 +23,8 @@ import faust
 from core import metrics
 from core.batch import Inbound, dead_for
 from core.errors import GraphHalt, ServiceUnavailable, TransientGraphError
-from streams.context import WorkerContext
-from streams.lanes import Lane, Route
+from streams.context import Route, WorkerContext
+from streams.lanes import Lane
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,8 @@ def batch_agent(
     """
     lane_name = ctx.settings.streams.lanes.get(name)
     if lane_name:
-        _lane(app, ctx, lane_name).add(Route(agent=name, sources=list(sources), handler=handler))
+        run = functools.partial(handle_safely, ctx, name, handler=handler)
+        _lane(app, ctx, lane_name).add(Route(agent=name, sources=list(sources), run=run))
         return
     channel = app.topic(
         *(ctx.physical(s) for s in sources), key_serializer="raw", value_serializer="raw"
@@ -123,7 +125,7 @@ def batch_agent(
 
 def _lane(app: faust.App, ctx: WorkerContext, name: str) -> Lane:
     lane = ctx.lanes.get(name)
-    if lane is None:
+    if not isinstance(lane, Lane):
         lane = ctx.lanes[name] = Lane(name=name, ctx=ctx, worker_id=ctx.worker_id)
 
         async def run_lane() -> None:

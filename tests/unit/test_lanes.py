@@ -9,8 +9,8 @@ from confluent_kafka import KafkaError
 from core.batch import Inbound
 from core.runtime_state import Endpoints
 from core.settings import Settings
-from streams.context import WorkerContext
-from streams.lanes import Lane, Route
+from streams.context import Route, WorkerContext
+from streams.lanes import Lane
 from streams.processors import PROCESSORS, enabled
 
 
@@ -51,8 +51,8 @@ def lane(tmp_path: Path) -> tuple[Lane, dict[str, list[Inbound]]]:
         return handle
 
     ln = Lane(name="ingest", ctx=ctx, worker_id="0")
-    ln.add(Route(agent="a", sources=["raw.news", "raw.social"], handler=handler("a")))
-    ln.add(Route(agent="b", sources=["raw.ticks", "raw.news"], handler=handler("b")))
+    ln.add(Route(agent="a", sources=["raw.news", "raw.social"], run=handler("a")))
+    ln.add(Route(agent="b", sources=["raw.ticks", "raw.news"], run=handler("b")))
     return ln, seen
 
 
