@@ -244,6 +244,7 @@ class AlertKind(StrEnum):
     INDICATOR_MOVE = "indicator_move"
     INDICATOR_THRESHOLD = "indicator_threshold"
     MATERIAL_EVENT = "material_event"
+    SUBSCRIPTION = "subscription"
 
 
 class Evidence(BaseModel):
@@ -258,6 +259,11 @@ class Alert(Record):
     severity: Literal["info", "warning", "critical"] = "info"
     message: str
     evidence: Evidence = Field(default_factory=Evidence)
+    # standing questions (kg.subscribe): which one fired, its new answer and the change
+    subscription_id: str | None = None
+    change_id: str | None = None
+    answer: list[dict[str, Any]] = Field(default_factory=list, max_length=200)
+    diff: dict[str, Any] = Field(default_factory=dict)
 
     def key(self) -> str:
         return self.entity_id
@@ -287,6 +293,23 @@ class BondReport(Record):
 
     def key(self) -> str:
         return "bond-market"
+
+
+class GraphChange(Record):
+    """What one sink write changed in the graph, compact: entity ids, relationship types
+    and labels (with their parent labels). One per input record, its id derived from the
+    record's, so a replayed write yields the same change id (subscriptions key their
+    alerts on it)."""
+
+    kind: Literal["triple", "tick"]
+    record_id: Id  # the triple or tick that was written
+    entity_ids: list[Id] = Field(default_factory=list, max_length=50)
+    relation_types: list[str] = Field(default_factory=list, max_length=20)
+    labels: list[str] = Field(default_factory=list, max_length=50)
+    doc_ids: list[str] = Field(default_factory=list, max_length=20)
+
+    def key(self) -> str:
+        return self.entity_ids[0] if self.entity_ids else self.record_id
 
 
 class DeadLetter(Record):

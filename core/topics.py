@@ -13,6 +13,7 @@ from core.records import (
     BondReport,
     CleanDocument,
     DeadLetter,
+    GraphChange,
     IndicatorTick,
     RawFiling,
     RawNews,
@@ -50,6 +51,13 @@ ALERTS_SENTIMENT = TopicSpec("alerts.sentiment", Alert, "entity id", "sentiment 
 ALERTS_INDICATOR = TopicSpec("alerts.indicator", Alert, "indicator id", "indicator move alerts")
 ALERTS_EVENTS = TopicSpec("alerts.events", Alert, "entity id", "new material events")
 REPORTS_BOND = TopicSpec("reports.bond", BondReport, "constant", "bond-market reports", 1)
+GRAPH_CHANGES = TopicSpec(
+    "graph.changes",
+    GraphChange,
+    "first entity id",
+    "what the triple and tick sinks changed (subscriptions re-evaluate on it)",
+    1,  # one subscription worker holds every subscription's state
+)
 DLQ = TopicSpec("dlq", DeadLetter, "source topic", "records that failed, with reason")
 
 CATALOG: dict[str, TopicSpec] = {
@@ -67,6 +75,7 @@ CATALOG: dict[str, TopicSpec] = {
         ALERTS_INDICATOR,
         ALERTS_EVENTS,
         REPORTS_BOND,
+        GRAPH_CHANGES,
         DLQ,
     )
 }
