@@ -15,28 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from kg.prompts.sentiment import INSTRUCTIONS, format_input
 from kg.sentiment.data import Example
 
-# Ten instructions, written by hand for this project (Zhang et al. follows FinGPT's recipe).
-INSTRUCTIONS: tuple[str, ...] = (
-    "What is the sentiment of this financial news? "
-    "Answer with one word: negative, neutral or positive.",
-    "Classify the sentiment of the following financial text as negative, neutral or positive.",
-    "Is this headline good, bad or neither for the company or market it is about? "
-    "Reply negative, neutral or positive.",
-    "Read the market news below and tell me whether its tone for investors is "
-    "negative, neutral or positive.",
-    "Decide whether the following tweet about stocks is bearish (negative), neutral, or "
-    "bullish (positive). Answer with negative, neutral or positive.",
-    "As a financial analyst, label the sentiment of this statement: negative, neutral or positive?",
-    "Give the financial sentiment of the text that follows. "
-    "Choose from {negative, neutral, positive}.",
-    "How would an investor feel after reading this? Please answer negative, neutral or positive.",
-    "Determine the sentiment expressed toward the company or asset in this text. "
-    "Options: negative, neutral, positive.",
-    "Assess this piece of financial news and output its sentiment label "
-    "(negative, neutral or positive) only.",
-)
+__all__ = ["INSTRUCTIONS", "InstructionSample", "export_jsonl", "format_input", "format_prompt"]
 
 
 class InstructionSample(BaseModel):
@@ -53,14 +35,6 @@ class InstructionSample(BaseModel):
     def text(self) -> str:
         """The training string: ``Human: [instruction] + [input], Assistant: [output]``."""
         return f"{self.prompt}{self.output}"
-
-
-def format_input(text: str, context: str = "") -> str:
-    """The input, with retrieved context concatenated after it (Zhang et al., 3.3)."""
-    text = text.strip()
-    if context.strip():
-        return f"{text}\nContext: {context.strip()}"
-    return text
 
 
 def format_prompt(instruction: str, text: str, context: str = "") -> str:
