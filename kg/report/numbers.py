@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from kg.retrieve.text import mention_key
+from kg.retrieve.text import mention_key, sentences
 
 ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
              "七": 7, "八": 8, "九": 9}  # fmt: skip
@@ -58,7 +58,6 @@ _ZH = re.compile(
     rf"(?P<pre>百分之)?(?P<num>[{_ZH_NUM}]+(?:点[零〇一二三四五六七八九]+)?)"
     rf"\s*(?P<unit>{_PCT_UNITS}|{_BP_UNITS}|元|倍)?"
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"'])|(?<=[。！？；])|\n+")
 
 
 def zh_to_number(s: str) -> float | None:
@@ -217,10 +216,6 @@ class CheckResult(BaseModel):
     kept: list[str] = Field(default_factory=list)
     removed: list[Removal] = Field(default_factory=list)
     unsupported_numbers: list[str] = Field(default_factory=list)  # in the kept text: []
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
 def unsupported_in(sentence: str, allowed: Allowed) -> list[str]:

@@ -42,10 +42,9 @@ from kg.prompts.rag_eval import (
     statements_v1,
     verify_v1,
 )
-from kg.report.numbers import sentences
 from kg.retrieve.evaluate import context_precision
 from kg.retrieve.service import context_text
-from kg.retrieve.text import norm
+from kg.retrieve.text import norm, sentences
 from kg.retrieve.types import RetrievedItem
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "rag_eval.jsonl"

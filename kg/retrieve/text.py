@@ -8,6 +8,7 @@ import unicodedata
 _LATIN = re.compile(r"[0-9a-z]+(?:[.'][0-9a-z]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 _WORDISH = re.compile(r"[0-9a-z]+|[\u3400-\u9fff]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"'])|(?<=[。！？；])|\n+")
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the this to was "
     "were will with what how does did do which who why when".split()
@@ -68,3 +69,9 @@ def query_spans(query: str, max_units: int = 8) -> set[str]:
         for j in range(i + 1, min(i + max_units, len(units)) + 1):
             spans.add(" ".join(units[i:j]))
     return spans
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of English or Chinese text (the number checker and the RAG metrics
+    judge statement by statement)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
