@@ -35,8 +35,10 @@ SAMPLE_FILES = {
     "raw.filings": "filings.jsonl",
     "raw.ticks": "ticks.jsonl",
 }
-# Months of daily/monthly indicator history before the sample day (synthetic,
-# scripts/make_history.py), replayed after the day itself (newest first: no alerts).
+# A year of daily indicator history before the sample day (2024-09-18; real US rates,
+# synthetic Chinese ones: scripts/make_real_sample.py, samples/README.md), replayed after
+# the day itself (newest first: no alerts).
+SAMPLE_DAY = "2024-09-18"
 SAMPLE_HISTORY = ("raw.ticks", "ticks_history.jsonl")
 
 

@@ -34,7 +34,7 @@ from ops.runtime import free_port, http_ready, stop_pid
 from streams.normalize import normalize
 
 INGEST = ["normalize", "graph_sink"]
-SAMPLE_DAY = "2026-11-20T12:00:00Z"  # the bundled sample day (connectors/samples)
+SAMPLE_DAY = "2024-09-18T21:30:00Z"  # the bundled sample day (connectors/samples)
 WITH_SENTIMENT = [*INGEST, "sentiment"]
 
 
