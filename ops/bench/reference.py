@@ -94,3 +94,105 @@ def model_server_rate(base_url: str, model: str, requests: int = 3, max_tokens: 
             seconds += time.perf_counter() - t0
             tokens += int(r.json().get("usage", {}).get("completion_tokens") or 0)
     return tokens / seconds if seconds else 0.0
+
+
+# -- same-work references ------------------------------------------------------------
+#
+# A same-work reference does exactly what the measured path does to the graph, written
+# by hand with the bare database client and no livekg code between the rows and the
+# server: its ratio is what livekg's own code costs. Rows are shaped before the clock
+# starts. Cypher cannot take labels or relationship types as parameters, so the fewest
+# statements a batch allows are one per concept label (entities) and one per
+# relationship type (facts with validity and provenance), plus one in-graph pass over
+# the validity chains of cardinality-ONE relations.
+
+SAME_WORK_ENTITY = """
+UNWIND $rows AS r
+MERGE (e:{path} {{id: r.id}})
+  ON CREATE SET e.partition = 'static', e.name = r.name, e.canonical = r.canonical,
+                e.created_at = r.ingested_at
+"""
+
+SAME_WORK_FACT = """
+UNWIND $rows AS r
+MATCH (h:Entity {{id: r.head_id}}), (t:Entity {{id: r.tail_id}})
+MERGE (h)-[f:{rel} {{id: r.id}}]->(t)
+  ON CREATE SET f.partition = r.partition, f.valid_from = r.valid_from,
+                f.stated_valid_to = r.valid_to, f.valid_to = r.valid_to,
+                f.ingested_at = r.ingested_at, f.written_at = timestamp(),
+                f.sources = r.sources, f.doc_ids = r.doc_ids,
+                f.confidence = r.confidence, f.evidence = r.evidence
+  ON MATCH SET f.sources = f.sources + [s IN r.sources WHERE NOT s IN f.sources],
+               f.doc_ids = f.doc_ids + [d IN r.doc_ids WHERE NOT d IN f.doc_ids],
+               f.valid_from = CASE WHEN r.valid_from < f.valid_from
+                                   THEN r.valid_from ELSE f.valid_from END,
+               f.confidence = CASE WHEN r.confidence > f.confidence
+                                   THEN r.confidence ELSE f.confidence END
+"""
+
+SAME_WORK_CHAIN = """
+UNWIND $heads AS hid
+MATCH (:Entity {{id: hid}})-[f:{rel}]->()
+WITH hid, f ORDER BY f.valid_from, f.id
+WITH hid, collect(f) AS fs
+UNWIND range(0, size(fs) - 1) AS i
+WITH fs[i] AS f, CASE WHEN i + 1 < size(fs) THEN fs[i + 1] ELSE null END AS nxt
+WITH f, nxt, CASE WHEN nxt IS NOT NULL AND (f.stated_valid_to IS NULL
+                                             OR nxt.valid_from < f.stated_valid_to)
+                  THEN nxt.valid_from ELSE f.stated_valid_to END AS vt
+SET f.valid_to = vt,
+    f.superseded_by = CASE WHEN nxt IS NOT NULL AND vt = nxt.valid_from THEN nxt.id END
+"""
+
+
+def same_work_statements(
+    batches: list[Any], label_path: Any
+) -> list[list[tuple[str, dict[str, Any]]]]:
+    """Hand-written statements per batch: ``batches`` are ``kg.sink.PreparedTriples``
+    (shaped before the clock starts); ``label_path`` maps a concept label to its
+    ``Entity:...`` label expression."""
+    out = []
+    for p in batches:
+        stmts: list[tuple[str, dict[str, Any]]] = []
+        for label, rows in sorted(p.entities.items()):
+            cypher = SAME_WORK_ENTITY.format(path=label_path(label))
+            stmts.append((cypher, {"rows": list(rows.values())}))
+        for rel, by_id in sorted(p.facts.items()):
+            rows = [{k: v for k, v in r.items() if k != "props"} for r in by_id.values()]
+            stmts.append((SAME_WORK_FACT.format(rel=rel), {"rows": rows}))
+        for rel, heads in sorted(p.functional_heads.items()):
+            stmts.append((SAME_WORK_CHAIN.format(rel=rel), {"heads": sorted(heads)}))
+        out.append(stmts)
+    return out
+
+
+async def run_statements(
+    run: Any, batches: list[list[tuple[str, dict[str, Any]]]]
+) -> tuple[float, int]:
+    """Seconds to run every statement in order with ``run(cypher, params)``; statements."""
+    n = 0
+    started = time.perf_counter()
+    for stmts in batches:
+        for cypher, params in stmts:
+            await run(cypher, params)
+            n += 1
+    return time.perf_counter() - started, n
+
+
+def bare_falkordb_runner(url: str, graph_name: str) -> tuple[Any, Any]:
+    """``(run, close)`` over the FalkorDB client alone (its own parameter encoding)."""
+    from urllib.parse import urlparse
+
+    from falkordb.asyncio import FalkorDB
+
+    parsed = urlparse(url if "://" in url else f"redis://{url}")
+    db = FalkorDB(host=parsed.hostname or "127.0.0.1", port=parsed.port or 6379)
+    graph = db.select_graph(graph_name)
+
+    async def run(cypher: str, params: dict[str, Any]) -> None:
+        await graph.query(cypher, params)
+
+    async def close() -> None:
+        await db.connection.aclose()
+
+    return run, close
