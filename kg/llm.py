@@ -104,6 +104,18 @@ class CompletionRequest:
     schema_name: str = "response"
 
 
+def completion_from(body: dict[str, Any]) -> Completion:
+    """An OpenAI chat-completion body (HTTP server or in-process llama.cpp) as a Completion."""
+    choice = body["choices"][0]
+    usage = body.get("usage") or {}
+    return Completion(
+        text=choice["message"].get("content") or "",
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+    )
+
+
 class Completion(BaseModel):
     text: str
     finish_reason: str | None = None
@@ -468,14 +480,7 @@ class OpenAICompatLLM(LLMClient):
             payload["response_format"] = rf
         body = await self._request("POST", "chat/completions", json=payload)
         try:
-            choice = body["choices"][0]
-            usage = body.get("usage") or {}
-            return Completion(
-                text=choice["message"].get("content") or "",
-                finish_reason=choice.get("finish_reason"),
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-            )
+            return completion_from(body)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise LLMResponseError(f"not a chat completion: {str(body)[:300]}") from exc
 
@@ -566,14 +571,7 @@ class InProcessLLM(LLMClient):
                 out = llama.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. prompt longer than n_ctx
                 raise LLMResponseError(f"in-process model rejected the request: {exc}") from exc
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        return Completion(
-            text=choice["message"].get("content") or "",
-            finish_reason=choice.get("finish_reason"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-        )
+        return completion_from(out)
 
     async def _complete(self, req: CompletionRequest) -> Completion:
         return await asyncio.to_thread(self._run, req)
