@@ -28,11 +28,12 @@ from core.batch import Decoded, Inbound, dead_for, decode_batch
 from core.codec import DecodeFailure
 from core.errors import GraphError, GraphHalt, TransientGraphError
 from core.records import DeadLetter, Record, Triple
-from core.topics import DOCS_CLEAN, KG_TRIPLES, RAW_TICKS
+from core.topics import DOCS_CLEAN, GRAPH_CHANGES, KG_TRIPLES, RAW_TICKS
 from kg import sink
 from kg.canonical import AliasIndex, load_alias_index
 from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
+from kg.subscribe.changes import tick_changes, triple_changes
 from streams.context import WorkerContext
 from streams.processors.base import batch_agent, send_dead
 
@@ -66,7 +67,7 @@ async def write_isolating(
     return n1 + n2, d1 + d2
 
 
-def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer):
+def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer, changes=None):
     async def handle(items: Sequence[Inbound]) -> None:
         decoded = decode_batch(
             items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
@@ -83,6 +84,8 @@ def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer):
             hist = metrics.EVENT_LATENCY.labels(agent)
             for r in decoded.records:
                 hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+            if changes is not None:  # what was written, for subscriptions (after the write)
+                await ctx.send(GRAPH_CHANGES.name, changes(decoded.records))
         await send_dead(ctx, agent, dead)
 
     return handle
@@ -160,6 +163,8 @@ class TripleSink:
             hist = metrics.EVENT_LATENCY.labels(agent)
             for r in valid:
                 hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+            found = [checks[id(r)] for r in valid]  # what was written, for subscriptions
+            await ctx.send(GRAPH_CHANGES.name, triple_changes(valid, found, self.ontology, index))
         await send_dead(ctx, agent, dead)
 
 
@@ -184,7 +189,7 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
         ctx,
         name="tick_sink",
         sources=[RAW_TICKS.name],
-        handler=_sink(ctx, "tick_sink", "tick", ticks),
+        handler=_sink(ctx, "tick_sink", "tick", ticks, tick_changes),
     )
     triples = TripleSink(ctx)
     batch_agent(app, ctx, name="triple_sink", sources=[KG_TRIPLES.name], handler=triples.handle)
