@@ -155,3 +155,25 @@ EXTRACT_REFLECTION_ROUNDS = Histogram(
 EXTRACT_LLM_PARKED = Counter(
     "livekg_extract_llm_parked_total", "LLM-stage batches held back because the LLM was down"
 )
+
+# -- document facts by kind, table cells dropped, XBRL agreement (issue 28) ---------------
+# kind = the document kind (filing, news, social, commentary, xbrl); reason = the table
+# drop reason (kg/extract/tables.py Drop); outcome = agree | disagree.
+EXTRACT_FACTS_BY_KIND = Counter(
+    "livekg_extract_facts_total", "Verified facts produced, by document kind", ["kind"]
+)
+TABLE_CELLS_DROPPED = Counter(
+    "livekg_table_cells_dropped_total",
+    "Table cells with an amount that gave no fact, by reason (no period, no unit, ...)",
+    ["reason"],
+)
+XBRL_FACTS = Counter("livekg_xbrl_facts_total", "XBRL company facts read from the SEC", ["form"])
+XBRL_CHECKS = Counter(
+    "livekg_xbrl_table_checks_total",
+    "Table facts compared with an XBRL fact of the same filer, concept and period",
+    ["outcome"],
+)
+XBRL_DISAGREEMENT = Gauge(
+    "livekg_xbrl_disagreement_ratio",
+    "Disagreeing / compared table facts since start (table value vs XBRL value)",
+)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,9 +23,10 @@ from kg.canonical import AliasIndex
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
-from kg.extract.tables import parse_html, parse_markdown, table_facts
+from kg.extract.tables import caption_before, read_chunk_table, render_table, table_context
 from kg.extract.types import Candidate, DocContext, Mode
 from kg.extract.verify import Verified, Verifier, VerifyStats
+from kg.extract.watch import TABLE_DROP_PREFIX, observe
 from kg.ontology import Ontology, default_ontology
 
 FAST_VERSION = "fast.v1"
@@ -137,10 +138,6 @@ def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
     return index
 
 
-def _render_table(rows: list[list[str]]) -> str:
-    return "\n".join("| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows)
-
-
 class Extractor:
     """Chunk, propose, verify; LLM optional (``client=None``: LLM-free only)."""
 
@@ -197,6 +194,8 @@ class Extractor:
             from kg.extract.nlp_en import guess_main_entity
 
             main = guess_main_entity(f"{doc.title}\n{text}")
+            if main and text.count(main) < 2 and main not in doc.title:
+                main = ""  # a name said once is what a sentence is about, not the document
         main_type = main_label or (
             "Institution" if main and _INSTITUTION.search(main) else "Company"
         )
@@ -207,12 +206,16 @@ class Extractor:
         )  # fmt: skip
 
     # -- the LLM-free part -----------------------------------------------------------
-    def fast_candidates(self, chunk: Chunk, ctx: DocContext) -> list[Candidate]:
+    def fast_candidates(
+        self, chunk: Chunk, ctx: DocContext, drops: Counter[str] | None = None, before: str = ""
+    ) -> list[Candidate]:
         text = chunk.text
         out = extract_patterns(text, ctx, "en") + extract_patterns(text, ctx, "zh")
         if chunk.kind == "table":
-            rows = parse_html(text) if "<t" in text.lower() else parse_markdown(text)
-            out += table_facts(rows, ctx, context=chunk.section, span=(0, len(text)))
+            read = read_chunk_table(text, ctx, context=f"{chunk.section} {before}")
+            out += read.candidates
+            if drops is not None:
+                drops.update({TABLE_DROP_PREFIX + k: n for k, n in read.dropped.items() if n})
             return out
         if chunk.lang == "zh" or re.search(r"[\u4e00-\u9fff]{4}", text):
             from kg.extract.zh import extract_zh
@@ -229,7 +232,7 @@ class Extractor:
         if doc.title and not text.startswith(doc.title):
             text = f"{doc.title}\n\n{text}" if text else doc.title
         for rows in doc.tables:
-            text += "\n\n" + _render_table(rows) + "\n"
+            text += "\n\n" + render_table(rows, caption_before(doc.text, rows)) + "\n"
         return text, chunk_text(text, doc.id, max_tokens=self.max_chunk_tokens, lang=doc.lang)
 
     # -- whole documents -------------------------------------------------------------
@@ -247,7 +250,10 @@ class Extractor:
             if skip_seen and key in self._seen:
                 result.chunks.append(ChunkResult(chunk, [], LLMRun(), skipped=True))
                 continue
-            cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx)
+            drops: Counter[str] = Counter()
+            before = table_context(text, chunk.start) if chunk.kind == "table" else ""
+            cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx, drops, before)
+            result.stats.dropped.update(drops)
             run = LLMRun()
             use_llm = self.llm is not None and mode != Mode.FAST and chunk.kind == "text"
             if use_llm and llm_chunks < self.llm_max_chunks and self.llm is not None:
@@ -268,6 +274,7 @@ class Extractor:
             result.triples += [self.to_triple(v, chunk, doc, ctx, mode, run) for v in merged]
             self._remember(key)
         result.fast_s = time.perf_counter() - started
+        observe(doc.kind, len(result.triples), result.stats.dropped)
         return result
 
     def _remember(self, key: str) -> None:

@@ -1,33 +1,77 @@
-"""Table rows of financial statements -> metric facts of the filer (LLM-free).
+"""Financial tables -> metric facts of the filer that keep their period, unit and scale.
 
 Markdown pipe tables, HTML tables and the ``tables`` a filing record carries are read
-into rows of cells. The first row is the header when it holds no numbers (its cells
-name the periods); a headerless table still yields its numbers, with the column index
-as the period. Each (line item, period, value) becomes ``filer DISCLOSES FinMetric``
-with the numbers in properties and the period's start as the fact's valid time, so two
-periods of one line item stay two facts in the graph.
+into rows of cells. The leading rows that hold no amounts are the header (several rows:
+a group label such as "Years Ended September 30," over the years, a "(in millions)"
+row); each column's header text gives its period (``table_periods``) and its kind
+(value, % of total, % change, bp change, change in amount; words in
+``kg/data/table_vocab.json``). The caption and header give the scale and currency
+("in millions, except per share data", "$ in thousands"); the row label and the cell
+give the rest of the unit (%, USD/share, shares, counts).
+
+Only value columns yield value facts; change columns yield change facts (their unit is
+%, bp or the currency) named by both periods; % of total columns yield nothing. Every
+fact carries ``value`` (base units), ``unit``, ``period`` (+ ``period_end`` and, for a
+flow, ``period_start``), ``column_kind``, ``raw`` and the row's section/statement. A
+cell whose period or unit cannot be determined is dropped and counted by reason in
+``TableRead.dropped`` - never stored as "column N".
 """
 
 from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from kg.extract.table_periods import (
+    FiscalYearEnd,
+    Period,
+    change_pair,
+    fiscal_year_end,
+    parse_period,
+)
+from kg.extract.table_vocab import TableVocab, vocab
 from kg.extract.types import Candidate, Component, DocContext
 
 MAX_ROWS = 200
-MAX_NAME_WORDS = 5
-_NUMBER = re.compile(r"^\(?-?\$?\s*\(?\d[\d,]*(?:\.\d+)?\)?\s*(?:%|x|bps?)?\)?$")
-_YEAR = re.compile(r"\b(19\d{2}|20\d{2}|21\d{2})\b")
-_QUARTER = re.compile(r"\bQ([1-4])\b|\b([1-4])Q\b|第([一二三四1-4])季度", re.I)
-_UNIT = re.compile(r"in\s+(thousands|millions|billions)|(千元|万元|亿元|百万元)", re.I)
+MAX_COLS = 30
+MAX_HEADER_ROWS = 6
+MAX_NAME_WORDS = 12
+MAX_NAME_CHARS = 120
 _SEP_ROW = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _CELL_TAG = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.I | re.S)
 _ROW_TAG = re.compile(r"<tr[^>]*>(.*?)</tr>", re.I | re.S)
+_CAPTION_TAG = re.compile(r"<caption[^>]*>(.*?)</caption>", re.I | re.S)
 _TAGS = re.compile(r"<[^>]+>")
-_ZH_Q = {"一": 1, "二": 2, "三": 3, "四": 4}
+_AMOUNT = re.compile(
+    r"^(?P<neg1>\()?\s*(?P<neg2>[-−–])?\s*(?P<cur>US\$|\$|€|£|¥|RMB|USD)?\s*(?P<neg3>[-−–])?\s*\(?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*(?P<suffix>%|bps?|x|pts?|points?)?"
+    r"\s*(?P<close>\))?\s*(?P<suffix2>%|bps?)?$",
+    re.I,
+)
+_BLANK = re.compile(r"^[\s—–\-−_/]*$|^n/?a$|^nm$|^\*+$|^—%$|^-+\s*%$|^- - %$", re.I)
+_YEARISH = re.compile(
+    r"^(?:FY|Fiscal|F)?\s*'?(?:19|20|21)\d{2}(?:年.*)?$|^(?:FY|Q[1-4])\s*'?\d{2}$", re.I
+)
+_LETTERS = re.compile(r"[A-Za-z\u3400-\u9fff]")
+_CURRENCY_CELL = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
+_PERIOD_WORDS = re.compile(r"\bended\b|\bas of\b|^at\b|\bfiscal\b|\bquarter", re.I)
+_PCT_CELL = re.compile(r"^(?:%|\)%|\)|pts?\.?|bps?)$", re.I)
+
+
+class Drop:
+    """Why a table cell is not a fact (the ``TableRead.dropped`` keys)."""
+
+    NO_FILER = "no_filer"
+    NO_HEADER = "no_header"  # the table names no period at all
+    PERIOD_UNKNOWN = "period_unknown"
+    UNIT_UNKNOWN = "unit_unknown"
+    SCALE_UNKNOWN = "scale_unknown"  # a currency amount with no stated scale
+    SHARE_OF_TOTAL = "pct_of_total_column"
+    NO_ROW_LABEL = "no_row_label"
+    MISALIGNED = "misaligned_row"  # the row has a different number of cells
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +80,26 @@ class Cell:
     start: int  # offset in the chunk text, -1 when the table came as data
 
 
+@dataclass(slots=True)
+class Column:
+    index: int
+    header: str
+    kind: str = "value"  # value | pct_of_total | pct_change | bp_change | change_amount
+    period: Period | None = None
+    prior: Period | None = None  # the period a change column compares against
+    percent: bool = False  # the header says the column is in %
+
+
+@dataclass(slots=True)
+class TableRead:
+    candidates: list[Candidate] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    columns: list[Column] = field(default_factory=list)
+    statement: str = ""
+    header_rows: int = 0
+
+
+# -- parsing rows --------------------------------------------------------------------
 def parse_markdown(text: str) -> list[list[Cell]]:
     rows: list[list[Cell]] = []
     pos = 0
@@ -44,132 +108,501 @@ def parse_markdown(text: str) -> list[list[Cell]]:
         pos += len(line)
         if "|" not in line or _SEP_ROW.match(line):
             continue
+        body = line.rstrip("\n")
+        stripped_line = body.strip()
+        inner_start = body.find("|") + 1 if stripped_line.startswith("|") else 0
+        inner_end = body.rfind("|") if stripped_line.endswith("|") else len(body)
         cells: list[Cell] = []
-        for m in re.finditer(r"[^|]+", line.rstrip("\n")):
-            raw = m.group(0)
+        offset = inner_start
+        for raw in body[inner_start:inner_end].split("|"):
             stripped = raw.strip()
             lead = len(raw) - len(raw.lstrip())
-            cells.append(Cell(stripped, start + m.start() + lead if stripped else -1))
-        if line.strip().startswith("|") and cells and not cells[0].text:
-            cells = cells[1:]
+            cells.append(Cell(stripped, start + offset + lead if stripped else -1))
+            offset += len(raw) + 1
         if any(c.text for c in cells):
-            rows.append(cells)
+            rows.append(cells[:MAX_COLS])
     return rows[:MAX_ROWS]
 
 
 def parse_html(text: str) -> list[list[Cell]]:
     rows: list[list[Cell]] = []
+    cap = _CAPTION_TAG.search(text)
+    if cap:
+        caption = html.unescape(_TAGS.sub("", cap.group(1))).strip()
+        if caption:
+            rows.append([Cell(caption, cap.start(1))])
     for rm in _ROW_TAG.finditer(text):
         cells = []
         for cm in _CELL_TAG.finditer(rm.group(1)):
-            inner = html.unescape(_TAGS.sub("", cm.group(1))).strip()
+            inner = " ".join(html.unescape(_TAGS.sub(" ", cm.group(1))).split())
+            colspan = re.search(r"colspan\s*=\s*[\"']?(\d+)", cm.group(0)[:200], re.I)
             cells.append(Cell(inner, rm.start(1) + cm.start(1) if inner else -1))
+            for _ in range(min(int(colspan.group(1)), MAX_COLS) - 1 if colspan else 0):
+                cells.append(Cell("", -1))
         if cells:
-            rows.append(cells)
+            rows.append(cells[:MAX_COLS])
     return rows[:MAX_ROWS]
 
 
 def from_data(rows: list[list[str]]) -> list[list[Cell]]:
-    return [[Cell(str(c).strip(), -1) for c in row] for row in rows[:MAX_ROWS]]
+    return [[Cell(str(c).strip(), -1) for c in row[:MAX_COLS]] for row in rows[:MAX_ROWS]]
+
+
+def render_table(rows: list[list[str]], caption: str = "") -> str:
+    """A record's table as Markdown, its caption as a one-cell first row."""
+    lines = [f"| {caption.replace('|', '/')} |"] if caption.strip() else []
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def caption_before(text: str, rows: list[list[str]], max_lines: int = 3) -> str:
+    """The short lines just above a table's first row in the document text (its title
+    and "(in millions)" note), for tables that arrive as data without them."""
+    if not rows or not text:
+        return ""
+    first = "\t".join(c for c in rows[0] if c)
+    at = text.find(first) if first else -1
+    return table_context(text, at, max_lines) if at > 0 else ""
+
+
+def table_context(text: str, start: int, max_lines: int = 3) -> str:
+    """The title and "(in millions)" lines just above offset ``start`` of ``text``."""
+    lines = [ln.strip() for ln in text[max(0, start - 600) : max(0, start)].splitlines()]
+    lines = [ln for ln in lines if ln]
+    picked = [ln for ln in lines[-max_lines:] if len(ln) < 200 and "\t" not in ln]
+    return " / ".join(picked)
+
+
+def _merge_split_cells(cells: list[Cell]) -> list[Cell]:
+    """EDGAR HTML puts '$' and '%' or ')' in cells of their own: glue them to the number."""
+    out: list[Cell] = []
+    pending = ""
+    pending_start = -1
+    for c in cells:
+        t = c.text
+        if _CURRENCY_CELL.match(t):
+            if pending:
+                out.append(Cell(pending, pending_start))
+            pending, pending_start = t, c.start
+            continue
+        if out and _PCT_CELL.match(t) and out[-1].text and out[-1].text[-1].isdigit():
+            out[-1] = Cell(out[-1].text + t, out[-1].start)
+            continue
+        if pending:
+            if parse_amount(t) is not None:
+                start = pending_start if pending_start >= 0 else c.start
+                out.append(Cell(f"{pending}{t}", start))
+            else:
+                out += [Cell(pending, pending_start), c]
+            pending = ""
+            continue
+        out.append(c)
+    if pending:
+        out.append(Cell(pending, pending_start))
+    return out
+
+
+# -- cells ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Amount:
+    value: float
+    currency: str  # USD ... when the cell shows a currency sign
+    percent: bool
+    bp: bool
+
+
+def strip_footnotes(text: str, v: TableVocab | None = None) -> str:
+    v = v or vocab()
+    return re.sub(v.footnote_marker, "", text.strip(), flags=re.I).strip(" :")
+
+
+def parse_amount(text: str) -> Amount | None:
+    """'$1,234.5' -> 1234.5; '(12)' -> -12; '(1)%' -> -1 %; '—' -> None."""
+    t = " ".join(text.replace("\u2009", " ").replace("\xa0", " ").split())
+    t = re.sub(r"\s*(?:\([a-z]\)|[*†‡]+)$", "", t)  # footnote after an amount
+    if not t or len(t) > 40:
+        return None
+    m = _AMOUNT.match(t)
+    if not m:
+        return None
+    if bool(m.group("close")) != ("(" in t[: m.start("num")]):
+        return None  # an unbalanced parenthesis: a footnote or a label, not an amount
+    try:
+        value = float(m.group("num").replace(",", ""))
+    except ValueError:
+        return None
+    negative = bool(m.group("neg1") or m.group("neg2") or m.group("neg3"))
+    negative = negative or ("(" in t[: m.start("num")] and bool(m.group("close")))
+    suffix = (m.group("suffix") or m.group("suffix2") or "").lower()
+    cur = (m.group("cur") or "").upper().replace("US$", "$")
+    currency = {"$": "USD", "USD": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "RMB": "CNY"}.get(
+        cur, ""
+    )
+    return Amount(-value if negative else value, currency, suffix == "%", suffix.startswith("bp"))
 
 
 def parse_number(text: str) -> float | None:
-    """'$1,234.5' -> 1234.5; '(12)' -> -12 (accounting negative); '—' -> None."""
+    a = parse_amount(text)
+    return a.value if a else None
+
+
+def _is_header_cell(text: str) -> bool:
     t = text.strip()
-    if not t or not _NUMBER.match(t):
-        return None
-    negative = (t.startswith("(") and t.endswith(")")) or "-" in t[:2]
-    digits = re.sub(r"[^\d.]", "", t)
-    try:
-        value = float(digits)
-    except ValueError:
-        return None
-    return -value if negative else value
+    return (
+        not t or _BLANK.match(t) is not None or parse_amount(t) is None or bool(_YEARISH.match(t))
+    )
 
 
-_PERIOD_LABEL = re.compile(
-    r"^(?:FY|Q[1-4]|[1-4]Q|H[12])?\s*'?(?:19|20|21)\d{2}(?:年.*)?$|^(?:FY|Q[1-4])\s*\d{2}$", re.I
-)
+# -- the table's frame ---------------------------------------------------------------
+@dataclass(slots=True)
+class _Frame:
+    header: list[list[str]]
+    body: list[list[Cell]]
+    width: int
+    caption: str
 
 
-def _is_label(text: str) -> bool:
-    """A header cell: text, or a year/period ('2023', 'Q4 2022', 'FY23'), never an amount."""
-    t = text.strip()
-    return parse_number(t) is None or bool(_PERIOD_LABEL.match(t))
+def _frame(rows: list[list[Cell]]) -> _Frame:
+    rows = [_merge_split_cells(r) for r in rows if any(c.text for c in r)]
+    caption_parts: list[str] = []
+    header: list[list[str]] = []
+    i = 0
+    saw_period = False
+    while i < len(rows) and len(header) + len(caption_parts) < MAX_HEADER_ROWS + 2:
+        row = rows[i]
+        texts = [c.text for c in row]
+        data = texts[1:]
+        if len(row) == 1 or (len([t for t in texts if t]) == 1 and texts[0] and not any(data)):
+            if saw_period:
+                break  # a section heading of the body ("Transportation Solutions:")
+            caption_parts.append(texts[0] if texts[0] else next(t for t in texts if t))
+            i += 1
+            continue
+        if not all(_is_header_cell(t) for t in data):
+            break
+        if texts[0] and parse_amount(texts[0]) is not None and not _YEARISH.match(texts[0]):
+            break
+        header.append(texts)
+        saw_period = saw_period or any(parse_period(t) for t in texts)
+        i += 1
+    body = rows[i:]
+    width = max((len(r) for r in body), default=0)
+    return _Frame(header, body, width, " ".join(caption_parts))
 
 
-def period_start(label: str) -> datetime | None:
-    """'2023' -> 2023-01-01; 'Q4 2022' -> 2022-10-01; '2024年第一季度' -> 2024-01-01."""
-    y = _YEAR.search(label)
-    if not y:
-        return None
-    year = int(y.group(1))
-    month = 1
-    q = _QUARTER.search(label)
-    if q:
-        raw = q.group(1) or q.group(2) or q.group(3)
-        month = 3 * ((_ZH_Q.get(raw) or int(raw)) - 1) + 1
-    return datetime(year, month, 1, tzinfo=UTC)
+def _align_header(header: list[list[str]], width: int) -> list[list[str]]:
+    """Header rows as ``width`` cells: a row missing the label cell is right-aligned; a
+    group label spans to the next one ("Domestic", "", "International", "")."""
+    out = []
+    for texts in header:
+        row = list(texts)
+        if len(row) < width:
+            row = [""] * (width - len(row)) + row
+        row = row[:width]
+        data_idx = [j for j in range(1, width) if row[j]]
+        if len(data_idx) == 1 and width > 2:
+            row = [row[0]] + [row[data_idx[0]]] * (width - 1)  # one label over all columns
+        elif data_idx and len(data_idx) < width - 1:
+            filled = list(row)
+            cur = ""
+            for j in range(1, width):
+                cur = row[j] or cur
+                filled[j] = cur
+            row = filled
+        out.append(row)
+    return out
 
 
-def _unit(context: str, cell: str) -> str:
-    if "%" in cell:
-        return "%"
-    m = _UNIT.search(context)
-    scale = (m.group(1) or m.group(2)).lower() if m else ""
-    currency = "USD " if "$" in cell or "$" in context else ""
-    return f"{currency}{scale}".strip()
+def _scale(text: str, v: TableVocab) -> float | None:
+    for p in v.scale_patterns:
+        m = re.search(p, text, re.I)
+        if m:
+            word = m.group(1).lower()
+            return v.scales.get(word) or v.scales.get(m.group(1))
+    return None
+
+
+def _currency(text: str, v: TableVocab) -> str:
+    low = text.lower()
+    for sym in ("us$", "$", "€", "£", "¥"):
+        if sym in low:
+            return v.currencies[sym]
+    for word, code in v.currencies.items():
+        if len(word) > 1 and re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", low):
+            return code
+    return ""
+
+
+def _column_kind(header: str, v: TableVocab) -> str:
+    for kind, rx in v.kind_res():
+        if rx.search(header):
+            return kind
+    return "value"
+
+
+def _statement(text: str, v: TableVocab) -> str:
+    for name, rx in v.statement_res():
+        if rx.search(text):
+            return name
+    return ""
+
+
+def _columns(
+    header: list[list[str]], width: int, fye: FiscalYearEnd, v: TableVocab
+) -> list[Column]:
+    cols = []
+    # "Quarters Ended" / "As of" in the label column of a header row heads every column
+    lead = " ".join(h[0] for h in header if h[0] and _PERIOD_WORDS.search(h[0]))
+    for j in range(1, width):
+        text = " ".join([lead] + [h[j] for h in header if h[j]]).strip()
+        kind = _column_kind(text, v)
+        col = Column(
+            j, text, kind, percent="%" in text or bool(re.search(r"\bpercent", text, re.I))
+        )
+        if kind in ("pct_change", "bp_change", "change_amount"):
+            pair = change_pair(text, fye)
+            if pair:
+                col.period, col.prior = pair
+            elif (
+                kind == "change_amount"
+                and parse_period(text, fye)
+                and not re.search(
+                    r"vs\.?|versus|compared|change|variance|increase|decrease", text, re.I
+                )
+            ):
+                col.kind = "value"
+        if col.kind in ("value", "pct_of_total") and col.period is None:
+            col.period = parse_period(text, fye)
+        cols.append(col)
+    # A bare '%' under a period that also has an amount column is that column's share.
+    bottoms = [header[-1][c.index].strip() if header else "" for c in cols]
+    for c, bottom in zip(cols, bottoms, strict=True):
+        if c.kind == "value" and bottom in ("%", "(%)", "% of total") and c.period:
+            if any(o.kind == "value" and o is not c and o.period == c.period for o in cols):
+                c.kind = "pct_of_total"
+    # A change column that names no periods compares the two value periods beside it.
+    value_periods = [c.period for c in cols if c.kind == "value" and c.period]
+    for c in cols:
+        if c.kind in ("pct_change", "bp_change", "change_amount") and c.period is None:
+            left = [p.period for p in cols if p.index < c.index and p.kind == "value" and p.period]
+            pair = left[-2:] if len(left) >= 2 else value_periods[:2]
+            if len(pair) == 2 and pair[0].end != pair[1].end:
+                cur, prior = sorted(pair, key=lambda p: p.end, reverse=True)
+                c.period, c.prior = cur, prior
+    return cols
+
+
+def _row_unit(label: str, v: TableVocab) -> str:
+    for unit, rx in v.row_unit_res():
+        if rx.search(label):
+            return unit
+    return ""
+
+
+def _metric_name(label: str, section: str, v: TableVocab) -> str:
+    key = label.casefold().strip(" :")
+    if section and (key in v.generic_row_labels or (key.startswith("total") and len(key) <= 6)):
+        return f"{section}: {label}"
+    return label
+
+
+def _iso(p: Period) -> tuple[str, str]:
+    return p.end.isoformat(), p.start.isoformat() if p.start else ""
+
+
+def read_table(
+    rows: list[list[Cell]],
+    ctx: DocContext,
+    *,
+    context: str = "",
+    span: tuple[int, int] = (-1, -1),
+) -> TableRead:
+    """Metric facts of ``ctx.main_entity`` from a parsed table, and what was dropped."""
+    v = vocab()
+    out = TableRead()
+    frame = _frame(rows)
+    header_text = " ".join(t for h in frame.header for t in h if t)
+    around = f"{context} {frame.caption}"
+    out.statement = _statement(f"{around} {header_text}", v)
+    out.header_rows = len(frame.header)
+    amounts = [
+        (r, j, c) for r in frame.body for j, c in enumerate(r) if j > 0 and parse_amount(c.text)
+    ]
+    if not amounts:
+        return out
+    if not ctx.main_entity:
+        out.dropped[Drop.NO_FILER] += len(amounts)
+        return out
+    fye = fiscal_year_end(f"{around} {header_text}")
+    width = frame.width
+    header = _align_header(frame.header, width)
+    cols = _columns(header, width, fye, v)
+    if not any(c.period for c in cols):
+        out.dropped[Drop.NO_HEADER] += len(amounts)
+        return out
+    out.columns = cols
+    scale_text = f"{around} {' '.join(h[0] for h in header)}"
+    table_scale = _scale(f"{scale_text} {header_text}", v)
+    except_per_share = bool(re.search(v.except_per_share, scale_text, re.I))
+    table_currency = _currency(f"{around} {header_text}", v) or next(
+        (a.currency for _, _, c in amounts if (a := parse_amount(c.text)) and a.currency), ""
+    )
+    section = ""
+    instant_re = v.instant_re()
+    for row in frame.body:
+        label = strip_footnotes(row[0].text, v) if row else ""
+        data = row[1:]
+        values = [(j, c, parse_amount(c.text)) for j, c in enumerate(data, start=1)]
+        n_amounts = sum(1 for _, _, a in values if a)
+        if n_amounts == 0:
+            if label and _LETTERS.search(label):
+                section = label.rstrip(":")
+            continue
+        if not label or not _LETTERS.search(label) or parse_amount(label) is not None:
+            out.dropped[Drop.NO_ROW_LABEL] += n_amounts
+            continue
+        if len(row) < width and any(len(h) > len(row) for h in frame.header):
+            out.dropped[Drop.MISALIGNED] += n_amounts  # cells lost: the columns do not line up
+            continue
+        words = label.split()
+        if len(words) > MAX_NAME_WORDS or len(label) > MAX_NAME_CHARS:
+            out.dropped[Drop.NO_ROW_LABEL] += n_amounts
+            continue
+        row_unit = _row_unit(label, v)
+        instant = out.statement == "balance_sheet" or bool(instant_re and instant_re.search(label))
+        metric = _metric_name(label, section, v)
+        for j, cell, amount in values:
+            if amount is None:
+                continue  # blank, a dash or text: not an amount
+            col = cols[j - 1] if j - 1 < len(cols) else None
+            if col is None or col.period is None:
+                out.dropped[Drop.PERIOD_UNKNOWN] += 1
+                continue
+            if col.kind == "pct_of_total":
+                out.dropped[Drop.SHARE_OF_TOTAL] += 1
+                continue
+            unit, value = _unit_value(
+                amount, col, row_unit, table_scale, except_per_share, table_currency
+            )
+            if unit in (Drop.UNIT_UNKNOWN, Drop.SCALE_UNKNOWN):
+                out.dropped[unit] += 1
+                continue
+            out.candidates.append(
+                _candidate(
+                    ctx,
+                    metric,
+                    label,
+                    section,
+                    out.statement,
+                    col,
+                    cell,
+                    row,
+                    value,
+                    unit,
+                    span,
+                    instant,
+                )
+            )
+    return out
+
+
+def _unit_value(
+    a: Amount,
+    col: Column,
+    row_unit: str,
+    scale: float | None,
+    except_per_share: bool,
+    currency: str,
+) -> tuple[str, float]:
+    """(unit, value in base units), or (drop reason, 0)."""
+    if col.kind == "bp_change" or a.bp:
+        return "bp", a.value
+    if col.kind == "pct_change" or a.percent or (col.percent and col.kind != "change_amount"):
+        return "%", a.value
+    if row_unit == "%":
+        return "%", a.value
+    cur = a.currency or currency
+    if row_unit == "USD/share":
+        return (f"{cur}/share", a.value) if cur else (Drop.UNIT_UNKNOWN, 0.0)
+    if row_unit in ("shares", "count") and not a.currency:
+        factor = scale if scale and (row_unit == "shares" or not except_per_share) else 1
+        return row_unit, a.value * factor
+    if not cur:
+        return Drop.UNIT_UNKNOWN, 0.0
+    if scale is None:
+        return Drop.SCALE_UNKNOWN, 0.0
+    return cur, round(a.value * scale, 6)
+
+
+def _candidate(
+    ctx: DocContext,
+    metric: str,
+    label: str,
+    section: str,
+    statement: str,
+    col: Column,
+    cell: Cell,
+    row: list[Cell],
+    value: float,
+    unit: str,
+    span: tuple[int, int],
+    instant: bool = False,
+) -> Candidate:
+    assert col.period is not None
+    end, start = _iso(col.period)
+    if instant and col.prior is None:
+        start = ""  # a balance: the amount at the period's end, not over the period
+    props: dict[str, str | float] = {
+        "value": value,
+        "unit": unit,
+        "period_end": end,
+        "column_kind": col.kind,
+        "raw": cell.text[:60],
+        "row_label": label[:MAX_NAME_CHARS],
+    }
+    if start:
+        props["period_start"] = start
+    if col.period.fiscal_year:
+        props["fiscal_year"] = float(col.period.fiscal_year)
+    if col.period.basis != "stated":
+        props["period_basis"] = col.period.basis
+    if col.prior is not None:
+        props["period"] = f"{col.period.label} vs {col.prior.label}"
+        props["compared_to_end"] = col.prior.end.isoformat()
+    else:
+        props["period"] = col.period.label
+    if section:
+        props["section"] = section[:80]
+    if statement:
+        props["statement"] = statement
+    s, e = span
+    if row[0].start >= 0 and cell.start >= 0:
+        s, e = row[0].start, cell.start + len(cell.text)
+    when = (col.period.start if start else None) or col.period.end
+    return Candidate(
+        ctx.main_entity,
+        ctx.main_type,
+        "DISCLOSES",
+        metric,
+        "FinMetric",
+        s,
+        e,
+        Component.TABLE,
+        "table_change" if col.prior is not None else "table_value",
+        datetime(when.year, when.month, when.day, tzinfo=UTC),
+        props,
+        0.9,
+    )
 
 
 def table_facts(
     rows: list[list[Cell]], ctx: DocContext, *, context: str = "", span: tuple[int, int] = (-1, -1)
 ) -> list[Candidate]:
-    """Metric facts of ``ctx.main_entity`` from a parsed table (none without a filer)."""
-    if not ctx.main_entity or len(rows) < 1:
-        return []
-    header: list[str] = []
-    body = rows
-    if rows and all(_is_label(c.text) for c in rows[0][1:]):
-        header = [c.text for c in rows[0]]
-        body = rows[1:]
-    out: list[Candidate] = []
-    for row in body:
-        if len(row) < 2:
-            continue
-        item = row[0].text
-        words = item.split()
-        if not item or parse_number(item) is not None or not 0 < len(words) <= MAX_NAME_WORDS:
-            continue
-        if not re.search(r"[A-Za-z\u3400-\u9fff]", item):
-            continue
-        for col, cell in enumerate(row[1:], start=1):
-            value = parse_number(cell.text)
-            if value is None:
-                continue
-            period = header[col] if col < len(header) else ""
-            start, end = span
-            if row[0].start >= 0 and cell.start >= 0:
-                start, end = row[0].start, cell.start + len(cell.text)
-            props: dict[str, str | float] = {
-                "value": value,
-                "unit": _unit(context + " " + " ".join(header), cell.text),
-                "period": period or f"column {col}",
-                "raw": cell.text,
-            }
-            out.append(
-                Candidate(
-                    ctx.main_entity,
-                    ctx.main_type,
-                    "DISCLOSES",
-                    item,
-                    "FinMetric",
-                    start,
-                    end,
-                    Component.TABLE,
-                    "table_row",
-                    period_start(period) if period else None,
-                    props,
-                    0.9,
-                )
-            )
-    return out
+    """The facts of ``read_table`` alone (what was dropped is in ``read_table``'s result)."""
+    return read_table(rows, ctx, context=context, span=span).candidates
+
+
+def read_chunk_table(text: str, ctx: DocContext, *, context: str = "") -> TableRead:
+    """A table chunk (HTML or Markdown) -> its facts; spans index ``text``."""
+    rows = parse_html(text) if "<t" in text.lower() else parse_markdown(text)
+    return read_table(rows, ctx, context=context, span=(0, len(text)))

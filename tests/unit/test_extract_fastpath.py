@@ -82,16 +82,13 @@ def test_table_rows_become_metric_facts() -> None:
     assert len(facts) == 4
     rev = facts[0]
     assert (rev.head, rev.relation, rev.tail) == ("Acme Corp", "DISCLOSES", "Revenue")
-    assert (
-        rev.props["value"] == 4100
-        and rev.props["period"] == "2023"
-        and rev.props["unit"] == "USD millions"
-    )
+    assert rev.props["value"] == 4.1e9 and rev.props["unit"] == "USD"
+    assert rev.props["period"] == "FY2023" and rev.props["period_end"] == "2023-12-31"
     assert rev.valid_from is not None and rev.valid_from.year == 2023
     assert text[rev.start : rev.end].startswith("Revenue")
-    assert facts[2].props["value"] == -12  # accounting negative
-    headerless = table_facts(parse_markdown("| Revenue | 10 | 12 |\n| Margin | 5% | 6% |\n"), ctx)
-    assert {f.props["period"] for f in headerless} == {"column 1", "column 2"}
+    assert facts[2].props["value"] == -12e6  # accounting negative, scaled
+    # no header naming a period: nothing, never "column N"
+    assert table_facts(parse_markdown("| Revenue | 10 | 12 |\n| Margin | 5% | 6% |\n"), ctx) == []
     assert table_facts(parse_markdown(text), DocContext(doc_id="x")) == []  # no filer, no facts
 
 
