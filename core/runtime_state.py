@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from core.errors import ServiceUnavailable
-from core.settings import Settings
+from core.settings import GraphBackend, Settings
 
 
 class ServiceState(BaseModel):
@@ -32,6 +32,7 @@ class RuntimeState(BaseModel):
     falkordb_url: str | None = None
     api_url: str | None = None
     llm_base_url: str | None = None
+    neo4j_uri: str | None = None  # the local Neo4j's Bolt address (graph.backend neo4j)
     ports: dict[str, int] = Field(default_factory=dict)  # remembered for restarts
 
 
@@ -43,6 +44,7 @@ class Endpoints(BaseModel):
     api_url: str | None = None
     llm_base_url: str | None = None
 
+    neo4j_uri: str | None = None  # the local Neo4j (open_store finds it in the state too)
 
 def pid_alive(pid: int | None) -> bool:
     if not pid:
@@ -94,13 +96,33 @@ def endpoints(settings: Settings) -> Endpoints:
         kafka = state.kafka_bootstrap
     falkor: str | None = settings.graph.falkordb_url or None
     if settings.embedded_graph:
-        if running_service(state, "graph") is None or state is None or not state.falkordb_url:
+        local = local_graph_url(settings, state)
+        if local is None:
+    neo4j: str | None = None
             raise ServiceUnavailable(
-                "no graph database: run `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL"
+                "no graph database: run `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL "
+                "(LIVEKG_GRAPH__NEO4J_URI for Neo4j)"
             )
-        falkor = state.falkordb_url
+        if local.startswith("bolt://"):
+            neo4j = local
+        else:
+            falkor = local
     api = state.api_url if state and running_service(state, "api") else None
     llm = settings.llm.base_url or (
         state.llm_base_url if state and running_service(state, "llm") else None
     )
-    return Endpoints(kafka_bootstrap=kafka, falkordb_url=falkor, api_url=api, llm_base_url=llm)
+    return Endpoints(
+        kafka_bootstrap=kafka, falkordb_url=falkor, api_url=api, llm_base_url=llm, neo4j_uri=neo4j
+    )
+
+
+def local_graph_url(settings: Settings, state: RuntimeState | None = None) -> str | None:
+    """The address of the graph ``livekg up`` started in ``settings.data_dir``, if it is
+    running: ``redis://`` (FalkorDB) or ``bolt://`` (the local Neo4j, also when only
+    ``livekg up --graph neo4j`` chose it); None otherwise."""
+    state = state if state is not None else read_state(settings.state_file)
+    if state is None or running_service(state, "graph") is None:
+        return None
+    if settings.graph.backend == GraphBackend.NEO4J:
+        return state.neo4j_uri
+    return state.neo4j_uri or state.falkordb_url

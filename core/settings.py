@@ -59,6 +59,10 @@ class LLMSettings(BaseModel):
     base_url: str = ""  # empty: embedded local model; else an OpenAI-compatible /v1 URL
     api_key: str = "EMPTY"
     model: str = "smollm2-135m-instruct"
+    # The local Neo4j (backend neo4j with no URI: ops/neo4j_server.py): JVM heap max and
+    # page cache, sized for 2 cores and a 4 GB budget for the whole stack.
+    neo4j_heap: str = "768m"
+    neo4j_pagecache: str = "256m"
     backend: str = "auto"  # auto | vllm | llamacpp-server | inprocess
     max_concurrency: int = 8
     timeout_s: float = 60.0
@@ -391,7 +395,11 @@ class Settings(BaseSettings):
 
     @property
     def embedded_graph(self) -> bool:
-        return self.graph.backend == GraphBackend.FALKORDB and not self.graph.falkordb_url
+        """True when ``livekg up`` starts the graph itself: FalkorDB without a URL, or
+        Neo4j without a URI (the local Neo4j Community server)."""
+        if self.graph.backend == GraphBackend.NEO4J:
+            return not self.graph.neo4j_uri
+        return not self.graph.falkordb_url
 
     @property
     def embedded_llm(self) -> bool:

@@ -89,7 +89,14 @@ class Neo4jStore(GraphStore):
 
         self.uri, self.database, self.user = uri, database, user
         self.read_timeout_s = read_timeout_s
-        self._driver = driver or neo4j.AsyncGraphDatabase.driver(uri, auth=(user, password))
+        # no password: a server without auth (the local one bound to 127.0.0.1)
+        auth = (user, password) if password else None
+        # Server notifications (e.g. "property key does not exist" for a property no
+        # record has set yet) are advice for humans typing Cypher; the driver would log
+        # each as a warning on every call of our fixed queries.
+        self._driver = driver or neo4j.AsyncGraphDatabase.driver(
+            uri, auth=auth, notifications_min_severity="OFF"
+        )
         self._background: set[asyncio.Task[Any]] = set()
 
     @property

@@ -38,8 +38,13 @@ async def scratch_graph(
     *,
     purpose: str = "bench",
     database: str | None = None,
+    private_server: bool = False,
 ) -> AsyncIterator[tuple[Settings, GraphStore]]:
-    """Settings and a store for a graph of its own; removed when the block ends."""
+    """Settings and a store for a graph of its own; removed when the block ends.
+
+    ``private_server`` (Neo4j): the configured server was started for this caller alone
+    (a throwaway local Neo4j), so its configured database, checked empty, is the scratch
+    graph."""
     tag = uuid.uuid4().hex[:8]
     g = settings.graph
     if g.backend != GraphBackend.NEO4J:
@@ -55,9 +60,9 @@ async def scratch_graph(
         return
     from kg.store.neo4j import Neo4jStore
 
-    created = database is None
-    name = database or f"livekg-{purpose}-{tag}"
-    if name == g.neo4j_database:
+    created = database is None and not private_server
+    name = database or (g.neo4j_database if private_server else f"livekg-{purpose}-{tag}")
+    if name == g.neo4j_database and not private_server:
         raise ConfigError(
             f"{name!r} is the configured graph database (LIVEKG_GRAPH__NEO4J_DATABASE); "
             "a benchmark needs an empty database of its own"

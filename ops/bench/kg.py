@@ -45,6 +45,9 @@ from kg.static import bundled_universe_path, load_universe, read_file
 from kg.store import GraphProvider, GraphStore, IndexSpec
 from kg.store.scratch import empty_database, scratch_graph
 from ops.bench import reference
+from ops.bench.neo4j_reference import bare_neo4j_runner
+from ops.neo4j_server import Neo4jServer
+from ops.runtime import free_port
 from streams.context import WorkerContext
 from streams.processors.graph_sink import TripleSink
 
@@ -172,10 +175,15 @@ async def run_kg_bench_async(
     replay: bool = True,
     ontology: Ontology | None = None,
     database: str | None = None,
+    private_server: bool = False,
 ) -> dict[str, Any]:
     """``database``: Neo4j only, an empty scratch database to use when the server cannot
-    create one (Community); by default a new database is created and dropped."""
-    async with scratch_graph(settings, ep.falkordb_url, database=database) as (s, raw_store):
+    create one (Community); by default a new database is created and dropped.
+    ``private_server``: the configured Neo4j is a throwaway server started for this run
+    (``graph_service``), so its own database is the scratch graph."""
+    async with scratch_graph(
+        settings, ep.falkordb_url, database=database, private_server=private_server
+    ) as (s, raw_store):
         ctx = WorkerContext(settings=s, endpoints=ep)
         try:
             result = await _bench(ctx, triples=triples, queries=queries, replay=replay,
@@ -235,6 +243,11 @@ async def same_work_rate(
     close = None
     if store.provider == GraphProvider.FALKORDB and ep.falkordb_url:
         run, close = reference.bare_falkordb_runner(ep.falkordb_url, settings.graph.graph_name)
+    elif store.provider == GraphProvider.NEO4J:
+        g = settings.graph
+        auth = (g.neo4j_user, g.neo4j_password) if g.neo4j_password else None
+        uri = getattr(store, "uri", "") or g.neo4j_uri
+        run, close = bare_neo4j_runner(uri, auth, getattr(store, "database", g.neo4j_database))
     else:
         run = store.execute
     try:
@@ -248,7 +261,9 @@ async def same_work_rate(
         "triples_per_s": round(triples / seconds, 1),
         "seconds": round(seconds, 3),
         "statements": n,
-        "client": "falkordb (bare)" if close is not None else "store.execute",
+        "client": (
+            f"{store.provider.value} driver (bare)" if close is not None else "store.execute"
+        ),
         "same_graph": rels == sink_counts["relationships"] and nodes == sink_counts["entities"],
     }
 
@@ -298,10 +313,26 @@ def run_kg_bench(settings: Settings, ep: Endpoints, **kwargs: Any) -> dict[str, 
 @contextlib.contextmanager
 def graph_service(settings: Settings) -> Iterator[Endpoints]:
     """The graph only: the configured one, the running stack's, or an embedded FalkorDB
-    started for this block (no broker: the kg bench never produces or consumes)."""
+    started for this block (no broker: the kg bench never produces or consumes).
+
+    Neo4j with no URI: a throwaway local Neo4j started for this block (``neo4j_uri`` of
+    the endpoints, no auth), never the stack's: Community has one database only."""
     from core.runtime_state import read_state, running_service
     from ops.runtime import EmbeddedRuntime
 
+    if settings.graph.backend == GraphProvider.NEO4J.value:
+        if uri := settings.graph.neo4j_uri:
+            yield Endpoints(kafka_bootstrap="", falkordb_url=None, neo4j_uri=uri)
+            return
+        with tempfile.TemporaryDirectory(prefix="livekg-bench-neo4j-") as tmp:
+            server = Neo4jServer.from_settings(settings, Path(tmp), free_port())
+            server.password = ""
+            try:
+                server.start()
+                yield Endpoints(kafka_bootstrap="", falkordb_url=None, neo4j_uri=server.uri)
+            finally:
+                server.stop()
+        return
     if not settings.embedded_graph:
         yield Endpoints(kafka_bootstrap="", falkordb_url=settings.graph.falkordb_url or None)
         return

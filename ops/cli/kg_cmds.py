@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from core.settings import Settings
+from core.settings import GraphBackend, Settings
 from ops.cli.groups import bench_app, kg_app
 from ops.cli.output import emit_json
 
@@ -136,6 +136,14 @@ def bench_kg(
             "Neo4j Community cannot, so give one there)"
         ),
     ] = None,
+    graph: Annotated[
+        GraphBackend | None,
+        typer.Option(
+            "--graph",
+            help="falkordb or neo4j (default: settings graph.backend); neo4j with no URI "
+            "starts a throwaway local Neo4j for the run",
+        ),
+    ] = None,
     json_: JsonFlag = True,
 ) -> None:
     """Triples/s through the graph sink and 2-hop query latency, in a graph of its own
@@ -144,11 +152,19 @@ def bench_kg(
     from ops.bench.kg import graph_service, run_kg_bench
 
     settings = Settings()
+    if graph is not None:
+        settings = settings.with_overrides(graph={"backend": graph.value})
     try:
         with graph_service(settings) as ep:
+            private = settings.embedded_graph and bool(ep.neo4j_uri)
+            if private:  # the throwaway server: no auth, its one database is the scratch
+                settings = settings.with_overrides(
+                    graph={"neo4j_uri": ep.neo4j_uri, "neo4j_password": ""}
+                )
             result = run_kg_bench(
-                settings, ep, triples=triples, queries=queries, replay=replay, database=database
-            )
+                settings, ep, triples=triples, queries=queries, replay=replay,
+                database=database, private_server=private,
+            )  # fmt: skip
     except LivekgError as exc:
         emit_json({"bench": "kg", "ok": False, "error": type(exc).__name__, "message": str(exc)})
         raise typer.Exit(1) from None

@@ -26,7 +26,9 @@ def test_env_overrides_nested(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.kafka.bootstrap_servers == "kafka:9092"
     assert not s.embedded_kafka
     assert s.graph.backend == GraphBackend.NEO4J
-    assert not s.embedded_graph
+    assert s.embedded_graph  # neo4j with no URI: `livekg up` starts the local Neo4j
+    monkeypatch.setenv("LIVEKG_GRAPH__NEO4J_URI", "bolt://graph:7687")
+    assert not Settings().embedded_graph  # an external URI: nothing is started
 
 
 def test_toml_file_and_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
