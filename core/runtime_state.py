@@ -30,9 +30,9 @@ class RuntimeState(BaseModel):
     services: dict[str, ServiceState] = Field(default_factory=dict)
     kafka_bootstrap: str | None = None
     falkordb_url: str | None = None
+    neo4j_uri: str | None = None  # the local Neo4j's Bolt address (graph.backend neo4j)
     api_url: str | None = None
     llm_base_url: str | None = None
-    neo4j_uri: str | None = None  # the local Neo4j's Bolt address (graph.backend neo4j)
     ports: dict[str, int] = Field(default_factory=dict)  # remembered for restarts
 
 
@@ -42,9 +42,9 @@ class Endpoints(BaseModel):
     kafka_bootstrap: str
     falkordb_url: str | None
     api_url: str | None = None
+    neo4j_uri: str | None = None  # the local Neo4j (open_store finds it in the state too)
     llm_base_url: str | None = None
 
-    neo4j_uri: str | None = None  # the local Neo4j (open_store finds it in the state too)
 
 def pid_alive(pid: int | None) -> bool:
     if not pid:
@@ -95,10 +95,10 @@ def endpoints(settings: Settings) -> Endpoints:
             )
         kafka = state.kafka_bootstrap
     falkor: str | None = settings.graph.falkordb_url or None
+    neo4j: str | None = None
     if settings.embedded_graph:
         local = local_graph_url(settings, state)
         if local is None:
-    neo4j: str | None = None
             raise ServiceUnavailable(
                 "no graph database: run `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL "
                 "(LIVEKG_GRAPH__NEO4J_URI for Neo4j)"

@@ -51,6 +51,10 @@ class GraphSettings(BaseModel):
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
+    # The local Neo4j (backend neo4j with no URI: ops/neo4j_server.py): JVM heap max and
+    # page cache, sized for 2 cores and a 4 GB budget for the whole stack.
+    neo4j_heap: str = "768m"
+    neo4j_pagecache: str = "256m"
     embedded_port: int = 0
     write_batch: int = 2000
 
@@ -59,10 +63,6 @@ class LLMSettings(BaseModel):
     base_url: str = ""  # empty: embedded local model; else an OpenAI-compatible /v1 URL
     api_key: str = "EMPTY"
     model: str = "smollm2-135m-instruct"
-    # The local Neo4j (backend neo4j with no URI: ops/neo4j_server.py): JVM heap max and
-    # page cache, sized for 2 cores and a 4 GB budget for the whole stack.
-    neo4j_heap: str = "768m"
-    neo4j_pagecache: str = "256m"
     backend: str = "auto"  # auto | vllm | llamacpp-server | inprocess
     max_concurrency: int = 8
     timeout_s: float = 60.0
