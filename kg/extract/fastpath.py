@@ -10,6 +10,62 @@ from kg.extract.patterns import PATTERNS, ROLE_MAP, Out, Pattern
 from kg.extract.types import Candidate, Component, DocContext
 
 MAIN = "@main"
+# Capitalised words that start a sentence or clause and are no part of a name
+# ("In April 2012, Wells Fargo ..." is matched from "Wells"; "Additionally Regions" is not).
+_LEAD_STOP = frozenset(
+    "a an the in on at as of for from to by with during prior since after before under "
+    "additionally also however further furthermore moreover meanwhile instead thus then "
+    "our we its their this that these those his her he she it they when while if although "
+    "although unless until upon effective following pursuant per each both all other "
+    "certain such some and or but so yet nor".split()
+)
+# First words of names that are departments, documents or generic nouns, not parties.
+_BAD_FIRST = frozenset(
+    "operations sales marketing finance engineering research development business global "
+    "human corporate investor strategy strategic supply product products technology "
+    "information accounting tax legal risk audit compliance company companies board "
+    "committee note item part form exhibit section table schedule agreement amendment "
+    "registrant management shareholders stockholders directors officers employees "
+    "january february march april may june july august september october november "
+    "december fiscal quarter year u.s. us federal state government inc inc. corp corp. "
+    "ltd ltd. llc plc co co.".split()
+)
+# One-word names too generic to be a party ("Bank provides ...").
+_GENERIC_ONE = frozenset(
+    "bank company corporation fund trust partnership group holdings firm registrant "
+    "subsidiary parent issuer borrower lender buyer seller purchaser".split()
+)
+# Words a product / industry / deal-object phrase may not start with.
+_PHRASE_LEAD = frozenset(
+    "which that who whom whose is was are were be been being it they acquired acquiring "
+    "acquire purchased sold selling owned insights into about".split()
+)
+_ABBREV_END = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|Jr|Sr|L\.P|N\.V|S\.A|L\.L\.C|[A-Z])\.)$")
+MAX_NAME_WORDS = 5
+
+
+def clean_name(value: str) -> str:
+    """Strip clause-opening words and a sentence-final period from a matched name; ""
+    when nothing name-like is left (a stop word, a month, a department)."""
+    words = value.strip().split()
+    while words and words[0].casefold().strip(",") in _LEAD_STOP:
+        words = words[1:]
+    if not words or words[0].casefold().strip(",.") in _BAD_FIRST:
+        return ""
+    if len(words) == 1 and words[0].casefold().strip(",.") in _GENERIC_ONE:
+        return ""
+    name = " ".join(words).strip(" ,;:")
+    if name.endswith(".") and not _ABBREV_END.search(name):
+        name = name[:-1]
+    return name if any(c.isalpha() for c in name) else ""
+
+
+def _short(value: str) -> str:
+    """Keep the last words of a long phrase (its head noun) within the name-length rule."""
+    words = value.split()
+    return " ".join(words[-MAX_NAME_WORDS:]) if len(words) > MAX_NAME_WORDS else value
+
+
 _TEMPLATE = re.compile(r"\{([^}]+)\}")
 _DATE_FORMATS = ("%B %d, %Y", "%b. %d, %Y", "%b %d, %Y")
 
@@ -30,11 +86,21 @@ def _fill(template: str, groups: dict[str, str], ctx: DocContext) -> str:
     return _TEMPLATE.sub(sub, template)
 
 
-def _relation(template: str, groups: dict[str, str]) -> str | None:
+_ROLE_SPLIT = re.compile(r",\s*|\s+and\s+(?:an?\s+)?|\s*/\s*|\s*&\s*")
+
+
+def _relations(template: str, groups: dict[str, str]) -> list[str]:
+    """``ROLE:{g}``: the role maps to HAS_CEO/HAS_CHAIRMAN; ``ROLES:{g}``: a list of roles
+    ("President, Chief Executive Officer and a Director"), each part mapped; else as is."""
     if template.startswith("ROLE:"):
         role = (groups.get(template[6:-1]) or "").strip().casefold()
-        return ROLE_MAP.get(role)
-    return template
+        rel = ROLE_MAP.get(role)
+        return [rel] if rel else []
+    if template.startswith("ROLES:"):
+        roles = (groups.get(template[7:-1]) or "").strip().casefold()
+        rels = {ROLE_MAP.get(r.strip()) for r in _ROLE_SPLIT.split(roles)}
+        return sorted(r for r in rels if r)
+    return [template]
 
 
 def _when(out: Out, groups: dict[str, str]) -> bool:
@@ -65,19 +131,41 @@ def _emit(
     for out in outs:
         if not _when(out, groups):
             continue
-        relation = _relation(out.relation, groups)
         head = _fill(out.head, groups, ctx)
         tail = _fill(out.tail, groups, ctx)
-        if not relation or not head or not tail:
+        if not head or not tail:
             continue
         props: dict[str, str | float] = {p: groups[p].strip() for p in out.props if groups.get(p)}
         props.update(pattern.extra)
         head_type = ctx.main_type if out.head == MAIN and ctx.main_entity else out.head_type
         tail_type = ctx.main_type if out.tail == MAIN and ctx.main_entity else out.tail_type
-        yield Candidate(
-            head, head_type, relation, tail, tail_type, span[0], span[1],
-            Component.PATTERN, pattern.name, valid_from, props, 0.9,
-        )  # fmt: skip
+        for relation in _relations(out.relation, groups):
+            yield Candidate(
+                head, head_type, relation, tail, tail_type, span[0], span[1],
+                Component.PATTERN, pattern.name, valid_from, dict(props), 0.9,
+            )  # fmt: skip
+
+
+def _groups(m: re.Match[str], pattern: Pattern) -> dict[str, str] | None:
+    """A match's non-empty groups, party names cleaned; None when a named party is no
+    name (the match is dropped rather than emitting half of it)."""
+    groups = {k: v for k, v in m.groupdict().items() if v}
+    for g in pattern.names:
+        if g in groups:
+            name = clean_name(groups[g])
+            if not name:
+                return None
+            groups[g] = name
+    for g in pattern.phrases:
+        if g in groups:
+            words = groups[g].split()
+            while words and words[0].casefold() in _PHRASE_LEAD:
+                words = words[1:]
+            phrase = _short(clean_name(" ".join(words)))
+            if not phrase:
+                return None
+            groups[g] = phrase
+    return groups
 
 
 def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
@@ -90,7 +178,10 @@ def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
         if pattern.triggers and not any(t in low for t in pattern.triggers):
             continue
         for m in pattern.compiled.finditer(text):
-            groups = {k: v for k, v in m.groupdict().items() if v}
+            found = _groups(m, pattern)
+            if found is None:
+                continue
+            groups = found
             valid_from = None
             if pattern.date_group and groups.get(pattern.date_group):
                 valid_from = parse_date(groups[pattern.date_group])
@@ -99,7 +190,10 @@ def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
             if item_re is not None and groups.get(pattern.each):
                 base = m.start(pattern.each)
                 for im in item_re.finditer(m.group(pattern.each)):
-                    sub = {**groups, **{k: v for k, v in im.groupdict().items() if v}}
+                    item = _groups(im, pattern)
+                    if item is None:
+                        continue
+                    sub = {**groups, **item}
                     span = (base + im.start(), base + im.end())
                     out.extend(_emit(pattern.item_outs, sub, span, pattern, ctx, valid_from))
     return out

@@ -1,33 +1,34 @@
-"""The fast-path patterns, as data: one ``Pattern`` per statement shape.
+"""Statement shapes as data: ``kg/data/extract_patterns*.json``, validated at load.
 
-Each pattern is a regular expression with named groups and the triples it yields,
-written as templates over those groups. ``@main`` in a head or tail is the document's
-main entity (the filer, the central bank of a statement). ``each`` applies a second
-expression to one group (a list of voters, of products) and yields the templates once
-per match. Adding a statement shape is adding a row here; no code changes.
+Each pattern is a regex with named groups plus triple templates applied once per match
+(``kg.extract.fastpath``). Adding a statement shape is adding a row to a data file; no
+code changes. Regexes may use ``<<NAME>>`` macros defined in the file's ``defs`` (a
+company name, a person's name, a job title ...), expanded once at load.
 
-Names in templates are always spans of the text (a group), so every triple a pattern
-yields is supported by its chunk by construction; ``props`` carry the numbers.
+Names in templates are always spans of the text (a group) or ``@main`` (the document's
+main entity), so every triple a pattern yields is supported by its chunk by
+construction; ``props`` carry the numbers.
+
+Validation at load (a bad file fails loudly, never silently yields nothing): the schema
+(pydantic), every regex compiles, every ``{group}`` a template or ``props`` names exists
+in its regex, relations are ``ROLE:``/``ROLES:`` forms or upper-case names, and pattern
+names are unique.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib import resources
+from typing import Literal
 
-ROLE_MAP = {
-    "ceo": "HAS_CEO",
-    "chief executive officer": "HAS_CEO",
-    "chief executive": "HAS_CEO",
-    "chairman": "HAS_CHAIRMAN",
-    "chair": "HAS_CHAIRMAN",
-    "chairwoman": "HAS_CHAIRMAN",
-    "董事长": "HAS_CHAIRMAN",
-    "总经理": "HAS_CEO",
-    "首席执行官": "HAS_CEO",
-    "行长": "HAS_CHAIRMAN",
-}
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PATTERN_FILES = ("extract_patterns.json", "extract_patterns_en.json")
+_MACRO = re.compile(r"<<([A-Z_]+)>>")
+_TEMPLATE = re.compile(r"\{([^}]+)\}")
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Out:
     tail: str
     tail_type: str
     props: tuple[str, ...] = ()  # groups copied into the triple's properties
-    when: str = ""  # only if this group matched (non-empty)
+    when: str = ""  # only if this group matched (non-empty), or group=value
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class Pattern:
     # cheap pre-filter: the pattern runs only if one of these (lower-case) occurs
     triggers: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # constant props
+    # groups holding names of parties: a value that is a stop word / too long is rejected
+    names: tuple[str, ...] = ()
+    # groups holding phrases (products, industries, deal objects): trimmed to their head
+    phrases: tuple[str, ...] = ()
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
@@ -67,254 +72,126 @@ class Pattern:
         return re.compile(self.item, self.flags) if self.item else None
 
 
-# -- building blocks -------------------------------------------------------------------
-_NUM = r"\d+(?:[.,]\d+)*"
-_FRAC = r"\d+(?:[‑\-–]\d/\d|/\d)?|\d/\d"
-_NAME = r"[A-Z][a-z]+(?:\s+[A-Z]\.)?(?:\s+[A-Z][a-z'’-]+){1,2}"  # Jerome H. Powell
-_ORG = r"[A-Z][\w&.-]*(?:\s+(?:[A-Z][\w&.-]*|of|and|&)){0,4}"
-_ROLE = (
-    r"chief executive officer|chief financial officer|chief operating officer|"
-    r"chief executive|CEO|CFO|COO|chairman|chairwoman|chair|president|"
-    r"executive vice president|general counsel"
-)
-_DIR_EN = (
-    r"rose|fell|climbed|dropped|declined|increased|decreased|edged up|edged down|jumped|"
-    r"slipped|gained|added|lost|eased|rallied|surged|plunged|widened|narrowed"
-)
-_INDICATOR_EN = (
-    r"(?:the\s+)?(?:(?:\d{1,2}|two|five|ten|thirty)[- ](?:year|month|week)\s+)?"
-    r"(?:U\.S\.\s+|US\s+|German\s+|Japanese\s+|Chinese\s+|China's\s+)?"
-    r"(?:Treasury|government bond|Bund|JGB|bond|note|bill|mortgage|swap)?\s*"
-    r"(?:yield|rate|spread)"
-    r"|(?:the\s+)?(?:S&P 500|Nasdaq(?: Composite)?|Dow Jones Industrial Average|Dow|"
-    r"CSI 300|Shanghai Composite|Hang Seng|dollar index|VIX|SOFR|Brent crude|WTI crude|"
-    r"consumer price index|CPI|core PCE|PMI|unemployment rate|inflation rate)"
-)
+class OutSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    head: str = Field(min_length=1)
+    head_type: str = Field(min_length=1)
+    relation: str = Field(pattern=r"^(?:[A-Z_]+|ROLES?:\{\w+\})$")
+    tail: str = Field(min_length=1)
+    tail_type: str = Field(min_length=1)
+    props: list[str] = Field(default_factory=list)
+    when: str = ""
 
-PATTERNS: tuple[Pattern, ...] = (
-    # "the 10-year Treasury yield rose 7 bp to 4.25%"
-    Pattern(
-        name="indicator_move_en",
-        triggers=(
-            "rose",
-            "fell",
-            "climb",
-            "drop",
-            "declin",
-            "increas",
-            "decreas",
-            "edged",
-            "jump",
-            "slipp",
-            "gain",
-            "added",
-            "lost",
-            "eased",
-            "rall",
-            "surg",
-            "plung",
-            "widen",
-            "narrow",
-        ),
-        lang="en",
-        regex=rf"(?P<ind>{_INDICATOR_EN})\s+(?P<dir>{_DIR_EN})\s+(?:by\s+)?"
-        rf"(?P<chg>{_NUM})\s*(?P<chg_unit>bps?|basis points?|percentage points?|%|percent|points?)"
-        rf"\s+to\s+(?:a\s+(?:record|\d+-\w+)\s+(?:high|low)\s+of\s+)?"
-        rf"(?P<val>\$?{_NUM}\s*(?:%|percent)?)",
-        outs=(
-            Out(
-                "{ind}",
-                "Indicator",
-                "HAS_VALUE",
-                "{val}",
-                "FinMetric",
-                props=("dir", "chg", "chg_unit", "val"),
-            ),
-        ),
-    ),
-    # "the Committee decided to lower the target range for the federal funds rate by
-    # 1/4 percentage point to 4-1/4 to 4-1/2 percent"
-    Pattern(
-        name="policy_rate_decision_en",
-        triggers=("rate",),
-        lang="en",
-        regex=r"(?P<inst>Federal Open Market Committee|Committee|FOMC|Federal Reserve|"
-        r"Bank of England|European Central Bank|ECB|Bank of Japan|Monetary Policy Committee)"
-        r"\s+(?:decided\s+(?:today\s+)?to\s+|voted\s+to\s+|will\s+)?"
-        r"(?P<act>lower|raise|maintain|cut|reduce|hike|increase|keep|leave)\s+"
-        r"(?:the\s+)?(?:target\s+range\s+for\s+the\s+)?"
-        r"(?P<ind>federal funds rate|bank rate|deposit facility rate|policy rate|"
-        r"main refinancing rate)"
-        rf"(?:\s+(?:unchanged\s+)?by\s+(?P<chg>{_FRAC})\s+(?:percentage\s+points?|basis\s+points?))?"
-        rf",?\s+(?:unchanged\s+)?(?:at|to)\s+(?P<val>(?:{_FRAC})(?:\s+to\s+(?:{_FRAC}))?\s+percent)",
-        outs=(
-            Out(
-                "{inst}",
-                "Institution",
-                "SETS_POLICY",
-                "{ind}",
-                "Indicator",
-                props=("act", "chg", "val"),
-            ),
-            Out("{ind}", "Indicator", "HAS_VALUE", "{val}", "FinMetric", props=("act", "chg")),
-        ),
-    ),
-    # "The Committee will continue reducing its holdings of Treasury securities"
-    Pattern(
-        name="balance_sheet_policy_en",
-        triggers=("holdings of", "purchases of"),
-        lang="en",
-        regex=r"(?P<inst>Committee|Federal Reserve|FOMC)\s+(?:will|decided to)\s+"
-        r"(?:continue\s+(?:to\s+)?)?(?P<act>reduc\w*|increas\w*|slow\w*|conclud\w*|purchas\w*)\s+"
-        r"(?:the\s+pace\s+of\s+)?(?:its\s+)?(?P<pol>(?:holdings|purchases)\s+of\s+"
-        r"(?:Treasury securities|agency (?:debt and agency )?mortgage-backed securities))",
-        outs=(Out("{inst}", "Institution", "SETS_POLICY", "{pol}", "Policy", props=("act",)),),
-    ),
-    # "Voting for the monetary policy action were Jerome H. Powell, Chair; John C. Williams, ..."
-    Pattern(
-        name="fomc_voters_en",
-        triggers=("voting",),
-        lang="en",
-        regex=r"Voting\s+(?:for|against)\s+(?:the|this)\s+(?:monetary\s+policy\s+)?action\s+"
-        r"(?:were|was)\s*:?\s*(?P<list>[^\n]+?)\.?[ \t]*(?:\n|$)",
-        outs=(),
-        each="list",
-        item=rf"(?P<person>{_NAME})(?:,\s+(?P<role>Vice Chair|Chair|Chairman)\b)?",
-        item_outs=(
-            Out("{person}", "Person", "EXECUTIVE_OF", "@main", "Institution", props=("role",)),
-            Out("@main", "Institution", "HAS_CHAIRMAN", "{person}", "Person", when="role=Chair"),
-        ),
-        flags=0,
-    ),
-    # "said Pat Gelsinger, Intel CEO" / "Amy Hood, chief financial officer of Microsoft"
-    Pattern(
-        name="exec_title_en",
-        triggers=("chief", "ceo", "cfo", "coo", "chair", "president", "counsel"),
-        lang="en",
-        regex=rf"(?P<person>{_NAME}),\s+(?:the\s+|our\s+)?(?:(?P<org>{_ORG})(?:'s|’s)?\s+)?"
-        rf"(?P<role>{_ROLE})\b(?:\s+(?:of|at)\s+(?P<org2>{_ORG}))?",
-        outs=(
-            Out(
-                "{person}", "Person", "EXECUTIVE_OF", "{org2|org|@main}", "Company", props=("role",)
-            ),
-            Out("{org2|org|@main}", "Company", "ROLE:{role}", "{person}", "Person"),
-        ),
-        flags=0,
-    ),
-    # "Acme named Jane Doe as chief executive officer, effective March 1, 2024"
-    Pattern(
-        name="appointment_en",
-        triggers=("named", "appoint", "elected", "promoted"),
-        lang="en",
-        regex=rf"(?P<org>{_ORG})\s+(?:has\s+)?(?:named|appointed|announced\s+the\s+appointment\s+of|"
-        rf"elected|promoted)\s+(?P<person>{_NAME})\s+(?:as\s+|to\s+be\s+|to\s+)?(?:its\s+|the\s+)?"
-        rf"(?:new\s+)?(?P<role>{_ROLE})(?:,?\s+effective\s+(?P<date>[A-Z][a-z]+\.?\s+\d{{1,2}},\s+\d{{4}}))?",
-        outs=(
-            Out("{person}", "Person", "EXECUTIVE_OF", "{org}", "Company", props=("role",)),
-            Out("{org}", "Company", "ROLE:{role}", "{person}", "Person"),
-        ),
-        date_group="date",
-        flags=0,
-    ),
-    # "Moody's downgraded Acme's credit rating to Baa2"
-    Pattern(
-        name="rating_change_en",
-        triggers=("moody", "s&p", "standard & poor", "fitch"),
-        lang="en",
-        regex=r"(?P<agency>Moody's|Moody’s|S&P Global Ratings|S&P|Standard & Poor's|Fitch Ratings|"
-        rf"Fitch)\s+(?P<act>downgraded|upgraded|affirmed|cut|raised|lowered)\s+(?P<org>{_ORG})(?:'s|’s)?"
-        r"\s+(?:(?:long-term|credit|issuer|sovereign|debt|senior unsecured)\s+)*ratings?\s+"
-        r"(?:to|at)\s+(?P<grade>[A-D][a-z]{0,2}[1-3+-]?)",
-        outs=(
-            Out("{agency}", "Institution", "AFFECTS", "{org}", "Company", props=("act", "grade")),
-        ),
-        flags=0,
-    ),
-    # 10年期国债收益率下行3bp至1.85%
-    Pattern(
-        name="indicator_move_zh",
-        triggers=("至", "到"),
-        lang="zh",
-        regex=r"(?P<ind>\d{1,2}年期(?:国债|国开债|政金债|地方债|美债)?(?:到期)?收益率|"
-        r"DR00[17]|R00[17]|SHIBOR|Shibor|隔夜(?:SHIBOR|Shibor|利率)|1年期LPR|5年期以上LPR|"
-        r"美元指数|人民币汇率|CPI|PPI|PMI|M2增速|社融增速)"
-        r"[^，。；\d]{0,6}?(?P<dir>上行|下行|上涨|下跌|下降|上升|回落|走高|走低|上调|下调)"
-        r"(?P<chg>\d+(?:\.\d+)?)\s*(?P<chg_unit>bp|BP|bps|个基点|个百分点)?[^，。；\d]{0,3}?"
-        r"(?:至|到)(?P<val>\d+(?:\.\d+)?%)",
-        outs=(
-            Out(
-                "{ind}",
-                "Indicator",
-                "HAS_VALUE",
-                "{val}",
-                "FinMetric",
-                props=("dir", "chg", "chg_unit", "val"),
-            ),
-        ),
-        flags=0,
-    ),
-    # 央行开展2000亿元7天期逆回购操作，中标利率持平于1.50%
-    Pattern(
-        name="pboc_operation_zh",
-        triggers=("开展",),
-        lang="zh",
-        regex=r"(?P<inst>中国人民银行|人民银行|央行)[^，。；]{0,10}?开展(?P<amt>\d+(?:\.\d+)?亿元)"
-        r"(?P<tool>(?:\d+天期|\d+个月期|\d+年期)?(?:逆回购|MLF|中期借贷便利|国库现金定存|买断式逆回购))"
-        r"(?:操作)?(?:[，,]\s*(?:中标|操作)利率(?P<rate>持平|下降\d+(?:\.\d+)?(?:bp|个基点)|"
-        r"上升\d+(?:\.\d+)?(?:bp|个基点))?(?:于|至)?(?P<val>\d+(?:\.\d+)?%)?)?",
-        outs=(
-            Out(
-                "{inst}",
-                "Institution",
-                "SETS_POLICY",
-                "{tool}",
-                "Policy",
-                props=("amt", "rate", "val"),
-            ),
-        ),
-        flags=0,
-    ),
-    # 央行下调存款准备金率0.5个百分点 / 1年期LPR下调10个基点
-    Pattern(
-        name="pboc_rate_decision_zh",
-        triggers=("下调", "上调", "降低", "维持"),
-        lang="zh",
-        regex=r"(?P<inst>中国人民银行|人民银行|央行)[^，。；]{0,8}?(?P<act>下调|上调|降低|维持)"
-        r"(?P<pol>存款准备金率|准备金率|政策利率|再贷款利率|LPR|公开市场操作利率)"
-        r"(?P<chg>\d+(?:\.\d+)?(?:个百分点|个基点|bp))?",
-        outs=(
-            Out("{inst}", "Institution", "SETS_POLICY", "{pol}", "Policy", props=("act", "chg")),
-        ),
-        flags=0,
-    ),
-    # 某某公司董事会聘任张三为总经理
-    Pattern(
-        name="appointment_zh",
-        triggers=("聘任", "任命", "选举"),
-        lang="zh",
-        regex=r"(?P<org>[\u4e00-\u9fff]{2,16}?(?:公司|银行|集团|证券))(?:董事会)?(?:聘任|任命|选举)"
-        r"(?P<person>[\u4e00-\u9fff]{2,4}?)(?:先生|女士)?(?:为|担任)(?:公司)?"
-        r"(?P<role>董事长|总经理|首席执行官|行长|财务总监|副总经理)",
-        outs=(
-            Out("{person}", "Person", "EXECUTIVE_OF", "{org}", "Company", props=("role",)),
-            Out("{org}", "Company", "ROLE:{role}", "{person}", "Person"),
-        ),
-        flags=0,
-    ),
-    # 中诚信国际将某某公司主体信用等级下调至AA
-    Pattern(
-        name="rating_change_zh",
-        triggers=("等级", "评级"),
-        lang="zh",
-        regex=r"(?P<agency>中诚信国际|联合资信|大公国际|东方金诚|上海新世纪|惠誉|穆迪|标普)"
-        r"(?:将|把)?(?P<org>[\u4e00-\u9fff]{2,16}?(?:公司|银行|集团))[^，。；]{0,8}?"
-        r"(?:信用等级|评级)(?P<act>下调|上调|维持)(?:至|为|在)?(?P<grade>[A-C]{1,3}[+-]?)",
-        outs=(
-            Out("{agency}", "Institution", "AFFECTS", "{org}", "Company", props=("act", "grade")),
-        ),
-        flags=0,
-    ),
-)
+
+class PatternSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    lang: Literal["en", "zh"]
+    regex: str = Field(min_length=1)
+    outs: list[OutSpec] = Field(default_factory=list)
+    each: str = ""
+    item: str = ""
+    item_outs: list[OutSpec] = Field(default_factory=list)
+    flags: Literal["", "i"] = "i"
+    date_group: str = ""
+    triggers: list[str] = Field(default_factory=list)
+    extra: dict[str, str] = Field(default_factory=dict)
+    names: list[str] = Field(default_factory=list)
+    phrases: list[str] = Field(default_factory=list)
+    note: str = ""  # where the shape comes from / an example sentence
+
+
+class PatternFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int
+    description: str = ""
+    role_map: dict[str, str] = Field(default_factory=dict)
+    defs: dict[str, str] = Field(default_factory=dict)
+    patterns: list[PatternSpec]
+
+    @model_validator(mode="after")
+    def _check(self) -> PatternFile:
+        for p in self.patterns:
+            regex = expand(p.regex, self.defs)
+            try:
+                groups = set(re.compile(regex).groupindex)
+                item_groups = set(re.compile(expand(p.item, self.defs)).groupindex)
+            except re.error as e:
+                raise ValueError(f"pattern {p.name}: bad regex: {e}") from e
+            for outs, known in ((p.outs, groups), (p.item_outs, groups | item_groups)):
+                for o in outs:
+                    used = {
+                        n
+                        for t in (o.head, o.tail, o.relation)
+                        for m in _TEMPLATE.finditer(t)
+                        for n in m.group(1).split("|")
+                    }
+                    used |= set(o.props) | ({o.when.partition("=")[0]} if o.when else set())
+                    missing = used - known - {"@main"}
+                    if missing:
+                        raise ValueError(f"pattern {p.name}: unknown groups {sorted(missing)}")
+            if p.each and p.each not in groups:
+                raise ValueError(f"pattern {p.name}: each={p.each} is no group")
+            if set(p.names) - groups - item_groups or set(p.phrases) - groups - item_groups:
+                raise ValueError(f"pattern {p.name}: names {p.names} are not all groups")
+        return self
+
+
+def expand(regex: str, defs: dict[str, str]) -> str:
+    """``<<NAME>>`` -> ``defs[NAME]`` (recursively, at most 5 levels)."""
+    for _ in range(5):
+        if "<<" not in regex:
+            return regex
+        regex = _MACRO.sub(lambda m: defs[m.group(1)], regex)
+    return regex
+
+
+def _out(o: OutSpec) -> Out:
+    return Out(o.head, o.head_type, o.relation, o.tail, o.tail_type, tuple(o.props), o.when)
+
+
+def load_file(text: str) -> tuple[list[Pattern], dict[str, str]]:
+    spec = PatternFile.model_validate(json.loads(text))
+    pats = [
+        Pattern(
+            name=p.name,
+            lang=p.lang,
+            regex=expand(p.regex, spec.defs),
+            outs=tuple(_out(o) for o in p.outs),
+            each=p.each,
+            item=expand(p.item, spec.defs),
+            item_outs=tuple(_out(o) for o in p.item_outs),
+            flags=re.I if p.flags == "i" else 0,
+            date_group=p.date_group,
+            triggers=tuple(t.lower() for t in p.triggers),
+            extra=dict(p.extra),
+            names=tuple(p.names),
+            phrases=tuple(p.phrases),
+        )
+        for p in spec.patterns
+    ]
+    return pats, spec.role_map
+
+
+def load_patterns() -> tuple[tuple[Pattern, ...], dict[str, str]]:
+    """Every bundled pattern file, compiled once (module import)."""
+    pats: list[Pattern] = []
+    roles: dict[str, str] = {}
+    for name in PATTERN_FILES:
+        text = resources.files("kg.data").joinpath(name).read_text(encoding="utf-8")
+        p, r = load_file(text)
+        pats += p
+        roles.update(r)
+    names = [p.name for p in pats]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"duplicate pattern names: {sorted(dup)}")
+    for p in pats:  # compile now: the first document must not pay for it
+        _ = p.compiled, p.compiled_item
+    return tuple(pats), roles
+
+
+PATTERNS, ROLE_MAP = load_patterns()
 
 
 def patterns_for(lang: str) -> tuple[Pattern, ...]:
