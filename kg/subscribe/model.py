@@ -84,6 +84,12 @@ class Subscription(SubscriptionSpec):
     last_fired_at: int | None = None
     last_alert_id: str | None = None
 
+    @model_validator(mode="after")
+    def _one_query(self) -> Subscription:  # overrides the request's check
+        if not (self.cypher and self.cypher.strip()):
+            raise ValueError("a registered subscription holds the query it runs")
+        return self
+
 
 def subscription_id(owner: str, spec: SubscriptionSpec) -> str:
     """Same owner and same request, same id: registering twice is idempotent."""

@@ -14,6 +14,7 @@ from streams.processors import (
     normalize,
     report,
     sentiment,
+    subscriptions,
 )
 
 Register = Callable[[Any, Any], None]
@@ -26,6 +27,7 @@ PROCESSORS: dict[str, Register] = {
     "indicator_alerts": indicator_alerts.register,
     "bond_report": report.register,
     "extract": extract.register,
+    "subscriptions": subscriptions.register,
 }
 
 
