@@ -145,6 +145,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     from serving.routes import router
 
     app.include_router(router, dependencies=[Depends(require_key)])
+    from serving.subscriptions import router as subscriptions_router
+
+    app.include_router(subscriptions_router, dependencies=[Depends(require_key)])
     _mount_ingest(app, settings, require_key)
 
     @app.get("/", include_in_schema=False)

@@ -43,6 +43,11 @@ class AlertEvent:
     received_at: float  # time.time() when the bridge got it
 
 
+def for_subscriptions(ev: AlertEvent, ids: set[str] | frozenset[str]) -> bool:
+    """SSE filter: the event is an alert of one of the subscriptions ``ids``."""
+    return ev.data.get("subscription_id") in ids
+
+
 def encode_position(pos: Position) -> str:
     return ",".join(f"{t}:{p}:{o}" for (t, p), o in sorted(pos.items()))
 
