@@ -19,13 +19,19 @@ from datetime import datetime
 from typing import Any
 
 from kg.cypher.lexicon import Lexicon, Mention, Sense, triggers
+from kg.cypher.shapes import ShapeName as S
+from kg.cypher.shapes import render, shape
 from kg.cypher.units import TimeWindow, Units
 from kg.ontology import Ontology, default_ontology
 
 ROW_LIMIT = 200
 _WH = re.compile(r"\b(which|what|who|whom|list|name|show)\b|哪|什么|谁|列出|有哪些", re.I)
-_SPREAD = re.compile(r"\b(spread|difference|gap)\b|利差|差值|相差|之差", re.I)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NUMS = {
+    **{w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())},
+    **{w: i for i, w in enumerate("零一二三四五六七八九十")},
+    "两": 2,
+}
 
 
 @dataclass
@@ -53,6 +59,13 @@ class Frame:
     target: str | None = None  # the concept named right after a question word
     same_as: bool = False
     when: bool = False
+    negated: frozenset[str] = frozenset()  # anchor ids and value keys ("prop=value") excluded
+    include_anchor: bool = False  # "CCB included"
+    most: str | None = None  # "max" | "min": the group with the most (fewest) members
+    top: tuple[int, str] | None = None  # (n, "DESC"|"ASC"): top-n points then average
+    daily: str | None = None  # "close" | "open": one value per day, then the aggregate
+    range_agg: bool = False  # high minus low
+    known_at: int | None = None  # knowledge time (epoch ms): facts recorded by then only
 
     @property
     def agg(self) -> str | None:
@@ -86,8 +99,25 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
             concepts.extend(s.key for s in m.of("concept") if s.key not in concepts)
         relations.extend(s.key for s in m.of("relation") if s.key not in relations)
         properties.extend(s.key for s in m.of("property") if s.key not in properties)
-    same = any(re.search(p, question, re.I) for p in triggers()["same_as"]["patterns"])
-    when = any(re.search(p, question, re.I) for p in triggers()["when"]["patterns"])
+    trig = triggers()
+
+    def hit(pats: list[str]) -> re.Match[str] | None:
+        for p in pats:
+            m = re.search(p, question, re.I)
+            if m:
+                return m
+        return None
+
+    same = hit(trig["same_as"]["patterns"]) is not None
+    when = hit(trig["when"]["patterns"]) is not None
+    most = "max" if hit(trig["most"]["max"]) else ("min" if hit(trig["most"]["min"]) else None)
+    top: tuple[int, str] | None = None
+    for key, order in (("patterns", "DESC"), ("bottom", "ASC")):
+        m = hit(trig["top_n"][key])
+        if m and top is None:
+            n = m.group("n").lower()
+            top = (int(n) if n.isdigit() else _NUMS.get(n, 0), order)
+    daily = next((k for k in ("close", "open") if hit(trig["daily"][k])), None)
     return Frame(
         question,
         anchors,
@@ -97,11 +127,34 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         values,
         units,
         bool(_WH.search(question)),
-        bool(_SPREAD.search(question)),
+        hit(trig["spread"]["patterns"]) is not None,
         _wh_target(tokens, mentions),
         same,
         when,
+        negated=_negated(tokens, mentions),
+        include_anchor=hit(trig["include_anchor"]["patterns"]) is not None,
+        most=most,
+        top=top if top and top[0] > 0 else None,
+        daily=daily,
+        range_agg=hit(trig["range_agg"]["patterns"]) is not None,
     )
+
+
+def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
+    """Entity ids and ``prop=value`` keys with a negation word shortly before them."""
+    neg = triggers()["negation"]
+    words, window = set(neg["tokens"]), int(neg["window"])
+    out: set[str] = set()
+    for m in mentions:
+        before = tokens[max(0, m.start - window) : m.start]
+        if not any(t in words for t in before):
+            continue
+        ents = m.of("entity")
+        if ents:
+            out.add(ents[0].key)
+        for v in m.of("value"):
+            out.add(f"{v.key}={v.label}")
+    return frozenset(out)
 
 
 class Synthesizer:
@@ -153,19 +206,11 @@ class Synthesizer:
         for r in rels[:3]:
             rel = f":{r}" if r else ""
             if other is not None:
-                cy = (
-                    f"MATCH (a0:Entity {{id: $a0}})-[f{rel}]-(a1:Entity {{id: $a1}})\n"
-                    "WHERE f.valid_from IS NOT NULL\n"
-                    "RETURN f.valid_from AS valid_from ORDER BY valid_from DESC LIMIT 1"
-                )
+                cy = render(S.WHEN_PAIR, rel=rel)
                 params = {"a0": a0.key, "a1": other.key}
                 desc = f"since when {a0.name} {r.lower()} {other.name}"
             elif r:
-                cy = (
-                    f"MATCH (a0:Entity {{id: $a0}})-[f{rel}]-()\n"
-                    "WHERE f.valid_from IS NOT NULL AND f.valid_to IS NULL\n"
-                    "RETURN f.valid_from AS valid_from ORDER BY valid_from DESC LIMIT 1"
-                )
+                cy = render(S.WHEN_ONE, rel=rel)
                 params = {"a0": a0.key}
                 desc = f"since when {a0.name} {r.lower()}"
             else:
@@ -195,11 +240,12 @@ class Synthesizer:
             or frame.agg in ("max", "min", "avg", "change", "first", "latest")
             or (frame.agg == "count" and bool(u.comparisons))
             or frame.spread
+            or frame.range_agg
         )
         inds = self._indicator_anchors(frame)
         if not inds or not wants_values:
             return []
-        if frame.spread and len(inds) >= 2 and frame.agg not in ("count",):
+        if frame.spread and len(inds) >= 2 and frame.agg not in ("count",) and not frame.range_agg:
             return [self._spread(frame, inds[:2])]
         out = []
         for pattern, aid, how in inds:
@@ -211,8 +257,11 @@ class Synthesizer:
             out.append(self._series_one(frame, pattern, aid, prior))
         return out
 
-    def _window_where(self, win: TimeWindow | None, params: dict[str, Any]) -> tuple[str, str]:
-        """WHERE parts for instant points (o) and daily rows (d)."""
+    def _window_where(
+        self, win: TimeWindow | None, params: dict[str, Any], known_at: int | None = None
+    ) -> tuple[str, str]:
+        """WHERE parts for instant points (o) and daily rows (d); with a knowledge time,
+        only observations recorded by then (a day row by its last point)."""
         o, d = ["o.observed_at IS NOT NULL"], ["d.last_at IS NOT NULL"]
         if win and win.start_ms is not None:
             params["from"] = win.start_ms
@@ -222,22 +271,21 @@ class Synthesizer:
             params["to"] = win.end_ms
             o.append("o.observed_at < $to")
             d.append("d.first_at < $to")
+        if known_at is not None:
+            params["known_at"] = known_at
+            o.append("coalesce(o.ingested_at, o.observed_at) <= $known_at")
+            d.append("d.last_at <= $known_at")
         return " AND ".join(o), " AND ".join(d)
 
     def _points(self, pattern: str, frame: Frame, params: dict[str, Any]) -> str:
-        """Cypher binding ``p`` to every point of the indicator's series in the window:
-        instant observations and rolled-up days (open at first_at, close at last_at;
-        high/low/sum/n carry the day's extremes and mean)."""
-        ow, dw = self._window_where(frame.units.time, params)
-        return f"""
-MATCH {pattern}
-OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(o:Observation) WHERE {ow}
-WITH i, collect({{t: o.observed_at, v: o.value, hi: o.value, lo: o.value, s: o.value, n: 1}}) AS a
-OPTIONAL MATCH (i)-[:HAS_DAILY]->(d:DailyObservation) WHERE {dw}
-WITH i, a, collect({{t: d.first_at, v: d.open, hi: d.high, lo: d.low, s: d.sum, n: d.n}})
-     + collect({{t: d.last_at, v: d.close, hi: null, lo: null, s: null, n: 0}}) AS b
-UNWIND a + b AS p
-WITH i, p WHERE p.t IS NOT NULL"""
+        ow, dw = self._window_where(frame.units.time, params, frame.known_at)
+        return render(
+            S.SERIES_POINTS,
+            pattern=pattern,
+            obs_where=ow,
+            daily_where=dw,
+            value_filter=self._value_filter(frame, params),
+        )
 
     def _value_filter(self, frame: Frame, params: dict[str, Any]) -> str:
         parts = []
@@ -246,65 +294,85 @@ WITH i, p WHERE p.t IS NOT NULL"""
             parts.append(f"p.v {c.op} $c{k}")
         return (" AND " + " AND ".join(parts)) if parts else ""
 
+    def _series_return(self, frame: Frame, agg: str | None, params: dict[str, Any]) -> S:
+        """The RETURN shape of a series question, and its slots in ``params['_slots']``."""
+        win = frame.units.time
+        if frame.top is not None:
+            params["top"] = frame.top[0]
+            params["_slots"] = {"order": frame.top[1]}
+            return S.SERIES_TOP_AVG
+        if frame.range_agg:
+            return S.SERIES_RANGE
+        if frame.daily is not None and agg in ("max", "min", "avg", "change", None, "latest"):
+            pick = "vs[size(vs) - 1]" if frame.daily == "close" else "vs[0]"
+            fold = {
+                "max": "reduce(m = dv[0], x IN dv | CASE WHEN x > m THEN x ELSE m END)",
+                "min": "reduce(m = dv[0], x IN dv | CASE WHEN x < m THEN x ELSE m END)",
+                "avg": "reduce(s = 0.0, x IN dv | s + x) / size(dv)",
+                "change": "dv[size(dv) - 1] - dv[0]",
+            }.get(agg or "", "dv[size(dv) - 1]")
+            params["_slots"] = {"pick": pick, "agg": fold}
+            return S.SERIES_DAILY
+        if agg == "count":
+            return S.SERIES_COUNT
+        if agg == "max":
+            return S.SERIES_MAX
+        if agg == "min":
+            return S.SERIES_MIN
+        if agg == "avg":
+            return S.SERIES_AVG
+        if agg == "change":
+            return S.SERIES_CHANGE
+        if agg == "first":
+            return S.SERIES_FIRST
+        if agg == "latest" or (win is not None and win.point):
+            return S.SERIES_LAST
+        if win is not None and win.kind in _ONE_VALUE_WINDOWS:
+            return S.SERIES_LAST  # "the PMI last month", "the 10Y on 2025-06-18"
+        return S.SERIES_LIST
+
     def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
         params: dict[str, Any] = {"a": aid}
         agg = frame.agg
         win = frame.units.time
         name = self.lex.entities.get(aid, {}).get("name", aid)
-        if agg is None and win is None and not frame.units.comparisons:
+        plain = not frame.units.comparisons and frame.top is None and not frame.range_agg
+        if agg is None and win is None and plain and frame.daily is None:
             agg = "latest"  # "what is the US 10Y yield?": its current value
-        if agg == "latest" and win is None and not frame.units.comparisons:
-            cy = (
-                f"MATCH {pattern}\nRETURN i.last_value AS value, i.unit AS unit, "
-                f"i.last_observed_at AS observed_at\nLIMIT 1"
-            )
-            return Candidate(cy, params, f"latest value of {name}", prior + 1, "series", [aid])
+        if agg == "latest" and win is None and plain and frame.known_at is None:
+            cy = render(S.SERIES_LATEST, pattern=pattern)
+            desc = shape(S.SERIES_LATEST).describe.format(name=name)
+            return Candidate(cy, params, desc, prior + 1, "series", [aid])
         body = self._points(pattern, frame, params)
-        vf = self._value_filter(frame, params)
-        if vf:
-            body += vf
-        if agg == "count":
-            ret = "RETURN toInteger(sum(p.n)) AS count"
-            desc = f"number of observations of {name}"
-        elif agg == "max":
-            ret = "RETURN max(p.hi) AS value"
-            desc = f"highest value of {name}"
-        elif agg == "min":
-            ret = "RETURN min(p.lo) AS value"
-            desc = f"lowest value of {name}"
-        elif agg == "avg":
-            ret = "WITH sum(p.s) AS s, sum(p.n) AS n WHERE n > 0\nRETURN s / n AS value"
-            desc = f"average value of {name}"
-        elif agg == "change":
-            ret = (
-                "WITH p ORDER BY p.t\nWITH collect(p.v) AS vs WHERE size(vs) > 0\n"
-                "RETURN vs[size(vs) - 1] - vs[0] AS value"
-            )
-            desc = f"change of {name} over the period"
-        elif agg == "first":
-            ret = "WITH p ORDER BY p.t ASC LIMIT 1\nRETURN p.v AS value, p.t AS observed_at"
-            desc = f"first value of {name}"
-        elif agg == "latest" or (win is not None and win.point):
-            ret = "WITH p ORDER BY p.t DESC LIMIT 1\nRETURN p.v AS value, p.t AS observed_at"
-            desc = f"latest value of {name} in the period"
-        else:
-            ret = "WITH p ORDER BY p.t\nRETURN p.t AS observed_at, p.v AS value"
-            desc = f"values of {name}"
+        ret = self._series_return(frame, agg, params)
+        slots = params.pop("_slots", {})
+        desc = shape(ret).describe.format(name=name, **slots)
         if win is not None:
             desc += f" {win.text}"
-        return Candidate(f"{body}\n{ret}\nLIMIT {ROW_LIMIT}", params, desc, prior, "series", [aid])
+        cy = f"{body}\n{render(ret, **slots)}\nLIMIT {ROW_LIMIT}"
+        return Candidate(cy, params, desc, prior, "series", [aid])
 
     def _spread(self, frame: Frame, inds: list[tuple[str, str, str]]) -> Candidate:
         (p1, a1, _), (p2, a2, _) = inds
-        params = {"a": a1, "b": a2}
-        cy = f"""
-MATCH {p1}
-MATCH {p2.replace("(i:", "(j:").replace("$a", "$b")}
-RETURN i.last_value - j.last_value AS value
-LIMIT 1"""
+        params: dict[str, Any] = {"a": a1, "b": a2}
+        right = p2.replace("(i:", "(j:").replace("$a", "$b")
         n1 = self.lex.entities.get(a1, {}).get("name", a1)
         n2 = self.lex.entities.get(a2, {}).get("name", a2)
-        return Candidate(cy, params, f"spread between {n1} and {n2}", 3.5, "series", [a1, a2])
+        win = frame.units.time
+        if win is None and frame.known_at is None:
+            cy = render(S.SERIES_SPREAD, left=p1, right=right)
+            desc = shape(S.SERIES_SPREAD).describe.format(name=n1, other=n2)
+        else:
+            ow, _ = self._window_where(win, params, frame.known_at)
+            cy = render(
+                S.SERIES_SPREAD_AT,
+                left=p1,
+                right=right,
+                obs_where=ow,
+                obs_where2=ow.replace("o.", "o2."),
+            )
+            desc = shape(S.SERIES_SPREAD_AT).describe.format(name=n1, other=n2)
+        return Candidate(cy, params, desc, 3.5, "series", [a1, a2])
 
     # -- properties of one entity (attribute lookup) ------------------------------------
     def _attributes(self, frame: Frame) -> list[Candidate]:
@@ -316,7 +384,7 @@ LIMIT 1"""
             for prop in frame.properties:
                 if prop not in have or not _IDENT.match(prop):
                     continue
-                cy = f"MATCH (e:Entity {{id: $a}})\nRETURN e.{prop} AS {prop}\nLIMIT 1"
+                cy = render(S.ATTRIBUTE, prop=prop)
                 desc = f"the {prop.replace('_', ' ')} of {a.name}"
                 prior = 3.0 if not frame.concepts else 2.5
                 if frame.target is not None and self.is_a(a.label, frame.target):
@@ -463,14 +531,14 @@ LIMIT 1"""
                     if b1 < -0.5 or b2 < -0.5:
                         continue
                     h1 = (
-                        f"(t)-[{{F}}:{r1}]->(x:{mid})"
+                        f"(t)-[{{F}}:{r1}]->({{X}}:{mid})"
                         if d1 == "out"
-                        else f"(t)<-[{{F}}:{r1}]-(x:{mid})"
+                        else f"(t)<-[{{F}}:{r1}]-({{X}}:{mid})"
                     )
                     h2 = (
-                        f"(x)-[{{F}}b:{r2}]->({{A}})"
+                        f"({{X}})-[{{F}}b:{r2}]->({{A}})"
                         if d2 == "out"
-                        else f"(x)<-[{{F}}b:{r2}]-({{A}})"
+                        else f"({{X}})<-[{{F}}b:{r2}]-({{A}})"
                     )
                     two.append((f"{h1}, {h2}", b1 + b2 + named - 1.0))
         two.sort(key=lambda x: -x[1])
@@ -485,82 +553,219 @@ LIMIT 1"""
             if not (frame.concepts and frame.anchors):
                 return []
         out: list[Candidate] = []
+        if frame.most is not None:
+            out.extend(self._group_most(frame))
         if frame.same_as and frame.anchors:
             out.extend(self._same_group(frame))
         for target in self._targets(frame):
             out.extend(self._entity_set(frame, target, now))
         return out
 
+    # -- validity of the facts a query reads -----------------------------------------
+    def _validity(self, frame: Frame, pats: list[str], params: dict[str, Any]) -> list[str]:
+        """Conditions on every fact variable of ``pats``: currently valid; or valid in
+        the question's window; and, with a knowledge time, recorded by then (a fact closed
+        by a successor recorded later counts as open)."""
+        win = frame.units.time
+        text = " ".join(pats)
+        known = frame.known_at
+        timed = win is not None and (win.end_ms is not None or win.start_ms is not None)
+        if timed or known is not None:
+            end = win.end_ms if win is not None and win.end_ms is not None else None
+            start = win.start_ms if win is not None and win.start_ms is not None else None
+            if end is None and start is None:
+                start, end = known, (known or 0) + 1
+            elif end is None:
+                end = (known + 1) if known is not None else 2**62
+            if start is None:
+                start = end - 1
+            params["from_v"], params["to_v"] = start, end
+        conds = []
+        for f, head, rel in _fact_vars(text):
+            if known is not None:
+                params["known_at"] = known
+                conds.append(render(S.KNOWN_AT, f=f, head=head, rel=rel))
+                conds.append(render(S.VALID_DURING_KNOWN, f=f, head=head, rel=rel))
+            elif timed:
+                conds.append(render(S.VALID_DURING, f=f))
+            else:
+                conds.append(render(S.VALID_NOW, f=f))
+        return conds
+
+    def _constraints(
+        self, frame: Frame, target: str, anchors: list[Sense], start: int = 0
+    ) -> list[tuple[list[str], list[str], float]] | None:
+        """Patterns joining ``t`` to each positive anchor and conditions excluding each
+        negated one, best combinations first (None when an anchor cannot be joined)."""
+        combos: list[tuple[list[str], list[str], float]] = [([], [], 0.0)]
+        same = [a for a in anchors if a.label == target]
+        for k, a in enumerate(anchors, start):
+            links = self._links(target, a, frame)
+            if a in same and not links:
+                continue
+            if not links:
+                return None
+            negated = a.key in frame.negated
+            nxt = []
+            for pats, negs, score in combos:
+                for pat, bonus in links[: (1 if negated else 3)]:
+                    p = (
+                        pat.replace("{A}", f"a{k}:Entity {{id: $a{k}}}")
+                        .replace("{F}", f"f{k}")
+                        .replace("{X}", f"x{k}")
+                    )
+                    if negated:
+                        q = p.replace(f"), (x{k})", ")")  # one path for the predicate
+                        nxt.append((pats, [*negs, f"size([{q} | 1]) = 0"], score + bonus))
+                    else:
+                        nxt.append(([*pats, p], negs, score + bonus))
+            combos = sorted(nxt, key=lambda x: -x[2])[:4]
+        return combos
+
     def _same_group(self, frame: Frame) -> list[Candidate]:
-        """Other members of the anchor's group: (t)-[r]->(x:Group)<-[r]-(anchor)."""
-        a = frame.anchors[0]
+        """Other members of the anchor's group ("same industry as Intel"), with the
+        question's other constraints (listed in China, on the SSE, in a theme...)."""
+        members = [a for a in frame.anchors if a.label not in _GROUPS and a.label != "Region"]
+        if not members:
+            return []
+        a = members[0]
+        rest = [x for x in frame.anchors if x.key != a.key]
         target = frame.target if frame.target and frame.target not in _GROUPS else a.label
-        groups = [c for c in frame.concepts if c != target] or list(_GROUPS)
+        if target in ("Person", "Executive"):
+            target = a.label
+        groups = [c for c in frame.concepts if c in _GROUPS and c != target] or list(_GROUPS)
         out = []
         for g in groups[:3]:
             for r1, d1, b1 in self._pairs(target, g, frame.relations)[:1]:
                 for r2, d2, b2 in self._pairs(a.label, g, frame.relations)[:1]:
                     if b1 < -0.5 or b2 < -0.5 or d1 != "out" or d2 != "out":
                         continue
-                    cy = (
-                        f"MATCH (a0:Entity {{id: $a0}})-[f0:{r2}]->(x:{g})"
-                        f"<-[f1:{r1}]-(t:{target})\n"
-                        "WHERE t.id <> $a0 AND f0.valid_to IS NULL AND f1.valid_to IS NULL\n"
-                    )
-                    ret, _ = self._entity_return(frame, target, [])
-                    desc = f"{target.lower()} in the same {g.lower()} as {a.name}"
-                    prior = 4.0 + b1 + b2 + (0.5 if g in frame.concepts else 0)
-                    out.append(Candidate(cy + ret, {"a0": a.key}, desc, prior, "entities", [a.key]))
+                    base = f"(g0:Entity {{id: $g0}})-[fg0:{r2}]->(x:{g})<-[fg1:{r1}]-(t:{target})"
+                    combos = self._constraints(frame, target, rest) or []
+                    for pats, negs, score in combos:
+                        params: dict[str, Any] = {"g0": a.key}
+                        params.update({f"a{k}": x.key for k, x in enumerate(rest)})
+                        where, wparams, used = self._target_filters(frame, target)
+                        params.update(wparams)
+                        conds = where + negs + self._validity(frame, [base, *pats], params)
+                        if not frame.include_anchor:
+                            conds.append("t.id <> $g0")
+                        ret, _ = self._entity_return(frame, target, used)
+                        cy = render(
+                            S.SAME_GROUP,
+                            rel_anchor=r2,
+                            group=g,
+                            rel_target=r1,
+                            target=target,
+                            matches="".join(f"\nMATCH {p}" for p in pats),
+                            where=("\nWHERE " + " AND ".join(conds)) if conds else "",
+                            ret=ret,
+                        )
+                        desc = shape(S.SAME_GROUP).describe.format(
+                            target=target.lower(), group=g.lower(), name=a.name
+                        ) + "".join(f" with {c}" for c in used)
+                        prior = 4.0 + b1 + b2 + score + 0.5 * (len(pats) + len(used) + len(negs))
+                        prior += 0.5 if g in frame.concepts else 0
+                        out.append(Candidate(cy, params, desc, prior, "entities", [a.key]))
         return out
 
+    def _group_most(self, frame: Frame) -> list[Candidate]:
+        """The group (or property value) with the most members matching the question's
+        other constraints ("which industry has the most companies listed in the US")."""
+        named = [c for c in frame.concepts if c in self._concrete_labels()]
+        group = frame.target if frame.target in named else (named[0] if named else None)
+        prop = next((p for p in frame.properties if not self._numeric_props_has(p)), None)
+        members = [c for c in named if c != group] or ["Company"]
+        member = members[0]
+        order = "max" if frame.most == "max" else "min"
+        out: list[Candidate] = []
+        combos = self._constraints(frame, member, list(frame.anchors)) or []
+        if prop is not None and _IDENT.match(prop):
+            for pats, negs, score in combos[:2]:
+                params: dict[str, Any] = {f"a{k}": x.key for k, x in enumerate(frame.anchors)}
+                where, wparams, _used = self._target_filters(frame, member)
+                params.update(wparams)
+                conds = where + negs + self._validity(frame, pats, params)
+                cy = render(
+                    S.VALUE_ARGMAX,
+                    member=member,
+                    prop=prop,
+                    matches="".join(f"\nMATCH {p}" for p in pats),
+                    where=("\nWHERE " + " AND ".join(conds)) if conds else "",
+                    order=order,
+                )
+                desc = shape(S.VALUE_ARGMAX).describe.format(prop=prop, member=member.lower())
+                out.append(Candidate(cy, params, desc, 5.0 + score, "entities", []))
+        if group is None:
+            return out
+        rels = [
+            r for r, d, b in self._pairs(member, group, frame.relations) if d == "out" and b > -1
+        ]
+        if not rels:
+            # the relation names the group's end ("issuers with the most bonds")
+            for r in frame.relations or list(_DEFAULT_RELS):
+                rel = self.onto.relation(r)
+                if rel and any(self.is_a(member, d) for d in rel.domain):
+                    rels.append(r)
+            group = "Entity"
+        for rel in rels[:2]:
+            for pats, negs, score in combos[:2]:
+                params = {f"a{k}": x.key for k, x in enumerate(frame.anchors)}
+                where, wparams, _used = self._target_filters(frame, member)
+                params.update(wparams)
+                base = f"(t)-[fr:{rel}]->(g)"
+                conds = where + negs + self._validity(frame, [base, *pats], params)
+                cy = render(
+                    S.GROUP_ARGMAX,
+                    member=member,
+                    rel=rel,
+                    group=group,
+                    matches="".join(f"\nMATCH {p}" for p in pats),
+                    where=("\nWHERE " + " AND ".join(conds)) if conds else "",
+                    order=order,
+                )
+                desc = shape(S.GROUP_ARGMAX).describe.format(
+                    group=group.lower(), member=member.lower()
+                )
+                prior = 5.5 + score + (1.0 if rel in frame.relations else 0.0)
+                out.append(Candidate(cy, params, desc, prior, "entities", []))
+        return out
+
+    def _numeric_props_has(self, prop: str) -> bool:
+        return any(prop in self._numeric_props(c.label) for c in self.onto.concepts)
+
     def _entity_set(self, frame: Frame, target: str, now: datetime) -> list[Candidate]:
-        anchors = [a for a in frame.anchors if not self._is_filter_region(a, target, frame)]
+        anchors = list(frame.anchors)
         same = [a for a in anchors if a.label == target]
-        # patterns per anchor (cartesian product, capped)
-        combos: list[tuple[list[str], float]] = [([], 0.0)]
-        for k, a in enumerate(anchors):
-            links = self._links(target, a, frame)
-            if a in same and not links:
-                continue
-            if not links:
-                return []
-            nxt = []
-            for pats, score in combos:
-                for pat, bonus in links:
-                    p = pat.replace("{A}", f"a{k}:Entity {{id: $a{k}}}").replace("{F}", f"f{k}")
-                    nxt.append(([*pats, p], score + bonus))
-            combos = sorted(nxt, key=lambda x: -x[1])[:4]
+        combos = self._constraints(frame, target, anchors)
+        if combos is None:
+            return []
         params_base: dict[str, Any] = {f"a{k}": a.key for k, a in enumerate(anchors)}
         where, wparams, used = self._target_filters(frame, target)
-        time_where = []
-        win = frame.units.time
         out = []
-        for pats, score in combos:
+        for pats, negs, score in combos:
             params = {**params_base, **wparams}
-            rels = sorted(set(re.findall(r"\[(f\w+):", " ".join(pats))))
-            tw = list(time_where)
-            for f in rels:
-                if win is not None and win.end_ms is not None:
-                    params["at"] = win.end_ms - 1
-                    tw.append(
-                        f"coalesce({f}.valid_from, 0) <= $at AND "
-                        f"({f}.valid_to IS NULL OR {f}.valid_to > $at)"
-                    )
-                else:
-                    tw.append(f"{f}.valid_to IS NULL")
+            tw = self._validity(frame, pats, params)
             if same:
                 tw.append("NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]")
-            match = f"MATCH (t:{target})" + "".join(f"\nMATCH {p}" for p in pats)
-            conds = where + tw
-            cy = match + (("\nWHERE " + " AND ".join(conds)) if conds else "")
+            conds = where + negs + tw
             ret, desc_ret = self._entity_return(frame, target, used)
-            cy += "\n" + ret
+            cy = render(
+                S.ENTITY_SET,
+                target=target,
+                matches="".join(f"\nMATCH {p}" for p in pats),
+                where=("\nWHERE " + " AND ".join(conds)) if conds else "",
+                ret=ret,
+            )
+            pos = [a for a in anchors if a.key not in frame.negated]
             desc = (
                 f"{desc_ret} {target.lower()}"
-                + "".join(f" {_rel_words(p)} {a.name}" for p, a in zip(pats, anchors, strict=False))
+                + "".join(f" {_rel_words(p)} {a.name}" for p, a in zip(pats, pos, strict=False))
+                + "".join(f" not {a.name}" for a in anchors if a.key in frame.negated)
                 + "".join(f" with {c}" for c in used)
             )
-            prior = 1.0 + score + 0.5 * len(used) + (0.5 if target in frame.concepts else 0)
+            prior = 1.0 + score + 0.5 * (len(used) + len(negs))
+            prior += 0.5 if target in frame.concepts else 0
             if not anchors and not used and target not in frame.concepts:
                 prior -= 2
             if target == frame.target:
@@ -568,14 +773,12 @@ LIMIT 1"""
             if same and not frame.same_as:
                 prior -= 2.0  # companies "related" to a company without asking for peers
             if frame.agg in ("latest", "change", "first") or (
-                frame.units.time is not None and frame.units.time.kind != "as_of"
+                frame.units.time is not None
+                and frame.units.time.kind not in ("as_of", "year", "month")
             ):
                 prior -= 2.0  # values over time are series questions
             out.append(Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors]))
         return out
-
-    def _is_filter_region(self, a: Sense, target: str, frame: Frame) -> bool:
-        return False
 
     def _target_filters(
         self, frame: Frame, target: str
@@ -592,8 +795,12 @@ LIMIT 1"""
                 continue
             seen.add(v.key)
             params[f"v{k}"] = v.label
-            where.append(f"t.{v.key} = $v{k}")
-            used.append(f"{v.key} {v.label}")
+            if f"{v.key}={v.label}" in frame.negated:
+                where.append(f"(t.{v.key} IS NULL OR t.{v.key} <> $v{k})")
+                used.append(f"{v.key} not {v.label}")
+            else:
+                where.append(f"t.{v.key} = $v{k}")
+                used.append(f"{v.key} {v.label}")
         numeric = self._numeric_props(target)
         prop = next((p for p in frame.properties if p in numeric), None)
         if prop is None and target == "Indicator":
@@ -612,35 +819,25 @@ LIMIT 1"""
         if prop is None and target == "Indicator" and frame.agg in ("max", "min", "avg"):
             prop = "last_value"
         if frame.agg == "count":
-            return "RETURN count(DISTINCT t) AS count", "number of"
+            return render(S.RET_COUNT), shape(S.RET_COUNT).describe
         if frame.agg in ("max", "min") and prop:
             order = "DESC" if frame.agg == "max" else "ASC"
             if frame.wh:
-                return (
-                    f"WITH DISTINCT t WHERE t.{prop} IS NOT NULL\n"
-                    f"RETURN t.id AS id, t.name AS name, t.{prop} AS {prop}\n"
-                    f"ORDER BY {prop} {order}, id\nLIMIT 1",
-                    f"the {frame.agg} {prop}",
-                )
-            fn = frame.agg
-            return f"RETURN {fn}(t.{prop}) AS value", f"{fn} {prop} of"
+                return render(S.RET_TOP_BY_PROP, prop=prop, order=order), f"the {frame.agg} {prop}"
+            return render(S.RET_AGG_PROP, fn=frame.agg, prop=prop), f"{frame.agg} {prop} of"
         if frame.agg == "avg" and prop:
-            return f"RETURN avg(t.{prop}) AS value", f"average {prop} of"
-        return (
-            f"RETURN DISTINCT t.id AS id, t.name AS name\nORDER BY id\nLIMIT {ROW_LIMIT}",
-            "which",
-        )
+            return render(S.RET_AGG_PROP, fn="avg", prop=prop), f"average {prop} of"
+        return render(S.RET_ENTITIES), shape(S.RET_ENTITIES).describe
 
     def _describe(self, frame: Frame) -> Candidate:
         a = frame.anchors[0]
-        cy = (
-            "MATCH (e:Entity {id: $a})\nRETURN e.id AS id, e.name AS name, "
-            "e.name_zh AS name_zh\nLIMIT 1"
-        )
+        cy = render(S.DESCRIBE)
         return Candidate(cy, {"a": a.key}, f"what {a.name} is", 0.0, "describe", [a.key])
 
 
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")
+# windows that name one reading of a monthly series or one day's close
+_ONE_VALUE_WINDOWS = ("month", "last_month", "as_of")
 _GROUPS = ("Industry", "Theme", "Region")
 _MIDS = (
     "Company",
@@ -670,6 +867,18 @@ _DEFAULT_RELS = frozenset(
         "OPERATES_IN",
     }
 )
+
+
+_FACT_OUT = re.compile(r"\((\w+)[^()]*\)-\[(f\w*):(\w+)\]->")
+_FACT_IN = re.compile(r"<-\[(f\w*):(\w+)\]-\((\w+)")
+
+
+def _fact_vars(text: str) -> list[tuple[str, str, str]]:
+    """(fact variable, its head node variable, relationship type) in a MATCH pattern."""
+    out = [(m.group(2), m.group(1), m.group(3)) for m in _FACT_OUT.finditer(text)]
+    out += [(m.group(1), m.group(3), m.group(2)) for m in _FACT_IN.finditer(text)]
+    seen: set[str] = set()
+    return [x for x in out if not (x[0] in seen or seen.add(x[0]))]  # type: ignore[func-returns-value]
 
 
 def _rel_words(pattern: str) -> str:

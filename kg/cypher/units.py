@@ -60,6 +60,11 @@ def _compiled() -> dict[str, Any]:
         "aggregations": [(a["op"], comp(a["patterns"])) for a in t["aggregations"]],
         "comparisons": [(c["op"], comp(c["patterns"])) for c in t["comparisons"]],
         "times": [(x["kind"], comp(x["patterns"])) for x in t["times"]],
+        "dates": comp(t["dates"]["patterns"]),
+        "range": re.compile(t["range"]["between"], re.IGNORECASE),
+        "range_gap": int(t["range"]["max_gap"]),
+        "day_only": comp(t["range"]["day_only"]),
+        "time_units": comp(t["time_units"]["patterns"]),
         "value_words": comp(t["value_words"]["patterns"]),
     }
 
@@ -72,7 +77,15 @@ def _day(d: datetime) -> datetime:
     return d.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _date(m: re.Match[str], name: str = "a") -> datetime | None:
+def _month(g: dict[str, str | None]) -> int:
+    if g.get("m"):
+        return int(str(g["m"]))
+    return _MONTHS[str(g["mon"])[:3].lower()]
+
+
+def _date(m: re.Match[str], name: str = "a", now: datetime | None = None) -> datetime | None:
+    """The day (or time) a match names; month-day without a year is the latest such day
+    not after ``now``."""
     g = m.groupdict()
     try:
         d: datetime | None = None
@@ -81,8 +94,11 @@ def _date(m: re.Match[str], name: str = "a") -> datetime | None:
             d = datetime.fromisoformat(text)
             d = d.replace(tzinfo=UTC) if d.tzinfo is None else d.astimezone(UTC)
         elif g.get("y") and g.get("d"):
-            month = int(g["m"]) if g.get("m") else _MONTHS[g["mon"][:3].lower()]
-            d = datetime(int(g["y"]), month, int(g["d"]), tzinfo=UTC)
+            d = datetime(int(g["y"]), _month(g), int(g["d"]), tzinfo=UTC)
+        elif g.get("d") and now is not None and (g.get("m") or g.get("mon")):
+            d = datetime(now.year, _month(g), int(g["d"]), tzinfo=UTC)
+            if d > now:
+                d = d.replace(year=now.year - 1)
         if d is not None and g.get("hm"):
             hh, mm = g["hm"].split(":")
             d = d.replace(hour=int(hh), minute=int(mm))
@@ -92,10 +108,65 @@ def _date(m: re.Match[str], name: str = "a") -> datetime | None:
     return None
 
 
+def day_mentions(text: str, now: datetime) -> list[tuple[int, int, datetime]]:
+    """(start, end, day) of every day the normalized text names, in order, no overlaps."""
+    found: list[tuple[int, int, datetime]] = []
+    for p in _compiled()["dates"]:
+        for m in p.finditer(text):
+            if any(m.start() < e and s < m.end() for s, e, _ in found):
+                continue
+            d = _date(m, now=now)
+            if d is not None:
+                found.append((m.start(), m.end(), _day(d)))
+    return sorted(found)
+
+
+def _range(text: str, now: datetime) -> tuple[datetime, datetime, str] | None:
+    """Two day mentions joined by a connector ("from Nov 16 to Nov 20", "11月16日到18日")."""
+    days = day_mentions(text, now)
+    c = _compiled()
+    for k, (s1, e1, d1) in enumerate(days):
+        for p in c["day_only"]:
+            m = p.match(text, e1)
+            if m:
+                try:
+                    d2 = d1.replace(day=int(m.group("d")))
+                except ValueError:
+                    continue
+                if d2 > d1:
+                    return d1, d2, text[s1 : m.end()]
+        if k + 1 < len(days):
+            s2, e2, d2 = days[k + 1]
+            gap = text[e1:s2]
+            if len(gap) <= c["range_gap"] and c["range"].search(gap) and d2 > d1:
+                return d1, d2, text[s1:e2]
+    return None
+
+
+_WEEKDAYS = {
+    **{
+        d: i
+        for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())
+    },
+    **{d: i for i, d in enumerate("一二三四五六日")},
+    "天": 6,
+}
+
+
 def time_window(question: str, now: datetime) -> TimeWindow | None:
     text = _normalize(question)
     today = _day(now)
     for kind, pats in _compiled()["times"]:
+        if kind == "date":
+            days = day_mentions(text, now)
+            if days:
+                s, e, a = days[0]
+                return TimeWindow(kind, _ms(a), _ms(a + DAY), text[s:e])
+            continue
+        if kind == "between":
+            r = _range(text, now)
+            if r:
+                return TimeWindow(kind, _ms(r[0]), _ms(r[1] + DAY), r[2])
         for p in pats:
             m = p.search(text)
             if not m:
@@ -110,19 +181,41 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                     has_time = a != _day(a) or bool(m.groupdict().get("hm"))
                     end = a + (timedelta(milliseconds=1) if has_time else DAY)
                     return TimeWindow(kind, None, _ms(end), m.group())
-            elif kind == "date":
-                a = _date(m)
-                if a:
-                    return TimeWindow(kind, _ms(a), _ms(a + DAY), m.group())
+            elif kind == "month":
+                try:
+                    a = datetime(int(m.group("y")), _month(m.groupdict()), 1, tzinfo=UTC)
+                except (ValueError, KeyError):
+                    continue
+                b = (a + 32 * DAY).replace(day=1)
+                return TimeWindow(kind, _ms(a), _ms(b), m.group())
+            elif kind == "year":
+                y = int(m.group("y"))
+                a, b = datetime(y, 1, 1, tzinfo=UTC), datetime(y + 1, 1, 1, tzinfo=UTC)
+                return TimeWindow(kind, _ms(a), _ms(b), m.group())
+            elif kind == "day_before_yesterday":
+                return TimeWindow(kind, _ms(today - 2 * DAY), _ms(today - DAY), m.group())
+            elif kind == "weekday":
+                want = _WEEKDAYS[m.group("wd").lower()]
+                back = (today.weekday() - want) % 7 or 7
+                a = today - back * DAY
+                return TimeWindow(kind, _ms(a), _ms(a + DAY), m.group())
             elif kind == "last_days":
                 n = int(m.group("n"))
                 return TimeWindow(kind, _ms(now - n * DAY), None, m.group())
             elif kind == "last_week":
                 return TimeWindow(kind, _ms(now - 7 * DAY), None, m.group())
+            elif kind == "this_week":
+                return TimeWindow(kind, _ms(today - today.weekday() * DAY), None, m.group())
             elif kind == "last_month":
+                first = today.replace(day=1)
+                prev = (first - DAY).replace(day=1)
+                return TimeWindow(kind, _ms(prev), _ms(first), m.group())
+            elif kind == "past_month":
                 return TimeWindow(kind, _ms(now - 30 * DAY), None, m.group())
             elif kind == "this_month":
                 return TimeWindow(kind, _ms(today.replace(day=1)), None, m.group())
+            elif kind == "this_year":
+                return TimeWindow(kind, _ms(today.replace(month=1, day=1)), None, m.group())
             elif kind == "yesterday":
                 return TimeWindow(kind, _ms(today - DAY), _ms(today), m.group())
             elif kind == "today":
@@ -149,6 +242,10 @@ def comparisons(question: str) -> list[Comparison]:
                 num = _NUMBER.search(text, m.end(), min(len(text), m.end() + 12))
                 if not num or num.start() in taken:
                     continue
+                if not num.group("unit") and any(
+                    p.match(text, num.end()) for p in _compiled()["time_units"]
+                ):
+                    continue  # a span of time ("over the past 7 days"), not a threshold
                 if (
                     re.fullmatch(r"\d{4}", num.group("n"))
                     and text[num.end() : num.end() + 1] == "-"

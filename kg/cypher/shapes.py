@@ -1,0 +1,129 @@
+"""The catalogue of query shapes (``shapes.toml``): every Cypher the query service can
+build is one template there, named by ``ShapeName``. Loaded once and validated: the
+enum and the file list the same shapes, every ``{slot}`` of a template is declared,
+and every relation a shape names is in the ontology. ``render`` fills slots with
+identifiers and patterns the synthesizer built from the ontology, never user text
+(values always travel as parameters)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, field_validator
+
+from kg.ontology import default_ontology
+
+SHAPES_FILE = Path(__file__).with_name("shapes.toml")
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+class ShapeName(StrEnum):
+    SERIES_LATEST = "series_latest"
+    SERIES_POINTS = "series_points"
+    SERIES_COUNT = "series_count"
+    SERIES_MAX = "series_max"
+    SERIES_MIN = "series_min"
+    SERIES_AVG = "series_avg"
+    SERIES_RANGE = "series_range"
+    SERIES_CHANGE = "series_change"
+    SERIES_FIRST = "series_first"
+    SERIES_LAST = "series_last"
+    SERIES_LIST = "series_list"
+    SERIES_TOP_AVG = "series_top_avg"
+    SERIES_DAILY = "series_daily"
+    SERIES_SPREAD = "series_spread"
+    SERIES_SPREAD_AT = "series_spread_at"
+    SERIES_ARGMAX = "series_argmax"
+    ATTRIBUTE = "attribute"
+    DESCRIBE = "describe"
+    WHEN_PAIR = "when_pair"
+    WHEN_ONE = "when_one"
+    ENTITY_SET = "entity_set"
+    SAME_GROUP = "same_group"
+    GROUP_ARGMAX = "group_argmax"
+    VALUE_ARGMAX = "value_argmax"
+    GROUP_HAVING = "group_having"
+    RET_COUNT = "ret_count"
+    RET_ENTITIES = "ret_entities"
+    RET_TOP_BY_PROP = "ret_top_by_prop"
+    RET_AGG_PROP = "ret_agg_prop"
+    VALID_NOW = "valid_now"
+    VALID_DURING = "valid_during"
+    KNOWN_AT = "known_at"
+    VALID_DURING_KNOWN = "valid_during_known"
+
+
+class Shape(BaseModel):
+    name: str
+    kind: Literal["series", "attribute", "entities", "when", "describe", "clause"]
+    slots: list[str]
+    relations: list[str]
+    describe: str
+    cypher: str
+
+    @field_validator("cypher")
+    @classmethod
+    def _strip(cls, v: str) -> str:
+        return v.strip()
+
+    def used_slots(self) -> set[str]:
+        return set(_SLOT.findall(self.cypher))
+
+    def render(self, **slots: str) -> str:
+        """The template with its slots filled; a missing or undeclared slot is an error."""
+
+        def fill(m: re.Match[str]) -> str:
+            key = m.group(1)
+            if key not in slots:
+                raise KeyError(f"shape {self.name}: slot {key!r} not given")
+            return slots[key]
+
+        return _SLOT.sub(fill, self.cypher)
+
+
+class ShapeCatalogue(BaseModel):
+    shapes: dict[ShapeName, Shape]
+
+    def __getitem__(self, name: ShapeName) -> Shape:
+        return self.shapes[name]
+
+
+def _check(cat: dict[str, Shape]) -> None:
+    names = {n.value for n in ShapeName}
+    if set(cat) != names:
+        raise ValueError(
+            f"{SHAPES_FILE.name}: shapes {sorted(set(cat) ^ names)} differ from ShapeName"
+        )
+    rel_types = {r.type for r in default_ontology().relations}
+    for s in cat.values():
+        extra = s.used_slots() - set(s.slots) - _OPTIONAL_SLOTS
+        if extra:
+            raise ValueError(f"shape {s.name}: undeclared slots {sorted(extra)}")
+        bad = [r for r in s.relations if r != "*" and r not in rel_types]
+        if bad:
+            raise ValueError(f"shape {s.name}: relations not in the ontology: {bad}")
+
+
+# Slots a template may use beyond its declared ones: optional fragments ("" when unused).
+_OPTIONAL_SLOTS = frozenset({"value_filter", "obs_where2"})
+
+
+@cache
+def catalogue(path: Path = SHAPES_FILE) -> ShapeCatalogue:
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    shapes = {k: Shape(name=k, **v) for k, v in raw.get("shapes", {}).items()}
+    _check(shapes)
+    return ShapeCatalogue(shapes={ShapeName(k): v for k, v in shapes.items()})
+
+
+def shape(name: ShapeName) -> Shape:
+    return catalogue()[name]
+
+
+def render(name: ShapeName, **slots: str) -> str:
+    return shape(name).render(**slots)
