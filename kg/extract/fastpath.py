@@ -28,7 +28,8 @@ _BAD_FIRST = frozenset(
     "registrant management shareholders stockholders directors officers employees "
     "january february march april may june july august september october november "
     "december fiscal quarter year u.s. us federal state government inc inc. corp corp. "
-    "ltd ltd. llc plc co co.".split()
+    "ltd ltd. llc plc co co. total free net gross adjusted consolidated comparable same "
+    "organic domestic international diluted basic cash".split()
 )
 # One-word names too generic to be a party ("Bank provides ...").
 _GENERIC_ONE = frozenset(
@@ -44,12 +45,22 @@ _ABBREV_END = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|Jr|Sr|L\.P|N\.V|S\.A|L\.L\.C|
 MAX_NAME_WORDS = 5
 
 
+_TITLE_WORDS = frozenset(
+    "senior executive vice president chief officer director chairman chairwoman chair "
+    "managing general counsel partner founder head of".split()
+)
+
+
 def clean_name(value: str) -> str:
-    """Strip clause-opening words and a sentence-final period from a matched name; ""
-    when nothing name-like is left (a stop word, a month, a department)."""
+    """Strip clause-opening words, a leading job title ("President of Bighorn Oil") and a
+    sentence-final period from a matched name; "" when nothing name-like is left (a stop
+    word, a month, a department)."""
     words = value.strip().split()
     while words and words[0].casefold().strip(",") in _LEAD_STOP:
         words = words[1:]
+    if " of " in " ".join(words) and words and words[0].casefold() in _TITLE_WORDS:
+        while words and words[0].casefold() in _TITLE_WORDS:
+            words = words[1:]
     if not words or words[0].casefold().strip(",.") in _BAD_FIRST:
         return ""
     if len(words) == 1 and words[0].casefold().strip(",.") in _GENERIC_ONE:
@@ -146,6 +157,24 @@ def _emit(
             )  # fmt: skip
 
 
+_LIST_SEP = re.compile(r",\s*(?:and\s+|or\s+)?|\s+as\s+well\s+as\s+")
+
+
+def split_list(phrase: str) -> list[str]:
+    """'data, video and voice services, managed IT solutions and cloud services' -> the
+    items; an 'and' splits only between two parts of two words or more ('electronic and
+    fiber optic equipment' stays one)."""
+    items: list[str] = []
+    for part in _LIST_SEP.split(phrase):
+        part = part.strip()
+        pieces = part.split(" and ")
+        if len(pieces) == 2 and all(len(p.split()) >= 2 for p in pieces):
+            items += pieces
+        elif part:
+            items.append(part)
+    return [i for i in items if i]
+
+
 def _groups(m: re.Match[str], pattern: Pattern) -> dict[str, str] | None:
     """A match's non-empty groups, party names cleaned; None when a named party is no
     name (the match is dropped rather than emitting half of it)."""
@@ -185,7 +214,14 @@ def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
             valid_from = None
             if pattern.date_group and groups.get(pattern.date_group):
                 valid_from = parse_date(groups[pattern.date_group])
-            out.extend(_emit(pattern.outs, groups, m.span(), pattern, ctx, valid_from))
+            variants = [groups]
+            for g in pattern.lists:
+                if g in groups:
+                    variants = [
+                        {**v, g: _short(item)} for v in variants for item in split_list(v[g])
+                    ]
+            for v in variants:
+                out.extend(_emit(pattern.outs, v, m.span(), pattern, ctx, valid_from))
             item_re = pattern.compiled_item
             if item_re is not None and groups.get(pattern.each):
                 base = m.start(pattern.each)

@@ -62,6 +62,8 @@ class Pattern:
     names: tuple[str, ...] = ()
     # groups holding phrases (products, industries, deal objects): trimmed to their head
     phrases: tuple[str, ...] = ()
+    # groups holding a list ("data, video and voice services"): one triple per item
+    lists: tuple[str, ...] = ()
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
@@ -98,6 +100,7 @@ class PatternSpec(BaseModel):
     extra: dict[str, str] = Field(default_factory=dict)
     names: list[str] = Field(default_factory=list)
     phrases: list[str] = Field(default_factory=list)
+    lists: list[str] = Field(default_factory=list)
     note: str = ""  # where the shape comes from / an example sentence
 
 
@@ -132,8 +135,9 @@ class PatternFile(BaseModel):
                         raise ValueError(f"pattern {p.name}: unknown groups {sorted(missing)}")
             if p.each and p.each not in groups:
                 raise ValueError(f"pattern {p.name}: each={p.each} is no group")
-            if set(p.names) - groups - item_groups or set(p.phrases) - groups - item_groups:
-                raise ValueError(f"pattern {p.name}: names {p.names} are not all groups")
+            named = set(p.names + p.phrases + p.lists)
+            if named - groups - item_groups:
+                raise ValueError(f"pattern {p.name}: {sorted(named)} are not all groups")
         return self
 
 
