@@ -48,6 +48,18 @@ def _json(resp: httpx.Response) -> Any:
     return orjson.loads(resp.content)
 
 
+def parse_tickers(data: Any) -> dict[str, tuple[int, str]]:
+    """SEC's company_tickers.json ({"0": {cik_str, ticker, title}, ...}) -> ticker -> (CIK,
+    title); the canonical ticker/CIK list for entity resolution too."""
+    try:
+        return {
+            str(v["ticker"]).upper(): (int(v["cik_str"]), str(v.get("title") or ""))
+            for v in data.values()
+        }
+    except (KeyError, AttributeError, TypeError, ValueError) as exc:
+        raise SchemaDriftError(f"company_tickers.json changed shape: {exc!r}") from exc
+
+
 def split_parts(text: str, limit: int = PART_CHARS) -> list[tuple[int, str]]:
     """(start offset, chunk) pieces of at most ``limit`` chars, cut at paragraph breaks."""
     out: list[tuple[int, str]] = []
@@ -94,10 +106,7 @@ class EdgarConnector:
             return int(entry.removeprefix("CIK"))
         if self._tickers is None:
             _, data = await self.http.get(TICKERS_URL, _json)
-            try:
-                self._tickers = {str(v["ticker"]).upper(): int(v["cik_str"]) for v in data.values()}
-            except (KeyError, AttributeError, TypeError) as exc:
-                raise SchemaDriftError(f"company_tickers.json changed shape: {exc!r}") from exc
+            self._tickers = {t: cik for t, (cik, _title) in parse_tickers(data).items()}
         try:
             return self._tickers[entry]
         except KeyError:

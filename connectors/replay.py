@@ -23,8 +23,11 @@ import orjson
 from confluent_kafka import Producer
 from pydantic import ValidationError
 
+from connectors.base import SchemaDriftError
+from connectors.xbrl import sample_triples
 from core.records import Record
 from core.topics import spec
+from kg.canonical import bundled_sec_tickers
 
 Progress = Callable[[int], None]
 
@@ -273,11 +276,33 @@ def replay_file(
 
 
 def replay_samples(bootstrap: str, *, prefix: str = "") -> list[ReplayReport]:
-    """The bundled synthetic sample day, into the four raw topics, then the history."""
+    """The bundled synthetic sample day, into the four raw topics, then the history, then
+    the bundled XBRL company facts as triples."""
     files = [*SAMPLE_FILES.items(), SAMPLE_HISTORY]
-    return [
+    reports = [
         replay_file(SAMPLES_DIR / fname, topic, bootstrap, prefix=prefix) for topic, fname in files
     ]
+    return [*reports, replay_xbrl_samples(bootstrap, prefix=prefix)]
+
+
+def replay_xbrl_samples(
+    bootstrap: str, *, prefix: str = "", prod: Producer | None = None
+) -> ReplayReport:
+    """``samples/xbrl_companyfacts/*.json`` -> ``kg.triples`` (filer ids by ticker)."""
+    started = time.perf_counter()
+    report = ReplayReport("kg.triples")
+    ids = {cik: ticker for ticker, (cik, _title) in bundled_sec_tickers().items()}
+    try:
+        triples = sample_triples(ids)
+    except SchemaDriftError as exc:  # a broken sample file: said, not fatal to the replay
+        report.invalid += 1
+        report.errors.append(str(exc))
+        return report
+    sender = _Sender(prod or producer(bootstrap), prefix + "kg.triples", None, None)
+    sender.send(_encode(t) for t in triples)
+    report.produced = sender.finish()
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 class FileConnector:

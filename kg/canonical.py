@@ -10,6 +10,7 @@ only by similarity, is what STYLE.md warns against.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import defaultdict
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from core.records import stable_id
@@ -134,11 +136,27 @@ class AliasIndex:
         """Register an entity under its id, name, aliases and codes (tickers)."""
         entry = AliasEntry(entity_id, label, name)
         self._by_id[entity_id] = entry
-        keys = {normalize_key(entity_id), normalize_key(name)}
-        keys.update(normalize_key(a) for a in aliases if a)
-        for code in (entity_id, *codes):
+        self._register(entry, [name, *aliases], [entity_id, *codes], with_id=True)
+
+    def add_aliases(
+        self, entity_id: str, aliases: Iterable[str] = (), codes: Iterable[str] = ()
+    ) -> bool:
+        """More names and codes (former names, CIK, LEI) for a known entity; False if unknown."""
+        entry = self._by_id.get(entity_id)
+        if entry is None:
+            return False
+        self._register(entry, list(aliases), list(codes))
+        return True
+
+    def _register(
+        self, entry: AliasEntry, names: list[str], codes: list[str], *, with_id: bool = False
+    ) -> None:
+        keys = {normalize_key(entry.id)} if with_id else set()
+        keys.update(normalize_key(a) for a in names if a)
+        for code in codes:
             if code:
                 keys.update(code_keys(code))
+        entity_id = entry.id
         for key in keys - {""}:
             bucket = self._by_key[key]
             if all(e.id != entity_id for e in bucket):
@@ -256,4 +274,108 @@ async def load_alias_index(store: Any, ontology: Ontology | None = None) -> Alia
     index = AliasIndex(ontology)
     for row in await store.query(ALIAS_CYPHER):
         index.add_row(row)
+    add_sec_companies(index, bundled_sec_tickers())
     return index
+
+
+# -- filers: SEC ticker/CIK list, LEIs, former names, self-references (issue 28) ------------
+SEC_TICKERS_PATH = Path(__file__).resolve().parent / "data" / "sec_company_tickers.json"
+_SEC_STATE = re.compile(r"\s*/[A-Z]{2,3}/\s*$")  # 'BANK OF AMERICA CORP /DE/'
+SELF_REFERENCE = re.compile(
+    r"^(?:the\s+)?(?:company|corporation|registrant|firm|group|bank|issuer|partnership)$"
+    r"|^(?:we|us|our|ours|ourselves)$"
+    r"|^(?:本行|本公司|公司|本集团|本银行|我行|我司|本企业|该公司|该行)$",
+    re.I,
+)
+
+
+def cik_code(cik: int | str) -> str:
+    """The canonical CIK code: 789019 -> 'CIK0000789019'."""
+    return f"CIK{int(str(cik).upper().removeprefix('CIK')):010d}"
+
+
+def is_self_reference(mention: str) -> bool:
+    """'the Company', 'we', '本行': the filer or subject of the document, not a new entity."""
+    return bool(SELF_REFERENCE.match(unicodedata.normalize("NFKC", mention).strip(" .,")))
+
+
+def parse_sec_tickers(data: Any) -> dict[str, tuple[int, str]]:
+    """SEC's company_tickers.json ({"0": {cik_str, ticker, title}}) -> ticker -> (CIK, title)."""
+    out: dict[str, tuple[int, str]] = {}
+    rows = data.values() if isinstance(data, dict) else ()
+    for v in rows:
+        try:
+            out[str(v["ticker"]).upper()] = (int(v["cik_str"]), str(v.get("title") or ""))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def bundled_sec_tickers() -> dict[str, tuple[int, str]]:
+    """The bundled subset of SEC's list (the universe's US companies and the corpus filers)."""
+    return parse_sec_tickers(json.loads(SEC_TICKERS_PATH.read_text(encoding="utf-8")))
+
+
+def add_sec_companies(
+    index: AliasIndex, tickers: Mapping[str, tuple[int, str]], *, add_unknown: bool = True
+) -> int:
+    """Register SEC filers: a company the index knows by ticker gains its CIK and SEC
+    title; an unknown one becomes canonical under its ticker (the universe's id scheme),
+    so 'BA', 'CIK0000012927' and 'BOEING CO' are one node. Returns entities added."""
+    added = 0
+    for ticker, (cik, title) in tickers.items():
+        name = _SEC_STATE.sub("", title).strip() or ticker
+        code = cik_code(cik)
+        known = [e for e in index._by_key.get(normalize_key(ticker), ()) if e.label == "Company"]
+        if known:
+            index.add_aliases(known[0].id, [name], [code, f"{cik:010d}"])
+        elif add_unknown and index.get(ticker) is None:
+            index.add(ticker, "Company", name, [], [ticker, code, f"{cik:010d}"])
+            added += 1
+    return added
+
+
+def add_former_names(index: AliasIndex, entity_id: str, submissions: Any) -> int:
+    """SEC submissions JSON ``formerNames`` ([{name, from, to}]) as aliases of the filer."""
+    names = [
+        str(f.get("name") or "")
+        for f in (submissions.get("formerNames") or [] if isinstance(submissions, dict) else [])
+        if isinstance(f, dict)
+    ]
+    names = [_SEC_STATE.sub("", n).strip() for n in names if n.strip()]
+    return len(names) if names and index.add_aliases(entity_id, names) else 0
+
+
+def resolve_mention(
+    index: AliasIndex, mention: str, label: str, subject: Resolution | None = None
+) -> Resolution:
+    """``resolve`` that reads 'the Company' / 'we' / '本行' as the document's subject."""
+    if subject is not None and is_self_reference(mention):
+        return subject
+    return index.resolve(mention, label)
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateReport:
+    mentions: int
+    nodes: int  # distinct node ids the mentions landed on
+    entities: int  # distinct real-world entities among them (the reference)
+    split: dict[str, int]  # entity -> nodes it was split into (only where > 1)
+
+    @property
+    def rate(self) -> float:
+        """Share of nodes that duplicate another node of the same entity."""
+        return (self.nodes - self.entities) / self.nodes if self.nodes else 0.0
+
+
+def duplicate_entity_rate(assigned: Iterable[tuple[str, str]]) -> DuplicateReport:
+    """(node id given, real entity) per mention -> how many nodes are duplicates."""
+    by_entity: dict[str, set[str]] = defaultdict(set)
+    node_entities: dict[str, set[str]] = defaultdict(set)
+    n = 0
+    for node, entity in assigned:
+        n += 1
+        by_entity[entity].add(node)
+        node_entities[node].add(entity)
+    split = {e: len(ns) for e, ns in by_entity.items() if len(ns) > 1}
+    return DuplicateReport(n, len(node_entities), len(by_entity), split)

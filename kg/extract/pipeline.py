@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from core.records import CleanDocument, Triple, stable_id
-from kg.canonical import AliasIndex
+from kg.canonical import AliasIndex, add_sec_companies, bundled_sec_tickers
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
@@ -135,6 +135,7 @@ def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
             aliases,
             [e.ticker or "", e.code or ""],
         )
+    add_sec_companies(index, bundled_sec_tickers())  # filers outside the universe: by ticker
     return index
 
 
