@@ -35,6 +35,12 @@ def _edgar(s: Settings) -> Connector:
     return EdgarConnector(s.connectors)
 
 
+def _xbrl(s: Settings) -> Connector:
+    from connectors.xbrl import XbrlConnector
+
+    return XbrlConnector(s.connectors)
+
+
 def _feeds(s: Settings) -> Connector:
     from connectors.feeds import FeedConnector
 
@@ -73,6 +79,12 @@ SOURCES: dict[str, SourceInfo] = {
             "SEC EDGAR 10-K/10-Q/8-K of connectors.edgar_watchlist (full text + tables)",
             True,
             _edgar,
+        ),
+        SourceInfo(
+            "xbrl",
+            "SEC XBRL company facts of connectors.edgar_watchlist -> metric facts (kg.triples)",
+            True,
+            _xbrl,
         ),
         SourceInfo(
             "feeds",
