@@ -240,13 +240,19 @@ def _stored_report(request: Request) -> Any:
 
 
 @router.get("/reports/latest", tags=["live"])
-async def latest_bond_report(request: Request) -> dict[str, Any]:
-    """The newest bond-market report: the stored one (with its chart) when this API
-    shares the worker's data directory, else the newest on ``reports.bond``; 404
+async def latest_bond_report(
+    request: Request,
+    lang: Annotated[str, Query(pattern="^(en|zh)$", description="text language")] = "en",
+) -> dict[str, Any]:
+    """The newest bond-market report (headline, tables, curve shape, policy, drivers with
+    citations, conclusions with signals, text): the stored one (with its chart) when this
+    API shares the worker's data directory, else the newest on ``reports.bond``; 404
     before the first one."""
     doc = await asyncio.to_thread(_stored_report, request)
     if doc is not None:
-        out = doc.model_dump(mode="json", exclude={"html", "markdown"})
+        out = doc.model_dump(mode="json", exclude={"html", "markdown", "sections", "triples"})
+        if lang != (doc.lang or "en") and doc.extra.get(f"text_{lang}"):
+            out["text"], out["lang"] = doc.extra[f"text_{lang}"], lang
         out["chart_url"] = "/reports/latest/chart" if doc.chart else None
         return out
     try:

@@ -119,8 +119,20 @@ async function refreshReport() {
     const r = await api("/reports/latest");
     const q = apiKey ? `?api_key=${encodeURIComponent(apiKey)}&t=${Date.now()}` : `?t=${Date.now()}`;
     const chart = r.chart_url ? `<img alt="report chart" src="${r.chart_url}${q}" style="max-width:100%">` : "";
-    const when = r.at ? ` <span class="pill">${esc(r.at)}</span>` : "";
-    $("report").innerHTML = `${chart}<div>${when}</div>${esc(r.text || r.answer || "")}`;
+    const day = r.as_of ? `<span class="pill">market day ${esc(r.as_of)}</span>` : `<span class="pill">${esc(r.at || "")}</span>`;
+    const syn = (r.synthetic || []).length ? `<div class="meta">synthetic inputs: ${esc(r.synthetic.join(", "))}</div>` : "";
+    const head = (r.headline || []).map((h) =>
+      `<li>${esc(h.indicator)}${h.synthetic ? " (synthetic)" : ""} ${h.change_bp >= 0 ? "+" : ""}${h.change_bp.toFixed(1)} bp to ${h.level.toFixed(2)}% (${h.z >= 0 ? "+" : ""}${h.z.toFixed(1)} sigma)</li>`).join("");
+    const fmt = (v) => (v == null ? "-" : (v >= 0 ? "+" : "") + v.toFixed(1));
+    const table = (t) => (!t || !t.rows.length) ? "" :
+      `<table id="report-${t.id}"><caption>${esc(t.title)}</caption><tr><th>tenor</th><th>level %</th><th>1d bp</th><th>1w bp</th><th>1m bp</th></tr>` +
+      t.rows.filter((x) => x.level != null).map((x) => `<tr><td>${esc(x.label)}${x.synthetic ? "*" : ""}</td><td>${x.level.toFixed(2)}</td><td>${fmt(x.changes["1d"])}</td><td>${fmt(x.changes["1w"])}</td><td>${fmt(x.changes["1m"])}</td></tr>`).join("") + "</table>";
+    const tabs = r.tables || {};
+    const concl = (r.conclusions || []).filter((c) => c.show).map((c) => `<li>${esc(c.text)} <span class="meta">[${esc(Object.keys(c.signals).join(", "))}]</span></li>`).join("");
+    const note = r.model_note ? `<div class="meta">${esc(r.model_note)}</div>` : "";
+    $("report").innerHTML = `<div>${day}</div>${syn}<h3>Headline</h3><ol id="report-headline">${head}</ol>${chart}` +
+      `<div class="grid">${table(tabs.curve)}${table(tabs.funding)}</div><h3>Conclusions</h3><ul id="report-conclusions">${concl}</ul>${note}` +
+      `<details><summary>Full report</summary><pre>${esc(r.text || r.answer || "")}</pre></details>`;
   } catch (err) { $("report").textContent = String(err.message || err); }
 }
 
