@@ -23,6 +23,7 @@ from kg.canonical import AliasIndex, add_sec_companies, bundled_sec_tickers
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
+from kg.extract.table_text import scan as scan_flat_tables
 from kg.extract.tables import caption_before, read_chunk_table, render_table, table_context
 from kg.extract.types import Candidate, DocContext, Mode
 from kg.extract.verify import Verified, Verifier, VerifyStats
@@ -234,6 +235,9 @@ class Extractor:
             text = f"{doc.title}\n\n{text}" if text else doc.title
         for rows in doc.tables:
             text += "\n\n" + render_table(rows, caption_before(doc.text, rows)) + "\n"
+        if doc.kind == "filing" and not doc.tables and "|" not in text:
+            for flat in scan_flat_tables(text).tables:  # PDF text: tables as column dumps
+                text += "\n\n" + render_table(flat.rows, flat.caption) + "\n"
         return text, chunk_text(text, doc.id, max_tokens=self.max_chunk_tokens, lang=doc.lang)
 
     # -- whole documents -------------------------------------------------------------
