@@ -21,56 +21,20 @@ from core import metrics
 from core.records import stable_id
 from core.settings import ReportSettings, Settings
 from kg.llm import LLMClient
-from kg.report.facts import (
-    SPREADS,
-    FactSet,
-    Series,
-    compute_facts,
-    indicator_catalog,
-    load_history,
-)
+from kg.report.compose import Analysis, DocIn, analyse
+from kg.report.facts import DAY_MS, Series, load_history
 from kg.report.model import BondReportDoc, Section
-from kg.report.numbers import allowed_from, check_text, subject_keys
-from kg.report.questions import CORE_INDICATORS, Question, all_indicators, load_questions
+from kg.report.numbers import Allowed, Removal, allowed_from, check_text, unsupported_in
 from kg.report.rag import two_stage
-from kg.report.render import chart, markdown, to_html
-from kg.report.signals import analysis
-from kg.retrieve.text import mention_key, query_spans
+from kg.report.render import CHART_SERIES, chart, markdown, text, to_html
+from kg.report.rules import load_rules
+from kg.retrieve.text import mention_key
 from kg.retrieve.types import Retriever
 from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
 LATEST = "latest.json"
-
-
-def question_for(text: str) -> tuple[Question, list[str]]:
-    """An ad-hoc question and the indicators it names (by id, name, Chinese name or
-    alias); a question naming none gets the core indicators and a note."""
-    spans = query_spans(text, max_units=12)
-
-    from kg.static import bundled_universe_path
-
-    data = json.loads(bundled_universe_path().read_text(encoding="utf-8"))
-    named: list[str] = []
-    for e in data["entities"]:
-        if e.get("type") != "Indicator":
-            continue
-        keys = [e["id"], e.get("name", ""), e.get("name_zh", ""), *e.get("aliases", []),
-                *subject_keys(e["id"], e.get("name", ""))]  # fmt: skip
-        if any(mention_key(k) in spans for k in keys if k):
-            named.append(e["id"])
-    if re.search(r"curve|spread|steep|flat|利差|曲线", text, re.IGNORECASE):
-        for _, a, b, _ in SPREADS:  # a curve question needs both legs of its spreads
-            if a in named and b not in named:
-                named.append(b)
-            elif b in named and a not in named:
-                named.append(a)
-    notes = []
-    if not named:
-        notes.append("the question names no known indicator; the core bond indicators are used")
-        named = list(CORE_INDICATORS)
-    return Question(id="adhoc", question=text, indicators=named, topics=["adhoc"]), notes
 
 
 def _parse_at(at: datetime | str | None) -> datetime:
@@ -81,32 +45,128 @@ def _parse_at(at: datetime | str | None) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
+DOCS_CYPHER = """
+MATCH (d:Document)
+WHERE d.published_at >= $since AND d.published_at <= $until AND d.kind IN $kinds
+OPTIONAL MATCH (d)-[:MENTIONS]->(e:Entity)
+RETURN d.id AS id, d.title AS title, d.text AS text, d.source AS source,
+       d.published_at AS published_at, d.url AS url, collect(e.id) AS entities
+"""
+STATEMENTS_CYPHER = """
+MATCH (d:Document)
+WHERE d.published_at >= $since AND d.published_at <= $until
+  AND d.title CONTAINS 'FOMC statement'
+RETURN d.id AS id, d.title AS title, d.text AS text, d.source AS source,
+       d.published_at AS published_at, d.url AS url, [] AS entities
+"""
+
+
+async def load_documents(store: GraphStore, at: datetime, *, days: int, history_days: int
+                         ) -> list[DocIn]:  # fmt: skip
+    """News in the driver window and the FOMC statements of the history window."""
+    until = int(at.timestamp() * 1000)
+    rows = await store.query(DOCS_CYPHER, {"since": until - (days + 1) * DAY_MS,
+                                           "until": until, "kinds": ["news"]})  # fmt: skip
+    rows += await store.query(STATEMENTS_CYPHER, {"since": until - history_days * DAY_MS,
+                                                  "until": until})  # fmt: skip
+    out: dict[str, DocIn] = {}
+    for r in rows:
+        out[str(r["id"])] = DocIn(
+            id=str(r["id"]), title=r.get("title") or "", text=r.get("text") or "",
+            source=r.get("source") or "", published_at=int(r.get("published_at") or 0),
+            url=r.get("url") or "", entities=[str(e) for e in r.get("entities") or [] if e],
+        )  # fmt: skip
+    return list(out.values())
+
+
+MODEL_NOTE = {
+    "embedded": ("No model commentary: narrative prose needs a served model (llm.base_url); "
+                 "the analysis above is complete without it.",
+                 "无模型评述：叙述需要已部署的模型（llm.base_url）；以上分析不依赖它即完整。"),
+    "off": ("No model commentary (model not used for this report); the analysis above is "
+            "complete without it.", "无模型评述（本报告未使用模型）；以上分析不依赖它即完整。"),
+    "failed": ("No model commentary: the model failed or ran out of its time budget "
+               "(report.llm_budget_s); the analysis above is complete without it.",
+               "无模型评述：模型失败或超出时间预算（report.llm_budget_s）；以上分析不依赖它即完整。"),
+}  # fmt: skip
+
+
+def allowed_for(a: Analysis, extra_texts: list[str]) -> Allowed:
+    """What the report's text may state: the analysis' facts, tied to their subjects
+    (named by id, table label or tenor, in English or Chinese), and quoted source text."""
+    allowed = allowed_from(a.facts, extra_texts)
+    for f in a.facts:
+        keys = allowed.keys.setdefault(f.subject, [])
+        for part in f.subject.split("-"):
+            for lab in (a.labels.get(part), a.labels_zh.get(part), _tenor(part),
+                        _tenor(part, "zh")):  # fmt: skip
+                if lab:
+                    keys.append(mention_key(lab))
+        if f.subject.count("-") == 1:
+            keys += ["2s10s", "3m10y", mention_key("利差"), "sofr", "effr"]
+        if f.subject == "US_FFR":
+            keys += ["fomc", mention_key("美联储"), "federal funds"]
+            if a.policy and a.policy.range:
+                for v in a.policy.range.split("-"):
+                    allowed.add(float(v), "pct", "US_FFR")
+                allowed.add(len(a.policy.dissents), "", "US_FFR")
+        if f.kind == "zscore" and f.reference is not None:
+            allowed.add(f.reference, "bp", f.subject)
+    return allowed
+
+
+def _tenor(ind: str, lang: str = "en") -> str:
+    m = re.fullmatch(r"[A-Z]{2}(\d+)([YM])", ind)
+    if not m:
+        return ""
+    if lang == "en":
+        return m.group(1) + m.group(2)
+    return m.group(1) + ("年期" if m.group(2) == "Y" else "个月")
+
+
+def check_lines(text: str, allowed: Allowed) -> tuple[str, list[Removal], list[str]]:
+    """Each line of the text checked; a line with an unsupported number is dropped."""
+    kept, removed = [], []
+    for line in text.splitlines():
+        bad = unsupported_in(line, allowed) if line.strip() else []
+        if bad:
+            removed.append(Removal(sentence=line, numbers=bad, origin="report"))
+        else:
+            kept.append(line)
+    out = "\n".join(kept)
+    residual = [n for line in kept for n in unsupported_in(line, allowed)]
+    return out, removed, residual
+
+
 async def build_bond_report(
     store: GraphStore | None,
     cfg: ReportSettings,
     *,
     at: datetime | str | None = None,
     question: str | None = None,
-    questions: list[Question] | None = None,
     retriever: Retriever | None = None,
     llm: LLMClient | None = None,
     llm_leads: bool = False,
     out_dir: Path | None = None,
     models: dict[str, str] | None = None,
     series: dict[str, Series] | None = None,
+    docs: list[DocIn] | None = None,
+    lang: str = "en",
+    served: bool | None = None,
 ) -> BondReportDoc:
+    """The analysis of the latest market day on or before ``at`` (default now), with
+    model prose only from a served model and within ``cfg.llm_budget_s``."""
+    del llm_leads  # the narrative has its own section
     t_start = time.perf_counter()
     when = _parse_at(at)
+    rules = load_rules(getattr(cfg, "rules_file", None))
     errors: list[str] = []
     if question:
-        q, notes = question_for(question)
-        qs = [q]
-        errors += notes
-    else:
-        qs = questions or load_questions(cfg.questions_file)
-    ids = all_indicators(qs)
+        errors.append("ad-hoc questions are answered by `livekg ask`; this is the standing "
+                      "bond report")  # fmt: skip
     timings: dict[str, float] = {}
     t = time.perf_counter()
+    ids = list(dict.fromkeys([*rules.indicators(), *CHART_SERIES]))
     if series is None:
         series = {}
         if store is None:
@@ -116,68 +176,74 @@ async def build_bond_report(
                 series = await load_history(store, ids, when, days=cfg.history_days)
             except Exception as exc:
                 errors.append(f"history unavailable: {type(exc).__name__}: {exc}"[:300])
+    if docs is None:
+        docs = []
+        if store is not None:
+            try:
+                docs = await load_documents(store, when, days=rules.thresholds.driver_days,
+                                            history_days=cfg.history_days)  # fmt: skip
+            except Exception as exc:
+                errors.append(f"documents unavailable: {type(exc).__name__}: {exc}"[:300])
     timings["history_s"] = round(time.perf_counter() - t, 4)
-    facts: FactSet = compute_facts(series, when, wanted=ids)
-    errors += facts.errors
-    sections: list[Section] = []
-    llm_failed = False  # a timed-out call still holds an in-process model: stop asking
-    # one hard deadline for all model calls of this report (not a check between
-    # questions: a report must finish in its time whatever the model does)
-    deadline = time.perf_counter() + cfg.llm_budget_s
-    at_ms = int(when.timestamp() * 1000)
-    for q in qs:
-        cand = facts.by_subject(q.indicators)
-        use_llm = (cfg.use_llm and llm is not None and not llm_failed
-                   and deadline - time.perf_counter() > 1.0)  # fmt: skip
-        t = time.perf_counter()
-        rag = await two_stage(q.question, cand, retriever=retriever, llm=llm, k1=cfg.k1,
-                              k2=cfg.k2, at=at_ms, max_tokens=cfg.llm_max_tokens,
-                              use_llm=use_llm, max_llm_facts=cfg.llm_max_facts,
-                              knowledge_chars=cfg.llm_knowledge_chars,
-                              deadline=deadline)  # fmt: skip
-        llm_failed = llm_failed or any(
-            m in e for e in rag.errors for m in ("LLMTimeout", "Unavailable", "budget spent")
-        )
-        if cfg.use_llm and llm is not None and not use_llm:
-            rag.errors.append("LLM budget spent or model failing; computed analysis only")
-        triples = rag.k2 or rag.k1
-        computed = analysis(q, facts, triples)
-        allowed = allowed_from(
-            facts.facts, [f"{it.text} {it.provenance.evidence}" for it in (*rag.k1, *rag.k2)]
-        )
-        c_check = check_text(computed, allowed, origin="computed")
-        l_check = check_text(rag.llm_text, allowed, origin="llm") if rag.llm_text else None
-        parts = [c_check.text]
-        if l_check and l_check.text:
-            parts = [l_check.text, *parts] if llm_leads else [*parts, l_check.text]
-        text = " ".join(p for p in parts if p)
-        final = check_text(text, allowed, origin="final")  # belt and braces
-        removed = [*c_check.removed, *(l_check.removed if l_check else []), *final.removed]
-        sections.append(Section(
-            question_id=q.id, question=q.question, facts=rag.selected, triples=triples,
-            computed_text=c_check.text, llm_text=l_check.text if l_check else "",
-            text=final.text, removed=removed, unsupported_numbers=final.unsupported_numbers,
-            missing=[i for i in q.indicators if i in facts.missing],
-            stale=[i for i in q.indicators if i in facts.stale], errors=rag.errors,
-        ))  # fmt: skip
-        timings[f"question_{q.id}_s"] = round(time.perf_counter() - t, 4)
-        for k, v in rag.timings.items():
-            timings[f"{q.id}_{k}"] = v
+    t = time.perf_counter()
+    a = analyse(rules, series, when.date(), docs)
+    timings["analysis_s"] = round(time.perf_counter() - t, 4)
     created = datetime.now(UTC)
-    rid = "bond-" + when.strftime("%Y%m%dT%H%M%SZ") + "-" + stable_id(*(q.question for q in qs))[:8]
+    rid = "bond-" + when.strftime("%Y%m%dT%H%M%SZ") + "-" + stable_id(
+        a.as_of if a else "none", lang)[:8]  # fmt: skip
     doc = BondReportDoc(
-        id=rid, at=when.isoformat(), created_at=created.isoformat(),
-        question=" / ".join(q.question for q in qs), sections=sections,
-        facts=_unique([f for s in sections for f in s.facts]),
-        triples=_unique([t for s in sections for t in s.triples]),
-        text="\n\n".join(s.text for s in sections if s.text),
-        unsupported_numbers=[n for s in sections for n in s.unsupported_numbers],
-        removed=[r for s in sections for r in s.removed],
-        missing=facts.missing, stale=facts.stale, gaps=facts.gaps,
-        errors=errors + [e for s in sections for e in s.errors],
-        model_missing=bool(cfg.use_llm and llm is not None and llm_failed),
-        models={"facts": "computed", **(models or {})},
+        id=rid, at=when.isoformat(), created_at=created.isoformat(), lang=lang,
+        question="bond market analysis", models={"facts": "computed", **(models or {})},
     )  # fmt: skip
+    if a is None:
+        doc.errors = [*errors, "no US curve data on or before this time: nothing to analyse"]
+        doc.missing = rules.indicators()
+        doc.text = "No bond market data yet." if lang == "en" else "暂无债券市场数据。"
+        doc.model_note = doc.text
+    else:
+        doc.as_of, doc.facts, doc.headline, doc.tables = a.as_of, a.facts, a.headline, a.tables
+        doc.curve_shape, doc.conclusions, doc.policy = a.curve_shape, a.conclusions, a.policy
+        doc.drivers, doc.signals, doc.synthetic, doc.missing = (
+            a.drivers, a.signals, a.synthetic, a.missing)  # fmt: skip
+        doc.extra["labels_zh"] = a.labels_zh
+        cites = [*(c for d in a.drivers for c in d.citations)]
+        if a.policy:
+            cites += [c for c in (a.policy.statement, a.policy.previous) if c]
+        seen: set[str] = set()
+        doc.citations = [c for c in cites if not (c.id in seen or seen.add(c.id))]
+        allowed = allowed_for(a, [*a.statement_texts, *(c.title for c in doc.citations)])
+        allowed.dates.update(c.published_at[:10] for c in doc.citations if c.published_at)
+        allowed.dates.add(a.as_of)
+        # model prose: a served model only (the embedded one is too slow for this)
+        use_model = cfg.use_llm and llm is not None and served is not False
+        if cfg.use_llm and served is False:
+            doc.model_note = MODEL_NOTE["embedded"][0]
+            doc.extra["model_note_zh"] = MODEL_NOTE["embedded"][1]
+        elif not use_model:
+            doc.model_note = MODEL_NOTE["off"][0]
+            doc.extra["model_note_zh"] = MODEL_NOTE["off"][1]
+        else:
+            t = time.perf_counter()
+            narrative, errs = await _narrative(doc, a, cfg, llm, retriever, when, allowed)
+            timings["narrative_s"] = round(time.perf_counter() - t, 4)
+            errors += errs
+            if narrative:
+                doc.narrative = narrative
+            else:
+                doc.model_missing = True
+                doc.model_note = MODEL_NOTE["failed"][0]
+                doc.extra["model_note_zh"] = MODEL_NOTE["failed"][1]
+        doc.text, removed, doc.unsupported_numbers = check_lines(text(doc, lang), allowed)
+        doc.removed += removed
+        other = "zh" if lang == "en" else "en"
+        doc.extra[f"text_{other}"] = check_lines(text(doc, other), allowed)[0]
+    doc.errors = errors + doc.errors
+    doc.sections = [Section(
+        question_id="analysis", question=doc.question, facts=doc.facts, text=doc.text,
+        computed_text=doc.text, llm_text=doc.narrative, removed=doc.removed,
+        unsupported_numbers=doc.unsupported_numbers, missing=doc.missing,
+        errors=list(doc.errors),
+    )]  # fmt: skip
     if out_dir is not None:
         t = time.perf_counter()
         try:
@@ -191,6 +257,32 @@ async def build_bond_report(
     if doc.json_path:  # again, now with the timings
         await asyncio.to_thread(_write, Path(doc.json_path), doc.model_dump_json(indent=1))
     return doc
+
+
+async def _narrative(
+    doc: BondReportDoc, a: Analysis, cfg: ReportSettings, llm: LLMClient,
+    retriever: Retriever | None, when: datetime, allowed: Allowed,
+) -> tuple[str, list[str]]:  # fmt: skip
+    """Two-stage RAG (Chen et al.) over the headline facts and the rule conclusions; the
+    number check keeps only sentences whose figures are facts. Bounded by the budget."""
+    deadline = time.perf_counter() + cfg.llm_budget_s
+    ids = {fid for h in a.headline for fid in h.fact_ids}
+    chosen = [f for f in a.facts if f.id in ids or f.kind in ("policy_change", "spread")]
+    conclusions = " ".join(c.text for c in a.conclusions if c.show)
+    q = ("Explain today's US bond market moves and what they imply, using only these facts "
+         f"and conclusions: {conclusions}")  # fmt: skip
+    rag = await two_stage(q, chosen, retriever=retriever, llm=llm, k1=cfg.k1, k2=cfg.k2,
+                          at=int(when.timestamp() * 1000), max_tokens=cfg.llm_max_tokens,
+                          use_llm=True, max_llm_facts=cfg.llm_max_facts,
+                          knowledge_chars=cfg.llm_knowledge_chars, deadline=deadline)  # fmt: skip
+    errors = [f"LLM: {e}" if "LLM" not in e else e for e in rag.errors]
+    if not rag.llm_text:
+        return "", errors or ["LLM gave no text"]
+    for it in (*rag.k1, *rag.k2):
+        allowed.add_text(f"{it.text} {it.provenance.evidence}")
+    checked = check_text(rag.llm_text, allowed, origin="llm")
+    doc.removed += checked.removed
+    return checked.text, errors
 
 
 def _write(path: Path, text: str) -> None:
@@ -268,23 +360,39 @@ def latest_report(out_dir: Path) -> BondReportDoc | None:
 REPORT_CYPHER = """
 MERGE (r:Report {id: $id})
   ON CREATE SET r.partition = 'dynamic', r.kind = 'bond', r.created_at = timestamp()
-SET r.at = $at, r.question = $question, r.text = $text, r.path = $path,
-    r.fact_ids = $fact_ids, r.triple_ids = $triple_ids, r.missing = $missing
+SET r.at = $at, r.as_of = $as_of, r.question = $question, r.text = $text, r.path = $path,
+    r.fact_ids = $fact_ids, r.citation_ids = $citation_ids, r.missing = $missing,
+    r.headline = $headline, r.lang = $lang
 WITH r
 UNWIND $entities AS eid
 MATCH (e:Entity {id: eid})
 MERGE (r)-[:ABOUT]->(e)
 """
+CITES_CYPHER = {
+    label: f"""
+UNWIND $ids AS nid
+MATCH (r:Report {{id: $id}})
+MATCH (n:{label} {{id: nid}})
+MERGE (r)-[:CITES]->(n)
+"""
+    for label in ("Observation", "DailyObservation", "Document")
+}
 
 
 async def store_in_graph(store: GraphStore, doc: BondReportDoc) -> None:
-    """A ``:Report`` node linked (``ABOUT``) to the indicators its facts describe."""
-    entities = sorted(
-        {p for f in doc.facts for p in f.subject.split("-")} & set(indicator_catalog())
-    )
+    """A ``:Report`` node linked (``ABOUT``) to the indicators it describes and
+    (``CITES``) to every observation behind its facts and every document it cites."""
+    entities = sorted({p for f in doc.facts for p in f.subject.split("-")})
     await store.execute(REPORT_CYPHER, {
-        "id": doc.id, "at": int(_parse_at(doc.at).timestamp() * 1000), "question": doc.question,
-        "text": doc.text[:20_000], "path": doc.json_path or "",
-        "fact_ids": [f.id for f in doc.facts], "triple_ids": [t.id for t in doc.triples],
-        "missing": doc.missing, "entities": entities,
+        "id": doc.id, "at": int(_parse_at(doc.at).timestamp() * 1000), "as_of": doc.as_of,
+        "question": doc.question, "text": doc.text[:20_000], "path": doc.json_path or "",
+        "fact_ids": [f.id for f in doc.facts], "citation_ids": [c.id for c in doc.citations],
+        "missing": doc.missing, "entities": entities, "lang": doc.lang,
+        "headline": [f"{h.indicator} {h.change_bp:+.1f} bp" for h in doc.headline],
     })  # fmt: skip
+    sources = sorted({s for f in doc.facts for s in f.sources})
+    docs = sorted({c.id for c in doc.citations} | {s for s in sources if s.startswith("doc")})
+    for label, ids in (("Observation", sources), ("DailyObservation", sources),
+                       ("Document", docs)):  # fmt: skip
+        if ids:
+            await store.execute(CITES_CYPHER[label], {"id": doc.id, "ids": ids})

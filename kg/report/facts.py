@@ -80,6 +80,7 @@ class Point(BaseModel):
     day: date
     value: float
     ref: str  # the graph node (or source row) the value came from
+    source: str = ""  # the record's source (synthetic records say so)
 
 
 class Series(BaseModel):
@@ -97,7 +98,9 @@ class Series(BaseModel):
 
 class Fact(BaseModel):
     id: str
-    kind: Literal["level", "change", "spread", "spread_change", "vs_average", "policy_change"]
+    kind: Literal[
+        "level", "change", "spread", "spread_change", "vs_average", "policy_change", "zscore"
+    ]
     subject: str  # indicator id or spread id
     label: str
     value: float
@@ -311,7 +314,7 @@ def compute_facts(
 OBS_CYPHER = """
 MATCH (o:Observation)
 WHERE o.indicator_id IN $ids AND o.observed_at <= $at AND o.observed_at >= $since
-RETURN o.indicator_id AS ind, o.observed_at AS t, o.value AS v, o.id AS id
+RETURN o.indicator_id AS ind, o.observed_at AS t, o.value AS v, o.id AS id, o.source AS src
 """
 DAILY_CYPHER = """
 MATCH (d:DailyObservation)
@@ -331,19 +334,19 @@ def series_from_rows(
 ) -> dict[str, Series]:
     """Daily close per indicator from (ind, t epoch ms, v, id) rows; the latest
     observation of a UTC day wins (ties: larger id, for determinism)."""
-    best: dict[tuple[str, date], tuple[int, str, float]] = {}
+    best: dict[tuple[str, date], tuple[int, str, float, str]] = {}
     for r in rows:
         if r.get("v") is None or r.get("t") is None:
             continue
         t = int(r["t"])
         day = datetime.fromtimestamp(t / 1000, UTC).date()
         key = (str(r["ind"]), day)
-        cand = (t, str(r["id"]), float(r["v"]))
+        cand = (t, str(r["id"]), float(r["v"]), str(r.get("src") or ""))
         if key not in best or cand[:2] > best[key][:2]:
             best[key] = cand
     grouped: dict[str, list[Point]] = defaultdict(list)
-    for (ind, day), (_, ref, v) in best.items():
-        grouped[ind].append(Point(day=day, value=v, ref=ref))
+    for (ind, day), (_, ref, v, src) in best.items():
+        grouped[ind].append(Point(day=day, value=v, ref=ref, source=src))
     out = {}
     for ind, pts in grouped.items():
         pts.sort(key=lambda p: p.day)

@@ -8,9 +8,10 @@ from pydantic import BaseModel, Field
 
 from kg.report.facts import Fact
 from kg.report.numbers import Removal
+from kg.report.rules import Conclusion
 from kg.retrieve.types import RetrievedItem
 
-FORMAT = "livekg-bond-report/1"
+FORMAT = "livekg-bond-report/2"
 
 
 class Section(BaseModel):
@@ -28,6 +29,66 @@ class Section(BaseModel):
     missing: list[str] = Field(default_factory=list)
     stale: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+
+
+class Citation(BaseModel):
+    """A graph item a report statement rests on: a document, an observation, a triple."""
+
+    id: str
+    kind: str  # document | observation | triple
+    title: str = ""
+    source: str = ""
+    synthetic: bool = False
+    published_at: str = ""
+    url: str = ""
+
+
+class HeadlineItem(BaseModel):
+    indicator: str
+    label: str
+    level: float
+    change_bp: float
+    z: float
+    vol_bp: float
+    as_of: str
+    synthetic: bool = False
+    fact_ids: list[str] = Field(default_factory=list)
+
+
+class TableRow(BaseModel):
+    id: str
+    label: str
+    level: float | None = None
+    changes: dict[str, float | None] = Field(default_factory=dict)  # 1d/1w/1m in bp
+    as_of: str = ""
+    synthetic: bool = False
+    fact_ids: list[str] = Field(default_factory=list)
+
+
+class Table(BaseModel):
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[TableRow] = Field(default_factory=list)
+
+
+class PolicyView(BaseModel):
+    last_day: str
+    decision: str
+    change_bp: float
+    range: str = ""
+    dissents: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)  # sentences new against the previous statement
+    dropped: list[str] = Field(default_factory=list)
+    changed: list[tuple[str, str]] = Field(default_factory=list)  # (previous, new) wording
+    statement: Citation | None = None
+    previous: Citation | None = None
+
+
+class Driver(BaseModel):
+    indicator: str
+    move: str  # the move it may explain, as text
+    citations: list[Citation] = Field(default_factory=list)
 
 
 class BondReportDoc(BaseModel):
@@ -56,3 +117,18 @@ class BondReportDoc(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
+    # the analysis (format 2): the market day, what matters, tables, shape, policy,
+    # drivers with citations, rule conclusions with the signals that fired
+    as_of: str = ""
+    lang: str = "en"
+    headline: list[HeadlineItem] = Field(default_factory=list)
+    tables: dict[str, Table] = Field(default_factory=dict)
+    curve_shape: list[Conclusion] = Field(default_factory=list)
+    policy: PolicyView | None = None
+    drivers: list[Driver] = Field(default_factory=list)
+    conclusions: list[Conclusion] = Field(default_factory=list)
+    signals: dict[str, Any] = Field(default_factory=dict)
+    synthetic: list[str] = Field(default_factory=list)  # which inputs are synthetic
+    narrative: str = ""  # model prose over the selected facts (served model only)
+    model_note: str = ""  # one line when there is no model prose
+    citations: list[Citation] = Field(default_factory=list)  # everything cited, once

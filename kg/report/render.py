@@ -1,4 +1,8 @@
-"""Markdown, HTML and a matplotlib chart of the key yields for a bond report."""
+"""The bond report as text (en/zh), Markdown, HTML and a chart of the key yields.
+
+The text is built from the analysis once, section by section; a sentence is never
+written twice (``_Lines`` drops repeats), so each fact appears once.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,170 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kg.report.facts import Series
-from kg.report.model import BondReportDoc
+from kg.report.model import BondReportDoc, Table
+from kg.report.rules import word
 
-CHART_SERIES = ("CN10Y", "CN1Y", "US10Y", "US2Y", "DR007")
+CHART_SERIES = ("US3M", "US2Y", "US10Y", "US30Y", "US_FFR")
+
+T = {
+    "title": ("Bond market analysis for {day}", "债券市场分析 {day}"),
+    "synthetic": ("Synthetic inputs (sample data, not real): {ids}; synthetic documents are "
+                  "never cited for real moves.",
+                  "合成输入（样例数据，非真实）：{ids}；合成文档不会被引用来解释真实行情。"),
+    "headline": ("What moved", "今日要点"),
+    "curve": ("US Treasury curve", "美债收益率曲线"),
+    "funding": ("Funding and policy rates", "资金与政策利率"),
+    "shape": ("Curve shape", "曲线形态"),
+    "policy": ("Policy", "货币政策"),
+    "drivers": ("Drivers (from the graph)", "驱动因素（来自知识图谱）"),
+    "conclusions": ("Conclusions (rules over computed signals)", "结论（基于计算信号的规则）"),
+    "narrative": ("Commentary (model, number-checked)", "评述（模型生成，已核对数字）"),
+    "cols": (("tenor", "id", "level %", "1d bp", "1w bp", "1m bp"),
+             ("期限", "代码", "收益率 %", "1日 bp", "1周 bp", "1月 bp")),
+    "added": ("New in the statement against the previous one", "与上次声明相比新增"),
+    "dropped": ("Dropped from the previous statement", "上次声明中被删除"),
+    "changed": ("Reworded against the previous statement", "与上次声明相比措辞变化"),
+    "was": ("was", "原为"),
+    "dissent": ("Dissent", "反对票"),
+    "no_policy": ("No policy decision in the data.", "数据中没有货币政策决议。"),
+    "signals": ("signals", "信号"),
+    "synthetic_tag": (" (synthetic)", "（合成）"),
+}  # fmt: skip
+
+
+def _t(key: str, lang: str) -> str:
+    v = T[key]
+    return v[0] if lang == "en" else v[1]  # type: ignore[return-value]
+
+
+class _Lines(list[str]):
+    """Lines of text where a repeated (non-empty) line is dropped."""
+
+    def add(self, line: str) -> None:
+        if line and line in self:
+            return
+        self.append(line)
+
+
+def headline_line(h: object, lang: str) -> str:
+    ind, chg, lvl, z, vol = (h.indicator, h.change_bp, h.level, h.z, h.vol_bp)  # type: ignore[attr-defined]
+    syn = _t("synthetic_tag", lang) if h.synthetic else ""  # type: ignore[attr-defined]
+    if lang == "zh":
+        return (f"{ind}{syn} 当日 {chg:+.1f} bp 至 {lvl:.2f}%，为其日波动（{vol:.1f} bp）的 "
+                f"{z:+.1f} 倍。")  # fmt: skip
+    return (f"{ind}{syn} {chg:+.1f} bp on the day to {lvl:.2f}%, {z:+.1f} sigma of its daily "
+            f"volatility ({vol:.1f} bp).")  # fmt: skip
+
+
+def table_lines(tab: Table, lang: str, labels_zh: Mapping[str, str]) -> list[str]:
+    cols = T["cols"][0 if lang == "en" else 1]
+    out = [" | ".join(cols)]
+    for r in tab.rows:
+        if r.level is None:
+            continue
+        label = r.label if lang == "en" else labels_zh.get(r.id, r.label)
+        syn = _t("synthetic_tag", lang) if r.synthetic else ""
+        ch = [f"{v:+.1f}" if v is not None else "-" for v in r.changes.values()]
+        out.append(" | ".join([label + syn, r.id, f"{r.level:.2f}", *ch]))
+    return out
+
+
+def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | None = None) -> str:
+    """The whole report as plain text, in one language."""
+    zh = labels_zh or doc.extra.get("labels_zh", {})
+    L = _Lines()
+    L.add(_t("title", lang).format(day=doc.as_of))
+    if doc.synthetic:
+        L.add(_t("synthetic", lang).format(ids=", ".join(doc.synthetic)))
+    if doc.model_note:
+        L.add(doc.model_note if lang == "en" else doc.extra.get("model_note_zh", doc.model_note))
+    L.add("")
+    L.add("## " + _t("headline", lang))
+    for h in doc.headline:
+        L.add("- " + headline_line(h, lang))
+    for key in ("curve", "funding"):
+        tab = doc.tables.get(key)
+        if tab and tab.rows:
+            L.add("")
+            L.add("## " + _t(key, lang))
+            for line in table_lines(tab, lang, zh):
+                L.add(line)
+    L.add("")
+    L.add("## " + _t("shape", lang))
+    for c in doc.curve_shape:
+        if c.show:
+            L.add("- " + (c.text if lang == "en" else c.text_zh))
+    for c in doc.conclusions:
+        if c.kind.startswith("inversion"):
+            L.add("- " + (c.text if lang == "en" else c.text_zh))
+    L.add("")
+    L.add("## " + _t("policy", lang))
+    decision = [c for c in doc.conclusions if c.kind == "policy_decision"]
+    if doc.policy is None:
+        L.add(_t("no_policy", lang))
+    else:
+        for c in decision:
+            L.add("- " + (c.text if lang == "en" else c.text_zh))
+        if not decision:
+            p = doc.policy
+            L.add(f"- {p.last_day}: {word(p.decision, lang)} {p.change_bp:+.0f} bp, {p.range}%.")
+        src = doc.policy.statement
+        quote = "（英文原文）" if lang == "zh" else ""
+        cite = f" [source {src.id}]" if src else ""
+        for d in doc.policy.dissents:
+            L.add(f"- {_t('dissent', lang)}{quote}: \u201c{d}\u201d{cite}")
+        if doc.policy.changed:
+            L.add(f"- {_t('changed', lang)}{quote}:")
+            for old, new in doc.policy.changed:
+                L.add(f"  ~ \u201c{new}\u201d ({_t('was', lang)} \u201c{old}\u201d)")
+        if doc.policy.added:
+            L.add(f"- {_t('added', lang)}{quote}:")
+            for s in doc.policy.added:
+                L.add(f"  + \u201c{s}\u201d")
+        if doc.policy.dropped:
+            L.add(f"- {_t('dropped', lang)}{quote}:")
+            for s in doc.policy.dropped:
+                L.add(f"  - \u201c{s}\u201d")
+    L.add("")
+    L.add("## " + _t("drivers", lang))
+    for d in doc.drivers:
+        cites = "; ".join(
+            f"{c.title}{_t('synthetic_tag', lang) if c.synthetic else ''} ({c.source}, "
+            f"{c.published_at[:10]}) [source {c.id}]" for c in d.citations)  # fmt: skip
+        L.add(f"- {d.move}: {cites}")
+    L.add("")
+    L.add("## " + _t("conclusions", lang))
+    for c in doc.conclusions:
+        if not c.show or c.kind.startswith("inversion") or c.kind == "policy_decision":
+            continue
+        sig = ", ".join(sorted(c.signals))
+        L.add(f"- {c.text if lang == 'en' else c.text_zh} [{_t('signals', lang)}: {sig}]")
+    if doc.narrative:
+        L.add("")
+        L.add("## " + _t("narrative", lang))
+        L.add(doc.narrative)
+    return "\n".join(L).strip() + "\n"
+
+
+def markdown(doc: BondReportDoc) -> str:
+    out = text(doc, doc.lang or "en")
+    if doc.chart:
+        out = out.replace("\n", f"\n\n![Key yields]({Path(doc.chart).name})\n", 1)
+    return "# " + out
+
+
+def to_html(doc: BondReportDoc) -> str:
+    e = html.escape
+    lang = doc.lang or "en"
+    parts = ["<!doctype html><html><head><meta charset='utf-8'>",
+             f"<title>{e(_t('title', lang).format(day=doc.as_of))}</title>",
+             "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+             "td,th{padding:2px 8px;text-align:right}</style></head><body>"]  # fmt: skip
+    body = text(doc, lang)
+    if doc.chart:
+        parts.append(f"<img alt='Key yields' src='{e(Path(doc.chart).name)}'>")
+    parts.append(f"<pre>{e(body)}</pre></body></html>")
+    return "\n".join(parts)
 
 
 def chart(series: Mapping[str, Series], path: Path, *, days: int = 183) -> Path | None:
@@ -26,10 +191,11 @@ def chart(series: Mapping[str, Series], path: Path, *, days: int = 183) -> Path 
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
     try:
         for sid, s in picked.items():
-            pts = [p for p in s.points if (end - p.day).days <= days]
-            ax.plot([p.day for p in pts], [p.value for p in pts], label=sid, linewidth=1.4)
+            pts = [p for p in s.points if 0 <= (end - p.day).days <= days]
+            ax.plot([p.day for p in pts], [p.value for p in pts], label=sid, linewidth=1.4,
+                    drawstyle="steps-post" if sid == "US_FFR" else "default")  # fmt: skip
         ax.set_ylabel("%")
-        ax.set_title(f"Key yields to {end}")
+        ax.set_title(f"Key US yields to {end}")
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=8)
         fig.autofmt_xdate()
@@ -39,81 +205,3 @@ def chart(series: Mapping[str, Series], path: Path, *, days: int = 183) -> Path 
     finally:
         plt.close(fig)
     return path
-
-
-MODEL_MISSING = (
-    "The language model was unavailable or too slow for this report: its commentary is "
-    "missing and each section holds the computed analysis only."
-)
-
-
-def markdown(doc: BondReportDoc) -> str:
-    lines = [f"# Bond market report {doc.at[:16].replace('T', ' ')} UTC", ""]
-    if doc.chart:
-        lines += [f"![Key yields]({Path(doc.chart).name})", ""]
-    if doc.missing or doc.stale:
-        missing = ", ".join(doc.missing) or "none"
-        stale = ", ".join(doc.stale) or "none"
-        lines += [f"> Missing indicators: {missing}. Stale indicators: {stale}.", ""]
-    if doc.model_missing:
-        lines += [f"> {MODEL_MISSING}", ""]
-    for s in doc.sections:
-        lines += [f"## {s.question}", "", s.text or "_No analysis could be produced._", ""]
-        if s.facts:
-            lines += ["Facts (computed from the graph):", ""]
-            lines += [f"- {f.text} _(sources: {', '.join(f.sources[:3])})_" for f in s.facts]
-            lines.append("")
-        if s.triples:
-            lines += ["Knowledge-graph triples:", ""]
-            for t in s.triples:
-                src = ", ".join((t.provenance.doc_ids or t.provenance.sources)[:2]) or "static"
-                lines.append(f"- {t.text} _(source: {src}; {t.method.value})_")
-            lines.append("")
-        if s.removed:
-            lines += ["Removed (unsupported numbers):", ""]
-            lines += [f"- ~~{r.sentence}~~ ({', '.join(r.numbers)})" for r in s.removed]
-            lines.append("")
-    models = ", ".join(f"{k}: {v}" for k, v in doc.models.items())
-    lines += ["---", f"Models: {models}. Text quality depends on the configured model; facts "
-              "are computed, not generated.", ""]  # fmt: skip
-    return "\n".join(lines)
-
-
-def to_html(doc: BondReportDoc) -> str:
-    e = html.escape
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>Bond market report {e(doc.at)}</title>",
-        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-        ".src{color:#666;font-size:90%}del{color:#a00}</style></head><body>",
-        f"<h1>Bond market report {e(doc.at[:16].replace('T', ' '))} UTC</h1>",
-    ]
-    if doc.chart:
-        parts.append(f"<img alt='Key yields' src='{e(Path(doc.chart).name)}'>")
-    if doc.missing or doc.stale:
-        parts.append(f"<p><b>Missing:</b> {e(', '.join(doc.missing) or 'none')}. "
-                     f"<b>Stale:</b> {e(', '.join(doc.stale) or 'none')}.</p>")  # fmt: skip
-    if doc.model_missing:
-        parts.append(f"<p><b>{e(MODEL_MISSING)}</b></p>")
-    for s in doc.sections:
-        parts.append(
-            f"<h2>{e(s.question)}</h2><p>{e(s.text or 'No analysis could be produced.')}</p>"
-        )
-        if s.facts:
-            parts.append("<h3>Facts</h3><ul>" + "".join(
-                f"<li>{e(f.text)} <span class='src'>{e(', '.join(f.sources[:3]))}</span></li>"
-                for f in s.facts) + "</ul>")  # fmt: skip
-        if s.triples:
-            parts.append("<h3>Knowledge-graph triples</h3><ul>" + "".join(
-                f"<li>{e(t.text)} <span class='src'>"
-                f"{e(', '.join((t.provenance.doc_ids or t.provenance.sources)[:2]) or 'static')}"
-                f"</span></li>" for t in s.triples) + "</ul>")  # fmt: skip
-        if s.removed:
-            parts.append("<h3>Removed</h3><ul>" + "".join(
-                f"<li><del>{e(r.sentence)}</del> ({e(', '.join(r.numbers))})</li>"
-                for r in s.removed) + "</ul>")  # fmt: skip
-    models = ", ".join(f"{k}: {v}" for k, v in doc.models.items())
-    parts.append(f"<hr><p class='src'>Models: {e(models)}. Text quality depends on the "
-                 "configured model; facts are computed.</p>")  # fmt: skip
-    parts.append("</body></html>")
-    return "\n".join(parts)

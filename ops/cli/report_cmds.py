@@ -1,4 +1,4 @@
-"""``livekg retrieve``, ``livekg report bond``, ``livekg eval retrieval``,
+"""``livekg retrieve``, ``livekg report bond``, ``livekg eval report``, ``livekg eval retrieval``,
 ``livekg bench retrieve`` (docs/retrieval.md, docs/reports.md)."""
 
 from __future__ import annotations
@@ -91,25 +91,28 @@ def retrieve(
 @report_app.command("bond")
 def report_bond(
     at: Annotated[str | None, typer.Option(help="analysis time, ISO (default: now)")] = None,
-    question: Annotated[str | None, typer.Option(help="one ad-hoc question")] = None,
+    lang: Annotated[str, typer.Option(help="en | zh")] = "en",
     out: Annotated[Path | None, typer.Option(help="report folder (default data dir)")] = None,
-    llm: Annotated[bool, typer.Option(help="use the language model (two-stage RAG)")] = True,
+    llm: Annotated[bool, typer.Option(help="model prose (served model only)")] = True,
     publish: Annotated[bool, typer.Option(help="publish to reports.bond if a broker runs")] = True,
     data_dir: DataDir = None,
     json_: JsonFlag = True,
 ) -> None:
-    """Generate the bond-market report now: facts, triples, checked text, chart."""
+    """The bond-market analysis of the latest market day: headline, curve and funding
+    tables, curve shape, policy, drivers (cited) and rule conclusions (with signals)."""
+    if lang not in ("en", "zh"):
+        emit_json({"ok": False, "error": "BadParameter", "message": "--lang: en | zh"})
+        raise typer.Exit(2)
     settings = _settings(data_dir)
-    emit_json(asyncio.run(_report(settings, at=at, question=question, out=out, use_llm=llm,
+    emit_json(asyncio.run(_report(settings, at=at, lang=lang, out=out, use_llm=llm,
                                   publish=publish)))  # fmt: skip
 
 
 async def _report(
-    settings: Settings, *, at: str | None, question: str | None, out: Path | None,
-    use_llm: bool, publish: bool,
+    settings: Settings, *, at: str | None, lang: str, out: Path | None, use_llm: bool,
+    publish: bool,
 ) -> dict[str, Any]:  # fmt: skip
-    from kg.report.build import build_bond_report, reports_dir, store_in_graph
-    from kg.retrieve import MethodRetriever, RetrievalService
+    from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
     from ops.cli.kg_cmds import _store
 
     cfg = settings.report
@@ -121,48 +124,38 @@ async def _report(
     except Exception as exc:
         notes.append(f"graph unavailable: {exc}"[:300])
         store = None
+    # model prose only from a served model (llm.base_url): the embedded one is too slow
+    # for a report and is not started for it
+    served = bool(settings.llm.base_url)
+    client = None
     retriever = None
     embed_id = "none"
-    if store is not None:
+    if use_llm and cfg.use_llm and served:
         try:
-            from kg.embed import make_embedder
-
-            embedder = make_embedder(settings.embed)
-            embed_id = embedder.model_id
-            r = cfg.retrieve
-            service = RetrievalService(
-                store, embedder, top_n=r.top_n, cluster_threshold=r.cluster_threshold,
-                temperature=r.temperature, chunk_size=r.chunk_size, cache_dir=settings.data_dir,
-            )  # fmt: skip
-            retriever = MethodRetriever(service, cfg.method)
-        except Exception as exc:
-            notes.append(f"retrieval unavailable: {type(exc).__name__}: {exc}"[:300])
-    client = None
-    if use_llm and cfg.use_llm:
-        try:
-            from core.runtime_state import endpoints
-            from kg.report.build import report_llm
-
-            try:
-                base = endpoints(settings).llm_base_url
-            except Exception:
-                base = settings.llm.base_url or None
-            client = report_llm(settings, base)
-            from kg.report.build import warm_up
-
-            failed = await warm_up(client)
-            if failed:
-                notes.append(failed + "; computed analysis only")
-                await client.aclose()
-                client = None
+            client = report_llm(settings, settings.llm.base_url)
         except Exception as exc:
             notes.append(f"LLM unavailable: {type(exc).__name__}: {exc}"[:300])
-    served = bool(settings.llm.base_url)
-    leads = cfg.llm_leads if cfg.llm_leads is not None else served
+        if client is not None and store is not None:
+            try:
+                from kg.embed import make_embedder
+                from kg.retrieve import MethodRetriever, RetrievalService
+
+                embedder = make_embedder(settings.embed)
+                embed_id = embedder.model_id
+                r = cfg.retrieve
+                service = RetrievalService(
+                    store, embedder, top_n=r.top_n, cluster_threshold=r.cluster_threshold,
+                    temperature=r.temperature, chunk_size=r.chunk_size,
+                    cache_dir=settings.data_dir,
+                )  # fmt: skip
+                retriever = MethodRetriever(service, cfg.method)
+            except Exception as exc:
+                notes.append(f"retrieval unavailable: {type(exc).__name__}: {exc}"[:300])
     try:
         doc = await build_bond_report(
-            store, cfg, at=at, question=question, retriever=retriever, llm=client,
-            llm_leads=leads, out_dir=out or reports_dir(settings.data_dir, cfg),
+            store, cfg, at=at, retriever=retriever, llm=client, lang=lang,
+            served=served if use_llm else None,
+            out_dir=out or reports_dir(settings.data_dir, cfg),
             models={"llm": client.model if client else "none", "embed": embed_id},
         )  # fmt: skip
         doc.errors = notes + doc.errors
@@ -178,7 +171,7 @@ async def _report(
             await client.aclose()
         if store is not None:
             await store.close()
-    return {"ok": True, **doc.model_dump(mode="json")}
+    return {"ok": True, **doc.model_dump(mode="json", exclude={"sections", "triples"})}
 
 
 async def _publish(settings: Settings, doc: Any) -> int:
@@ -200,6 +193,21 @@ async def _publish(settings: Settings, doc: Any) -> int:
     finally:
         await asyncio.to_thread(pub.close)
     return len(items)
+
+
+@eval_app.command("report")
+def eval_report(
+    data: Annotated[Path | None, typer.Option(help="reference JSONL (default: bundled)")] = None,
+    shared: Annotated[
+        Path | None, typer.Option(help="shared data folder (default ../shared/data)")
+    ] = None,
+    json_: JsonFlag = True,
+) -> None:
+    """The report's rule conclusions against the self-written reference conclusions for
+    real days (label and reason agreement per kind; dev = odd ids, test = even ids)."""
+    from kg.report.evaluate import run_report_eval
+
+    emit_json(run_report_eval(data, shared))
 
 
 @eval_app.command("retrieval")

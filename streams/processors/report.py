@@ -1,16 +1,19 @@
-"""The bond-market report on a timer (every ``report.interval_s``) and a crontab
-(``report.crontab``, e.g. the Shanghai close), on the leader worker only.
+"""The bond-market report on start (as soon as the graph holds a curve history), then on
+a timer (every ``report.interval_s``) and a crontab (``report.crontab``, e.g. the
+Shanghai close), on the leader worker only.
 
 A thin shell: ``kg.report.build_bond_report`` does the work; this holds the retrieval
 service between runs (its index follows the graph incrementally and its clusters are
 rebuilt every ``report.retrieve.rebuild_interval_s``), stores the report (files and a
 ``:Report`` node) and publishes one ``BondReport`` per question to ``reports.bond``.
-The model is used only when one is served (``endpoints.llm_base_url``): the worker does
-not load the in-process model. Errors are logged and counted, never raised.
+Model prose only from a served model (``llm.base_url``): the worker does not load the
+in-process model, and the report says so in one line. Errors are logged and counted,
+never raised.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
@@ -19,7 +22,7 @@ from typing import Any
 import faust
 
 from core import metrics
-from kg.report.build import build_bond_report, reports_dir, store_in_graph
+from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
 from kg.report.model import BondReportDoc
 from kg.report.publish import records_for
 from streams.context import WorkerContext
@@ -62,16 +65,14 @@ async def run_report(
         except Exception as exc:
             log.warning("bond report: retrieval unavailable: %r", exc)
         llm = None
-        if cfg.use_llm and ctx.endpoints.llm_base_url:
-            from kg.report.build import report_llm
-
-            llm = report_llm(ctx.settings, ctx.endpoints.llm_base_url)
+        served = bool(ctx.settings.llm.base_url)
+        if cfg.use_llm and served:
+            llm = report_llm(ctx.settings, ctx.settings.llm.base_url)
         try:
             models = {"llm": llm.model if llm else "none", "embed": ctx.settings.embed.model}
             doc = await build_bond_report(
                 store, cfg, at=at, retriever=retriever, llm=llm, models=models,
-                llm_leads=cfg.llm_leads if cfg.llm_leads is not None else llm is not None,
-                out_dir=reports_dir(ctx.settings.data_dir, cfg),
+                served=served, out_dir=reports_dir(ctx.settings.data_dir, cfg),
             )  # fmt: skip
         finally:
             if llm is not None:
@@ -82,9 +83,41 @@ async def run_report(
         metrics.ERRORS.labels(AGENT, type(exc).__name__).inc()
         log.warning("bond report failed: %r", exc)
         return None
-    log.info("bond report %s: %d questions, %.1fs", doc.id, len(doc.sections),
+    log.info("bond report %s for %s: %.1fs", doc.id, doc.as_of or "no data",
              doc.timings.get("total_s", 0.0))  # fmt: skip
     return doc
+
+
+HISTORY_CYPHER = """
+MATCH (o:Observation)
+WHERE o.indicator_id IN ['US10Y', 'US2Y']
+RETURN count(o) AS n
+"""
+
+
+async def curve_history_settled(ctx: WorkerContext, last: int | None) -> tuple[bool, int]:
+    """Whether the graph holds a curve history that stopped growing since ``last``
+    (the sample or a backfill is still being written while it grows)."""
+    store = await ctx.graph()
+    rows = await store.query(HISTORY_CYPHER, {})
+    n = int(rows[0]["n"]) if rows else 0
+    return (n >= 40 and n == last), n
+
+
+async def first_report(ctx: WorkerContext, state: ReportState, *, poll_s: float = 10.0,
+                       tries: int = 60) -> BondReportDoc | None:  # fmt: skip
+    """The first report as soon as a curve history is in (not 30 minutes later)."""
+    last: int | None = None
+    for _ in range(tries):
+        try:
+            settled, last = await curve_history_settled(ctx, last)
+        except Exception as exc:  # the graph may not be up yet
+            log.debug("first bond report: graph not ready: %r", exc)
+            settled = False
+        if settled:
+            return await run_report(ctx, state)
+        await asyncio.sleep(poll_s)
+    return None
 
 
 def register(app: faust.App, ctx: WorkerContext) -> None:
@@ -92,6 +125,10 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
     if not cfg.enabled:
         return
     state = ReportState()
+
+    @app.task(on_leader=True)
+    async def bond_report_on_start() -> None:
+        await first_report(ctx, state)
 
     @app.timer(interval=cfg.interval_s, on_leader=True, name=AGENT)
     async def bond_report() -> None:
