@@ -281,6 +281,9 @@ class Lexicon:
             sense = Sense("entity", eid, label, name)
             for k in ("id", "name", "name_zh", "short_name", "ticker", "code"):
                 lex.add(r.get(k), sense)
+            for k in ("name", "name_zh", "short_name"):
+                for w in _derived_names(r.get(k), label, trig):
+                    lex.add(w, sense)
             for a in r.get("aliases") or []:
                 lex.add(str(a), sense)
             for k, v in props.items():
@@ -362,6 +365,22 @@ class Lexicon:
             if len({s.key for s in ents}) == 1:
                 return Mention(join(span), i, j, (min(ents, key=_sense_order),))
         return None
+
+
+_LEVEL = re.compile(r"\s*(?:[ⅠⅡⅢⅣ]|\b(?:I{1,3}|IV))\s*$")
+
+
+def _derived_names(name: Any, label: str, trig: dict[str, Any]) -> list[str]:
+    """Other ways people write a name: without a classification level ("证券Ⅲ" ->
+    "证券", "Securities III" -> "Securities") and with the label's suffixes from
+    ``triggers.toml`` ("银行" -> "银行业", "高股息" -> "高股息概念")."""
+    if not isinstance(name, str) or not name:
+        return []
+    base = _LEVEL.sub("", name).strip() or name
+    out = [base] if base != name else []
+    for fmt in trig.get("derived_names", {}).get(label, []):
+        out.append(fmt.format(base))
+    return out
 
 
 _NOT_VALUES = frozenset(

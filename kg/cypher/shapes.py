@@ -56,6 +56,8 @@ class ShapeName(StrEnum):
     VALID_DURING = "valid_during"
     KNOWN_AT = "known_at"
     VALID_DURING_KNOWN = "valid_during_known"
+    SUCCESSOR_KNOWN = "successor_known"
+    ABSENT = "absent"
 
 
 class Shape(BaseModel):

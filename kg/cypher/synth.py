@@ -140,6 +140,10 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     )
 
 
+def _any(patterns: list[str], text: str) -> bool:
+    return any(re.search(p, text, re.I) for p in patterns)
+
+
 def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     """Entity ids and ``prop=value`` keys with a negation word shortly before them."""
     neg = triggers()["negation"]
@@ -562,12 +566,14 @@ class Synthesizer:
         return out
 
     # -- validity of the facts a query reads -----------------------------------------
-    def _validity(self, frame: Frame, pats: list[str], params: dict[str, Any]) -> list[str]:
-        """Conditions on every fact variable of ``pats``: currently valid; or valid in
-        the question's window; and, with a knowledge time, recorded by then (a fact closed
-        by a successor recorded later counts as open)."""
+    def _validity(
+        self, frame: Frame, pats: list[str], params: dict[str, Any], *, successors: bool = True
+    ) -> tuple[list[str], list[str]]:
+        """Conditions (and OPTIONAL MATCHes) on every fact variable of ``pats``: currently
+        valid; or valid in the question's window; and, with a knowledge time, recorded by
+        then (a fact closed by a successor recorded later was still open as far as we
+        knew then)."""
         win = frame.units.time
-        text = " ".join(pats)
         known = frame.known_at
         timed = win is not None and (win.end_ms is not None or win.start_ms is not None)
         if timed or known is not None:
@@ -580,17 +586,53 @@ class Synthesizer:
             if start is None:
                 start = end - 1
             params["from_v"], params["to_v"] = start, end
-        conds = []
-        for f, head, rel in _fact_vars(text):
+        conds: list[str] = []
+        opts: list[str] = []
+        for f, head, rel in _fact_vars(" ".join(pats)):
             if known is not None:
                 params["known_at"] = known
-                conds.append(render(S.KNOWN_AT, f=f, head=head, rel=rel))
-                conds.append(render(S.VALID_DURING_KNOWN, f=f, head=head, rel=rel))
+                conds.append(render(S.KNOWN_AT, f=f))
+                if successors:
+                    opts.append(render(S.SUCCESSOR_KNOWN, f=f, head=head, rel=rel))
+                    conds.append(render(S.VALID_DURING_KNOWN, f=f))
+                else:
+                    conds.append(render(S.VALID_DURING, f=f))
             elif timed:
                 conds.append(render(S.VALID_DURING, f=f))
             else:
                 conds.append(render(S.VALID_NOW, f=f))
-        return conds
+        return conds, opts
+
+    def _finish(
+        self,
+        frame: Frame,
+        pats: list[str],
+        negs: list[tuple[str, str, dict[str, Any]]],
+        where: list[str],
+        params: dict[str, Any],
+        base: list[str] | None = None,
+        extra: list[str] | None = None,
+    ) -> dict[str, str]:
+        """The matches / optionals / where slots of an entity-set shape: the question's
+        filters, the negated constraints and the validity of every fact read."""
+        conds, opts = self._validity(frame, [*(base or []), *pats], params)
+        for _opt, _cond, vp in negs:
+            params.update(vp)
+        opts = [o for o, _c, _p in negs] + opts
+        conds = where + [c for _o, c, _p in negs] + conds + (extra or [])
+        return self._clauses(pats, opts, conds)
+
+    @staticmethod
+    def _clauses(pats: list[str], opts: list[str], conds: list[str]) -> dict[str, str]:
+        """The matches / optionals / where slots of an entity-set shape."""
+        where = ""
+        if conds:
+            where = ("\nWITH * WHERE " if opts else "\nWHERE ") + " AND ".join(conds)
+        return {
+            "matches": "".join(f"\nMATCH {p}" for p in pats),
+            "optionals": "".join(f"\n{o}" for o in opts),
+            "where": where,
+        }
 
     def _constraints(
         self, frame: Frame, target: str, anchors: list[Sense], start: int = 0
@@ -615,8 +657,16 @@ class Synthesizer:
                         .replace("{X}", f"x{k}")
                     )
                     if negated:
-                        q = p.replace(f"), (x{k})", ")")  # one path for the predicate
-                        nxt.append((pats, [*negs, f"size([{q} | 1]) = 0"], score + bonus))
+                        # bind the anchor; the path is an OPTIONAL MATCH that must find nothing
+                        q = p.replace(f"a{k}:Entity {{id: $a{k}}}", f"a{k}")
+                        bind = f"(a{k}:Entity {{id: $a{k}}})"
+                        first = _fact_vars(q)[0][0]
+                        vp: dict[str, Any] = {}
+                        vc, _ = self._validity(frame, [q], vp, successors=False)
+                        where = (" WHERE " + " AND ".join(vc)) if vc else ""
+                        opt = render(S.ABSENT, path=q, where=where)
+                        neg = (opt, f"{first} IS NULL", vp)
+                        nxt.append(([*pats, bind], [*negs, neg], score + bonus))
                     else:
                         nxt.append(([*pats, p], negs, score + bonus))
             combos = sorted(nxt, key=lambda x: -x[2])[:4]
@@ -633,11 +683,14 @@ class Synthesizer:
         target = frame.target if frame.target and frame.target not in _GROUPS else a.label
         if target in ("Person", "Executive"):
             target = a.label
-        groups = [c for c in frame.concepts if c in _GROUPS and c != target] or list(_GROUPS)
+        said = [g for g, pats in triggers()["same_as_group"].items() if _any(pats, frame.question)]
+        groups = [c for c in frame.concepts if c in _GROUPS and c != target]
+        groups = said or groups or list(_GROUPS)
         out = []
         for g in groups[:3]:
-            for r1, d1, b1 in self._pairs(target, g, frame.relations)[:1]:
-                for r2, d2, b2 in self._pairs(a.label, g, frame.relations)[:1]:
+            # the group's own relation, not one the other constraints name ("listed in")
+            for r1, d1, b1 in self._pairs(target, g, [])[:1]:
+                for r2, d2, b2 in self._pairs(a.label, g, [])[:1]:
                     if b1 < -0.5 or b2 < -0.5 or d1 != "out" or d2 != "out":
                         continue
                     base = f"(g0:Entity {{id: $g0}})-[fg0:{r2}]->(x:{g})<-[fg1:{r1}]-(t:{target})"
@@ -647,9 +700,8 @@ class Synthesizer:
                         params.update({f"a{k}": x.key for k, x in enumerate(rest)})
                         where, wparams, used = self._target_filters(frame, target)
                         params.update(wparams)
-                        conds = where + negs + self._validity(frame, [base, *pats], params)
-                        if not frame.include_anchor:
-                            conds.append("t.id <> $g0")
+                        extra = [] if frame.include_anchor else ["t.id <> $g0"]
+                        slots = self._finish(frame, pats, negs, where, params, [base], extra)
                         ret, _ = self._entity_return(frame, target, used)
                         cy = render(
                             S.SAME_GROUP,
@@ -657,9 +709,8 @@ class Synthesizer:
                             group=g,
                             rel_target=r1,
                             target=target,
-                            matches="".join(f"\nMATCH {p}" for p in pats),
-                            where=("\nWHERE " + " AND ".join(conds)) if conds else "",
                             ret=ret,
+                            **slots,
                         )
                         desc = shape(S.SAME_GROUP).describe.format(
                             target=target.lower(), group=g.lower(), name=a.name
@@ -676,6 +727,14 @@ class Synthesizer:
         group = frame.target if frame.target in named else (named[0] if named else None)
         prop = next((p for p in frame.properties if not self._numeric_props_has(p)), None)
         members = [c for c in named if c != group] or ["Company"]
+        if group is not None:
+            # the member concept that joins the group ("成分股" of a theme, not "板块")
+            fits = [
+                m
+                for m in [*members, "Company"]
+                if any(d == "out" and b > -1 for _r, d, b in self._pairs(m, group, []))
+            ]
+            members = fits or members
         member = members[0]
         order = "max" if frame.most == "max" else "min"
         out: list[Candidate] = []
@@ -685,15 +744,8 @@ class Synthesizer:
                 params: dict[str, Any] = {f"a{k}": x.key for k, x in enumerate(frame.anchors)}
                 where, wparams, _used = self._target_filters(frame, member)
                 params.update(wparams)
-                conds = where + negs + self._validity(frame, pats, params)
-                cy = render(
-                    S.VALUE_ARGMAX,
-                    member=member,
-                    prop=prop,
-                    matches="".join(f"\nMATCH {p}" for p in pats),
-                    where=("\nWHERE " + " AND ".join(conds)) if conds else "",
-                    order=order,
-                )
+                slots = self._finish(frame, pats, negs, where, params)
+                cy = render(S.VALUE_ARGMAX, member=member, prop=prop, order=order, **slots)
                 desc = shape(S.VALUE_ARGMAX).describe.format(prop=prop, member=member.lower())
                 out.append(Candidate(cy, params, desc, 5.0 + score, "entities", []))
         if group is None:
@@ -714,15 +766,9 @@ class Synthesizer:
                 where, wparams, _used = self._target_filters(frame, member)
                 params.update(wparams)
                 base = f"(t)-[fr:{rel}]->(g)"
-                conds = where + negs + self._validity(frame, [base, *pats], params)
+                slots = self._finish(frame, pats, negs, where, params, [base])
                 cy = render(
-                    S.GROUP_ARGMAX,
-                    member=member,
-                    rel=rel,
-                    group=group,
-                    matches="".join(f"\nMATCH {p}" for p in pats),
-                    where=("\nWHERE " + " AND ".join(conds)) if conds else "",
-                    order=order,
+                    S.GROUP_ARGMAX, member=member, rel=rel, group=group, order=order, **slots
                 )
                 desc = shape(S.GROUP_ARGMAX).describe.format(
                     group=group.lower(), member=member.lower()
@@ -745,18 +791,14 @@ class Synthesizer:
         out = []
         for pats, negs, score in combos:
             params = {**params_base, **wparams}
-            tw = self._validity(frame, pats, params)
+            extra = []
             if same:
-                tw.append("NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]")
-            conds = where + negs + tw
+                extra.append(
+                    "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]"
+                )
+            slots = self._finish(frame, pats, negs, where, params, None, extra)
             ret, desc_ret = self._entity_return(frame, target, used)
-            cy = render(
-                S.ENTITY_SET,
-                target=target,
-                matches="".join(f"\nMATCH {p}" for p in pats),
-                where=("\nWHERE " + " AND ".join(conds)) if conds else "",
-                ret=ret,
-            )
+            cy = render(S.ENTITY_SET, target=target, ret=ret, **slots)
             pos = [a for a in anchors if a.key not in frame.negated]
             desc = (
                 f"{desc_ret} {target.lower()}"
