@@ -100,6 +100,12 @@ def _fill(template: str, groups: dict[str, str], ctx: DocContext) -> str:
 _ROLE_SPLIT = re.compile(r",\s*|\s+and\s+(?:an?\s+)?|\s*/\s*|\s*&\s*")
 
 
+def role_relations(roles: str) -> list[str]:
+    """'President, Chief Executive Officer and a Director' -> ['HAS_CEO']."""
+    rels = {ROLE_MAP.get(r.strip()) for r in _ROLE_SPLIT.split(roles.strip().casefold())}
+    return sorted(r for r in rels if r)
+
+
 def _relations(template: str, groups: dict[str, str]) -> list[str]:
     """``ROLE:{g}``: the role maps to HAS_CEO/HAS_CHAIRMAN; ``ROLES:{g}``: a list of roles
     ("President, Chief Executive Officer and a Director"), each part mapped; else as is."""
@@ -108,9 +114,7 @@ def _relations(template: str, groups: dict[str, str]) -> list[str]:
         rel = ROLE_MAP.get(role)
         return [rel] if rel else []
     if template.startswith("ROLES:"):
-        roles = (groups.get(template[7:-1]) or "").strip().casefold()
-        rels = {ROLE_MAP.get(r.strip()) for r in _ROLE_SPLIT.split(roles)}
-        return sorted(r for r in rels if r)
+        return role_relations(groups.get(template[7:-1]) or "")
     return [template]
 
 

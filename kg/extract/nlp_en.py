@@ -18,6 +18,8 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from kg.extract.fastpath import clean_name, role_relations
+from kg.extract.patterns import PAIR_RULES, PairRule
 from kg.extract.regions import is_region
 from kg.extract.types import Candidate, Component, DocContext
 
@@ -251,6 +253,81 @@ def _risk_subject(sent: Any) -> str | None:
     return None
 
 
+_LABEL_TYPE = {"ORG": "Company", "PERSON": "Person", "GPE": "Region", "NORP": "Region",
+               "LOC": "Region", "PRODUCT": "Product"}  # fmt: skip
+_LIST_GAP = re.compile(r"\s*(?:\([^()]{1,40}\))?\s*(?:,\s*(?:and\s+)?|\s+and\s+)")
+_ENT_LEAD = re.compile(r"^(?:the|The)\s+")
+MAX_BETWEEN = 160
+
+
+_BASED_AFTER = re.compile(r"^\s?-\s?based\b")
+
+
+def _ent_name(ent: Any) -> str:
+    text = re.split(r"[|\n]", ent.text.strip())[0]
+    return clean_name(_ENT_LEAD.sub("", text.strip()))
+
+
+def _pair_cand(
+    rule: PairRule, a: Any, b: Any, sent: Any, groups: dict[str, str]
+) -> list[Candidate]:
+    if _BASED_AFTER.match(sent.doc.text[b.end_char : b.end_char + 8]):
+        return []  # "Bermuda - based Ironshore": a place, not the party
+    first, second = (b, a) if rule.swap else (a, b)
+    head, tail = _ent_name(first), _ent_name(second)
+    if not head or not tail or head == tail:
+        return []
+    if first.label_ in ("GPE", "LOC") and not is_region(head):
+        return []
+    if second.label_ in ("GPE", "LOC") and not is_region(tail):
+        return []
+    props: dict[str, Any] = {p: groups[p] for p in rule.props if groups.get(p)}
+    props.update(rule.extra)
+    htype, ttype = _LABEL_TYPE.get(first.label_, "Entity"), _LABEL_TYPE.get(second.label_, "Entity")
+    if rule.relation == "INVOLVED_IN":
+        ttype = "Event"
+    out = [
+        Candidate(head, htype, rule.relation, tail, ttype, sent.start_char, sent.end_char,
+                  Component.NLP, rule.name, None, props, 0.75)
+    ]  # fmt: skip
+    if rule.relation == "EXECUTIVE_OF" and groups.get("role"):
+        for rel in role_relations(groups["role"]):
+            out.append(Candidate(tail, ttype, rel, head, htype, sent.start_char, sent.end_char,
+                                 Component.NLP, rule.name, None, {}, 0.75))  # fmt: skip
+    return out
+
+
+def pair_candidates(sent: Any, text: str) -> list[Candidate]:
+    """Relations between two entities of one sentence named by the text between them
+    (``pairs`` in kg/data/extract_patterns_en.json); a list after the second entity
+    ("A, B and C") shares the triple."""
+    ents = [e for e in sent.ents if e.label_ in _LABEL_TYPE]
+    out: list[Candidate] = []
+    for i, a in enumerate(ents):
+        for j in range(i + 1, len(ents)):
+            b = ents[j]
+            if b.start_char - a.end_char > MAX_BETWEEN:
+                break
+            between = text[a.end_char : b.start_char]
+            for rule in PAIR_RULES:
+                if a.label_ not in rule.first or b.label_ not in rule.second:
+                    continue
+                m = rule.between.fullmatch(between)
+                if m is None:
+                    continue
+                groups = {k: v for k, v in m.groupdict().items() if v}
+                out += _pair_cand(rule, a, b, sent, groups)
+                prev = b
+                for c in ents[j + 1 :] if not rule.swap else ():
+                    if c.label_ != b.label_ or not _LIST_GAP.fullmatch(
+                        text[prev.end_char : c.start_char]
+                    ):
+                        break
+                    out += _pair_cand(rule, a, c, sent, groups)
+                    prev = c
+    return out
+
+
 def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
     """Candidates from one English chunk (spans index ``text``)."""
     if not text.strip():
@@ -261,6 +338,7 @@ def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
         st = sent.text
         if len(st) < 20:
             continue
+        out += pair_candidates(sent, text)
         about_main = _main(ctx) and _refers_to_main(st, ctx)
         if _main(ctx):
             for m in METRIC.finditer(st):

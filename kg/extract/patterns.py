@@ -104,6 +104,37 @@ class PatternSpec(BaseModel):
     note: str = ""  # where the shape comes from / an example sentence
 
 
+class PairSpec(BaseModel):
+    """Two spaCy entities in one sentence, ``first`` before ``second``, and the text
+    between them matching ``between`` in full: ``first -[relation]-> second`` (or the
+    reverse with ``swap``). Entities listed after ``second`` ("A, B and C") get the same
+    triple. ``relation`` may be ``EXECUTIVE_OF`` with a ``role`` group: the role also
+    yields HAS_CEO / HAS_CHAIRMAN through ``role_map``."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    first: list[str] = Field(min_length=1)
+    second: list[str] = Field(min_length=1)
+    between: str = Field(min_length=1)
+    relation: str = Field(pattern=r"^[A-Z_]+$")
+    swap: bool = False
+    props: list[str] = Field(default_factory=list)
+    extra: dict[str, str] = Field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PairRule:
+    name: str
+    first: frozenset[str]
+    second: frozenset[str]
+    between: re.Pattern[str]
+    relation: str
+    swap: bool
+    props: tuple[str, ...]
+    extra: dict[str, str]
+
+
 class PatternFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: int
@@ -111,6 +142,7 @@ class PatternFile(BaseModel):
     role_map: dict[str, str] = Field(default_factory=dict)
     defs: dict[str, str] = Field(default_factory=dict)
     patterns: list[PatternSpec]
+    pairs: list[PairSpec] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check(self) -> PatternFile:
@@ -138,6 +170,13 @@ class PatternFile(BaseModel):
             named = set(p.names + p.phrases + p.lists)
             if named - groups - item_groups:
                 raise ValueError(f"pattern {p.name}: {sorted(named)} are not all groups")
+        for q in self.pairs:
+            try:
+                groups = set(re.compile(expand(q.between, self.defs)).groupindex)
+            except re.error as e:
+                raise ValueError(f"pair {q.name}: bad regex: {e}") from e
+            if set(q.props) - groups:
+                raise ValueError(f"pair {q.name}: props {q.props} are not all groups")
         return self
 
 
@@ -155,7 +194,19 @@ def _out(o: OutSpec) -> Out:
 
 
 def load_file(text: str) -> tuple[list[Pattern], dict[str, str]]:
+    return _load(text)[:2]
+
+
+def _load(text: str) -> tuple[list[Pattern], dict[str, str], list[PairRule]]:
     spec = PatternFile.model_validate(json.loads(text))
+    pairs = [
+        PairRule(
+            q.name, frozenset(q.first), frozenset(q.second),
+            re.compile(expand(q.between, spec.defs)), q.relation, q.swap, tuple(q.props),
+            dict(q.extra),
+        )  # fmt: skip
+        for q in spec.pairs
+    ]
     pats = [
         Pattern(
             name=p.name,
@@ -174,28 +225,30 @@ def load_file(text: str) -> tuple[list[Pattern], dict[str, str]]:
         )
         for p in spec.patterns
     ]
-    return pats, spec.role_map
+    return pats, spec.role_map, pairs
 
 
-def load_patterns() -> tuple[tuple[Pattern, ...], dict[str, str]]:
+def load_patterns() -> tuple[tuple[Pattern, ...], dict[str, str], tuple[PairRule, ...]]:
     """Every bundled pattern file, compiled once (module import)."""
     pats: list[Pattern] = []
     roles: dict[str, str] = {}
+    pairs: list[PairRule] = []
     for name in PATTERN_FILES:
         text = resources.files("kg.data").joinpath(name).read_text(encoding="utf-8")
-        p, r = load_file(text)
+        p, r, q = _load(text)
         pats += p
         roles.update(r)
+        pairs += q
     names = [p.name for p in pats]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise ValueError(f"duplicate pattern names: {sorted(dup)}")
     for p in pats:  # compile now: the first document must not pay for it
         _ = p.compiled, p.compiled_item
-    return tuple(pats), roles
+    return tuple(pats), roles, tuple(pairs)
 
 
-PATTERNS, ROLE_MAP = load_patterns()
+PATTERNS, ROLE_MAP, PAIR_RULES = load_patterns()
 
 
 def patterns_for(lang: str) -> tuple[Pattern, ...]:

@@ -140,6 +140,11 @@ def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
     return index
 
 
+# Below this length a text is a sentence or two: its parties are named in it, and guessing
+# a document subject from it only attaches facts to the wrong party.
+MIN_GUESS_CHARS = 600
+
+
 class Extractor:
     """Chunk, propose, verify; LLM optional (``client=None``: LLM-free only)."""
 
@@ -196,8 +201,12 @@ class Extractor:
             from kg.extract.nlp_en import guess_main_entity
 
             main = guess_main_entity(f"{doc.title}\n{text}")
-            if main and text.count(main) < 2 and main not in doc.title:
-                main = ""  # a name said once is what a sentence is about, not the document
+            if (
+                main
+                and (len(text) < MIN_GUESS_CHARS or text.count(main) < 2)
+                and (main not in doc.title)
+            ):
+                main = ""  # a name said once, or in a snippet, is no document's subject
         main_type = main_label or (
             "Institution" if main and _INSTITUTION.search(main) else "Company"
         )

@@ -133,6 +133,20 @@ class Verified:
     literal: bool  # both names occur literally (not only through an alias)
 
 
+_HONORIFIC = re.compile(r"^(?:mr|ms|mrs|dr|prof|sir)\.?\s+", re.I)
+_NAME_NOISE = re.compile(r"[^\w\s]|_|\b(?:inc|corp|co|ltd|llc|plc|the)\b", re.I)
+
+
+def fact_key(c: Candidate) -> tuple[str, str, str, str]:
+    """The same fact however its names are dressed: honorifics, punctuation, 'the' and
+    corporate suffixes do not make a second fact ("Mr. Coben" = "Coben")."""
+
+    def k(name: str) -> str:
+        return " ".join(_NAME_NOISE.sub(" ", _HONORIFIC.sub("", norm(name))).split())
+
+    return (k(c.head), c.relation, k(c.tail), str(c.props.get("period", "")))
+
+
 class Verifier:
     def __init__(self, ontology: Ontology | None = None, index: AliasIndex | None = None) -> None:
         self.ontology = ontology or default_ontology()
@@ -188,7 +202,7 @@ class Verifier:
             if isinstance(reason, str):
                 stats.dropped[reason] += 1
                 continue
-            key = reason.cand.key()
+            key = fact_key(reason.cand)
             if key in seen:
                 stats.dropped["duplicate"] += 1
                 continue
