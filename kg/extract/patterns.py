@@ -201,10 +201,15 @@ def _load(text: str) -> tuple[list[Pattern], dict[str, str], list[PairRule]]:
     spec = PatternFile.model_validate(json.loads(text))
     pairs = [
         PairRule(
-            q.name, frozenset(q.first), frozenset(q.second),
-            re.compile(expand(q.between, spec.defs)), q.relation, q.swap, tuple(q.props),
+            q.name,
+            frozenset(q.first),
+            frozenset(q.second),
+            re.compile(expand(q.between, spec.defs)),
+            q.relation,
+            q.swap,
+            tuple(q.props),
             dict(q.extra),
-        )  # fmt: skip
+        )
         for q in spec.pairs
     ]
     pats = [
