@@ -21,6 +21,8 @@ class ServiceState(BaseModel):
     pid: int
     port: int | None = None
     log: str | None = None
+    kind: str | None = None  # what runs, e.g. "kafka" or "noida-db" for the broker
+    version: str | None = None
 
 
 class RuntimeState(BaseModel):

@@ -34,13 +34,21 @@ class GraphBackend(StrEnum):
 
 
 class KafkaSettings(BaseModel):
-    bootstrap_servers: str = ""  # empty: embedded noida-db broker
+    bootstrap_servers: str = ""  # empty: the embedded broker (``embedded``)
     topic_partitions: int = 4
     replication_factor: int = 1
     consumer_group: str = "livekg"
     topic_prefix: str = ""  # isolates benchmarks/tests sharing one broker
     # Embedded broker: a fixed port, or 0 to pick a free one (kept across restarts).
     embedded_port: int = 0
+    # "kafka": Apache Kafka 4 (KRaft, jars from java/kafka/pom.xml, Java 17).
+    # "noida": the light noida-db binary; it saves on a timer, so a crash of the
+    # broker loses what it acknowledged since its last save (docs/reliability.md).
+    embedded: Literal["kafka", "noida"] = "kafka"
+    heap_mb: int = 512  # the embedded Kafka's JVM heap
+    # fsync after this many records (1: every acknowledged record survives a crash of
+    # the single node; 0: leave flushing to the OS). Cost: docs/operations.md.
+    flush_interval_messages: int = 1
 
 
 class GraphSettings(BaseModel):
@@ -99,12 +107,12 @@ class StreamSettings(BaseModel):
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store: str = "rocksdb://"  # faust table store
     broker_session_timeout_s: float = 10.0
-    # How long a rebalance waits for members to rejoin. noida-db drops a killed member
-    # only after this (not after the session timeout), so it bounds a restart's pause.
+    # How long a rebalance waits for members to rejoin; bounds a restart's pause.
     rebalance_timeout_s: float = 20.0
-    # Pause after an empty fetch (ms): the embedded broker does not long-poll, see
-    # streams/kafka_compat.py. 0 disables (fine for a real Kafka cluster).
-    empty_fetch_backoff_ms: float = 20.0
+    # Pause after an empty fetch (ms). Kafka long-polls empty fetches, so 0; the
+    # runtime sets 20 for workers on the light noida-db broker, which does not
+    # (streams/kafka_compat.py).
+    empty_fetch_backoff_ms: float = 0.0
     web_port: int = 6066  # the worker's web server (/metrics); the runtime picks free ones
 
 

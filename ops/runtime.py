@@ -1,7 +1,7 @@
 """The embedded runtime: every service livekg needs, as child processes on 127.0.0.1.
 
-``EmbeddedRuntime`` starts what the settings leave embedded (noida-db Kafka-protocol
-broker, FalkorDB, the local LLM server) plus the faust workers and the HTTP API,
+``EmbeddedRuntime`` starts what the settings leave embedded (Apache Kafka in KRaft mode,
+or noida-db when chosen; FalkorDB; the local LLM server) plus the faust workers and the HTTP API,
 keeps all state under ``settings.data_dir`` (so a restart resumes where it stopped),
 records every PID in ``runtime.json`` and stops exactly those PIDs again.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import json
 import logging
 import os
@@ -36,11 +37,18 @@ from core.runtime_state import (
     write_state,
 )
 from core.settings import Settings
+from ops import kafka_server
 
 log = logging.getLogger(__name__)
 
 BIN_DIR = Path(sys.executable).parent
 READY_TIMEOUT_S = 60.0
+NOIDA_WARNING = (
+    'livekg: broker noida-db (kafka.embedded = "noida"), the light option. Durability '
+    "limit: it saves on a timer, so a crash of the broker process loses every record it "
+    "acknowledged since its last save (measured: SIGKILL 3 s after 5,000 acknowledged "
+    "writes kept 0). Use the default Apache Kafka where that matters."
+)
 
 
 def free_port() -> int:
@@ -94,9 +102,19 @@ def stop_pid(pid: int, timeout: float = 10.0) -> None:
 
 
 def kafka_ready(bootstrap: str) -> bool:
+    """Any Kafka-protocol broker answers metadata (TCP first: no "Connection refused"
+    lines from librdkafka while it starts)."""
     from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000})
+    if not kafka_server.port_open(bootstrap.split(",")[0]):
+        return False
+    admin = AdminClient(
+        {
+            "bootstrap.servers": bootstrap,
+            "socket.timeout.ms": 2000,
+            "logger": kafka_server.PROBE_LOG,
+        }
+    )
     admin.list_topics(timeout=2)
     return True
 
@@ -184,16 +202,44 @@ class EmbeddedRuntime:
 
     # -- services ----------------------------------------------------------------------
     def start_broker(self) -> str:
-        port = self._port("kafka", self.settings.kafka.embedded_port)
-        data = self.data_dir / "kafka"
-        data.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            str(BIN_DIR / "noida-db"), "start", "--only", "kafka",
-            "--kafka-port", str(port), "--data-dir", str(data),
-        ]  # fmt: skip
+        """The embedded broker: Apache Kafka (KRaft, one combined broker/controller) by
+        default, noida-db when ``kafka.embedded = "noida"`` is chosen."""
+        k = self.settings.kafka
+        port = self._port("kafka", k.embedded_port)
         bootstrap = f"127.0.0.1:{port}"
-        self._spawn("broker", cmd, port=port)
-        self._wait_ready("broker", lambda: kafka_ready(bootstrap), f"Kafka broker on {bootstrap}")
+        if k.embedded == "noida":
+            print(NOIDA_WARNING, file=sys.stderr)
+            data = self.data_dir / "noida"
+            data.mkdir(parents=True, exist_ok=True)
+            cmd = [
+                str(BIN_DIR / "noida-db"), "start", "--only", "kafka",
+                "--kafka-port", str(port), "--data-dir", str(data),
+            ]  # fmt: skip
+            probe: Callable[[], bool] = lambda: kafka_ready(bootstrap)  # noqa: E731
+        else:
+            node = kafka_server.KafkaNode(
+                node_id=1,
+                port=port,
+                controller_port=self._port("kafka-controller"),
+                home=self.data_dir / "kafka",
+            )
+            cmd = kafka_server.prepare(
+                node,
+                kafka_server.voters([node]),
+                kafka_server.cluster_id(node.home),
+                heap_mb=k.heap_mb,
+                flush_interval_messages=k.flush_interval_messages,
+                partitions=k.topic_partitions,
+            )
+            probe = lambda: kafka_server.brokers_up(bootstrap)  # noqa: E731
+        svc = self._spawn("broker", cmd, port=port)
+        svc.kind = "noida-db" if k.embedded == "noida" else "kafka"
+        svc.version = (
+            importlib.metadata.version("noida-db")
+            if k.embedded == "noida"
+            else kafka_server.kafka_version()
+        )
+        self._wait_ready("broker", probe, f"Kafka broker on {bootstrap}", timeout=120)
         self.state.kafka_bootstrap = bootstrap
         self.save()
         return bootstrap
@@ -238,6 +284,9 @@ class EmbeddedRuntime:
         }
         if self.state.kafka_bootstrap and self.settings.embedded_kafka:
             env["LIVEKG_KAFKA__BOOTSTRAP_SERVERS"] = self.state.kafka_bootstrap
+            if self.settings.kafka.embedded == "noida":  # it answers empty fetches at once
+                key = "LIVEKG_STREAMS__EMPTY_FETCH_BACKOFF_MS"
+                env[key] = os.environ.get(key, "20")
         if self.state.falkordb_url and self.settings.embedded_graph:
             env["LIVEKG_GRAPH__FALKORDB_URL"] = self.state.falkordb_url
         if self.state.llm_base_url and self.settings.embedded_llm:
@@ -483,6 +532,7 @@ def spawn_worker(
         "LIVEKG_KAFKA__TOPIC_PREFIX": settings.kafka.topic_prefix,
         "LIVEKG_KAFKA__CONSUMER_GROUP": settings.kafka.consumer_group,
         "LIVEKG_KAFKA__TOPIC_PARTITIONS": str(settings.kafka.topic_partitions),
+        "LIVEKG_KAFKA__REPLICATION_FACTOR": str(settings.kafka.replication_factor),
         "LIVEKG_GRAPH__FALKORDB_URL": ep.falkordb_url or "",
         "LIVEKG_GRAPH__GRAPH_NAME": settings.graph.graph_name,
         "LIVEKG_GRAPH__BACKEND": settings.graph.backend.value,

@@ -11,6 +11,33 @@ LLAMA_VERSION=0.3.36
 STAMP="$VENV/.livekg-stamp"
 HASH=$(cat requirements.lock pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
 
+# The Java part: Apache Kafka's jars (java/kafka/pom.xml) copied into a cache by Maven,
+# once; later runs are offline (skipped while the jars are there and the pom's hash
+# matches). Needs Java 17 and Maven 3.8. On failure the light broker still works
+# (LIVEKG_KAFKA__EMBEDDED=noida), so set-up goes on with a warning.
+KAFKA_JARS=${LIVEKG_KAFKA_JARS:-$HOME/.cache/livekg/jars/kafka}
+kafka_jars() {
+  local pom=java/kafka/pom.xml stamp="$KAFKA_JARS/.pom-sha256" want
+  want=$(sha256sum "$pom" | cut -c1-16)
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && ls "$KAFKA_JARS"/kafka_2.13-*.jar >/dev/null 2>&1; then
+    return 0
+  fi
+  local t0=$SECONDS
+  echo "[bootstrap] Kafka jars (mvn dependency:copy-dependencies into $KAFKA_JARS)"
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    echo "[bootstrap] WARNING: Java 17 and Maven 3.8 are needed for the Kafka broker; without them use LIVEKG_KAFKA__EMBEDDED=noida" >&2
+    return 0
+  fi
+  rm -rf "$KAFKA_JARS" && mkdir -p "$KAFKA_JARS"
+  if mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$KAFKA_JARS" >"$KAFKA_JARS/.mvn.log" 2>&1; then
+    echo "$want" > "$stamp"
+    echo "[bootstrap] Kafka jars ready in $((SECONDS - t0))s"
+  else
+    echo "[bootstrap] WARNING: Maven could not fetch the Kafka jars (see $KAFKA_JARS/.mvn.log); use LIVEKG_KAFKA__EMBEDDED=noida" >&2
+  fi
+}
+kafka_jars
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$HASH" && -x "$VENV/bin/livekg" ]]; then
   exit 0
 fi

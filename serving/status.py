@@ -15,6 +15,7 @@ async def snapshot(settings: Settings) -> dict[str, Any]:
         "data_dir": str(settings.data_dir),
         "services": {
             name: {"pid": s.pid, "port": s.port, "alive": pid_alive(s.pid)}
+            | ({"kind": s.kind, "version": s.version} if s.kind else {})
             for name, s in (state.services.items() if state else [])
         },
         "running": bool(state and any(pid_alive(s.pid) for s in state.services.values())),
@@ -25,6 +26,12 @@ async def snapshot(settings: Settings) -> dict[str, Any]:
         out["error"] = str(exc)
         return out
     out["endpoints"] = ep.model_dump()
+    broker = state.services.get("broker") if state else None
+    out["broker"] = (
+        {"kind": broker.kind, "version": broker.version, "bootstrap": ep.kafka_bootstrap}
+        if broker is not None and broker.kind
+        else {"kind": "external kafka", "version": None, "bootstrap": ep.kafka_bootstrap}
+    )
     import asyncio
 
     from streams.admin import topic_counts

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from confluent_kafka import Consumer, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from core.topics import CATALOG
 
@@ -34,7 +36,36 @@ def create_topics(
         except KafkaException as exc:
             if "TOPIC_ALREADY_EXISTS" not in str(exc):
                 raise
+    _wait_served(admin, [t.topic for t in wanted])
     return created
+
+
+def _wait_served(admin: AdminClient, topics: list[str], timeout: float = 30.0) -> None:
+    """Kafka answers CreateTopics before the leaders serve the new partitions (KRaft
+    applies the metadata a moment later): wait until every partition answers a
+    ListOffsets, so a producer or a count right after creation finds them."""
+    deadline = time.monotonic() + timeout
+    pending = set(topics)
+    while pending and time.monotonic() < deadline:
+        meta = admin.list_topics(timeout=5).topics
+        tps = {
+            TopicPartition(t, p): t
+            for t in pending
+            if t in meta and meta[t].error is None
+            for p in meta[t].partitions
+        }
+        known = {t for t in tps.values()}
+        served = set(known)
+        if tps:
+            futures = admin.list_offsets({tp: OffsetSpec.latest() for tp in tps}, request_timeout=5)
+            for tp, fut in futures.items():
+                try:
+                    fut.result()
+                except KafkaException:
+                    served.discard(tps[tp])
+        pending -= served
+        if pending:
+            time.sleep(0.05)
 
 
 def topic_counts(bootstrap: str, *, prefix: str = "", timeout: float = 10.0) -> dict[str, int]:

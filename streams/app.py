@@ -20,6 +20,10 @@ from streams.kafka_compat import install_empty_fetch_backoff
 from streams.processors import enabled as enabled_processors
 
 
+def _host_label(worker_id: str) -> str:
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in worker_id.lower())[:50]
+
+
 def build_app(
     settings: Settings, endpoints: Endpoints, *, worker_id: str = "0"
 ) -> tuple[faust.App, WorkerContext]:
@@ -47,6 +51,10 @@ def build_app(
         broker_commit_interval=1.0,
         web_host="127.0.0.1",
         web_port=settings.streams.web_port,
+        # faust puts this URL in its group metadata and asserts it on every assignment.
+        # Kafka hands a restarted static member its previous assignment without a
+        # rebalance, so it must not change with the (freshly picked) web port.
+        canonical_url=f"http://livekg-worker-{_host_label(worker_id)}",
         web_in_thread=False,
         producer_linger_ms=5,
         producer_max_batch_size=1_000_000,

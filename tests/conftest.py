@@ -1,6 +1,6 @@
 """Shared fixtures.
 
-``stack`` starts a real embedded broker (noida-db) and graph (FalkorDB) once per test
+``stack`` starts a real embedded broker (Apache Kafka, KRaft) and graph (FalkorDB) once per test
 session in a temporary directory. ``iso`` gives each test its own topic prefix and
 graph name on that stack (topics created), so tests never see each other's data.
 Tests under tests/integration and tests/e2e are marked automatically.
