@@ -199,8 +199,11 @@ def social(old: list[dict]) -> list[dict]:
     out = []
     for r in old:
         text = r["text"]
-        for short, code, fake in (("茅台", "600519", "远山酒业"), ("宁德时代", "300750", "星河电池"),
-                                  ("平安银行", "000001", "白鹭银行")):
+        for short, code, fake in (
+            ("茅台", "600519", "远山酒业"),
+            ("宁德时代", "300750", "星河电池"),
+            ("平安银行", "000001", "白鹭银行"),
+        ):
             text = text.replace(short + code, fake)
         for real, (fake, real_name) in FICTIONAL.items():
             text = text.replace(f"${real}", f"${fake.split()[0].upper()}")

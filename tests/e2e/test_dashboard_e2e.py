@@ -1,6 +1,7 @@
 """The dashboard in headless Chromium (Playwright driving the system browser): it loads,
 an alert published to the broker appears in the live feed, a question gets an answer,
-and screenshots are saved (``LIVEKG_SCREENSHOTS`` dir, else the test's tmp dir)."""
+the bond report panel shows the sample day's headline and curve table, and screenshots
+are saved (``LIVEKG_SCREENSHOTS`` dir, else the test's tmp dir)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ import uvicorn
 
 from core.records import Alert, AlertKind, Evidence, utcnow
 from kg.cypher.fixture import load_graph
+from kg.report import build_bond_report, reports_dir
 from kg.store import GraphStore
 from ops.runtime import free_port
 from serving.app import create_app
 from serving.services import Services
 from streams.publisher import Publisher
+from tests.unit.test_report import sample_docs, sample_series
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -42,6 +45,11 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
     settings = iso.settings.with_overrides(
         api={"api_keys": ["dash-key"]}, query={"rank_with_embeddings": False}
     )
+    # the sample day's bond report, stored where the API reads it (as the worker does)
+    report = await build_bond_report(
+        None, settings.report, at="2024-09-18T22:00:00Z", series=sample_series(),
+        docs=sample_docs(), out_dir=reports_dir(settings.data_dir, settings.report),
+    )  # fmt: skip
     app = create_app(settings, Services(settings, store=graph))
     port = free_port()
     server = uvicorn.Server(
@@ -90,8 +98,19 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
             await page.click("#ask-button")
             await expect(page.locator("#answer")).to_contain_text("E Fund", timeout=20_000)
             await page.screenshot(path=str(shots / "dashboard-answer.png"), full_page=True)
+
+            top = report.headline[0]
+            headline = page.locator("#report-headline li").first
+            await expect(headline).to_contain_text(top.indicator, timeout=20_000)
+            await expect(headline).to_contain_text(f"{top.change_bp:+.1f} bp")
+            row = page.locator("#report-curve tr", has_text="10Y").last
+            await expect(row).to_contain_text("3.70")  # the real 10Y par yield that day
+            await expect(page.locator("#report-conclusions li").first).to_be_visible()
+            await page.screenshot(path=str(shots / "dashboard-report.png"), full_page=True)
             await browser.close()
-        for name in ("dashboard-loaded.png", "dashboard-alert.png", "dashboard-answer.png"):
+        names = ("dashboard-loaded.png", "dashboard-alert.png", "dashboard-answer.png",
+                 "dashboard-report.png")  # fmt: skip
+        for name in names:
             data = await asyncio.to_thread((shots / name).read_bytes)
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     finally:
