@@ -25,6 +25,7 @@ class SubscriptionIndex:
         self.by_label: dict[str, set[str]] = defaultdict(set)
         self.everything: set[str] = set()
         self._filed: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._reads: dict[str, Reads] = {}
 
     def __len__(self) -> int:
         return len(self._filed)
@@ -35,6 +36,7 @@ class SubscriptionIndex:
     def add(self, sub_id: str, reads: Reads) -> str:
         """File ``sub_id``; returns under what (``entity``, ``relation``, ``label``, ``all``)."""
         self.remove(sub_id)
+        self._reads[sub_id] = reads
         labels = reads.labels - GENERIC_LABELS
         if reads.entity_ids:
             where, keys, table = "entity", reads.entity_ids, self.by_entity
@@ -53,6 +55,7 @@ class SubscriptionIndex:
 
     def remove(self, sub_id: str) -> None:
         filed = self._filed.pop(sub_id, None)
+        self._reads.pop(sub_id, None)
         if filed is None:
             return
         where, keys = filed
@@ -81,10 +84,26 @@ class SubscriptionIndex:
                     out |= bucket
         return out
 
+    def fit(self, sub_id: str, change: GraphChange) -> int:
+        """How much of what the subscription reads ``change`` touches (entity ids,
+        relationship types, labels: one point each)."""
+        reads = self._reads.get(sub_id)
+        if reads is None:
+            return 0
+        return (
+            bool(reads.entity_ids.intersection(change.entity_ids))
+            + bool(reads.relation_types.intersection(change.relation_types))
+            + bool((reads.labels - GENERIC_LABELS).intersection(change.labels))
+        )
+
     def wake_all(self, changes: Iterable[GraphChange]) -> dict[str, str]:
-        """Subscription id -> the id of the first change (in order) that woke it."""
-        first: dict[str, str] = {}
+        """Subscription id -> the change its alert is attributed to: of the changes (in
+        order) that woke it, the first of those that touch most of what it reads (a
+        bank's IMPACTED_BY fact, not its INVOLVED_IN fact, for a query on IMPACTED_BY)."""
+        best: dict[str, tuple[int, str]] = {}
         for ch in changes:
             for sid in self.wake(ch):
-                first.setdefault(sid, ch.id)
-        return first
+                score = self.fit(sid, ch)
+                if sid not in best or score > best[sid][0]:
+                    best[sid] = (score, ch.id)
+        return {sid: cid for sid, (_, cid) in best.items()}
