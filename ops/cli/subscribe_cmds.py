@@ -1,0 +1,134 @@
+"""``livekg subscribe add|list|remove``: standing questions that fire alerts
+(docs/subscriptions.md). They act on the graph directly, as the API does, scoped to an
+API key (``--api-key`` or ``LIVEKG_API_KEY``; without one, the keyless owner)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from core.settings import Settings
+from ops.cli.groups import app
+from ops.cli.kg_cmds import _run, _store
+from ops.cli.output import emit_json
+
+subscribe_app = typer.Typer(help="Standing questions: alerts when their answer changes.")
+app.add_typer(subscribe_app, name="subscribe")
+
+KeyOpt = Annotated[
+    str | None,
+    typer.Option("--api-key", envvar="LIVEKG_API_KEY", help="whose subscriptions (API key)"),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
+
+
+def _json_arg(text: str | None, what: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{what} is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"{what} must be a JSON object")
+    return value
+
+
+@subscribe_app.command("add")
+def add(
+    name: Annotated[str, typer.Argument(help="a name for the subscription")],
+    question: Annotated[str | None, typer.Option("--question", "-q", help="natural language")] = (
+        None
+    ),
+    cypher: Annotated[str | None, typer.Option("--cypher", help="read-only Cypher")] = None,
+    params: Annotated[str | None, typer.Option("--params", help="JSON object")] = None,
+    condition: Annotated[
+        str, typer.Option("--condition", help="answer_changed|new_rows|threshold|count_window")
+    ] = "answer_changed",
+    options: Annotated[
+        str | None,
+        typer.Option(
+            "--options",
+            help='condition fields as JSON, e.g. {"column": "spread_bp", "threshold": 0}',
+        ),
+    ] = None,
+    webhook: Annotated[str | None, typer.Option("--webhook", help="POST each alert here")] = None,
+    api_key: KeyOpt = None,
+    json_out: JsonFlag = True,
+) -> None:
+    """Register a standing question; prints the subscription (its id, the query it runs)."""
+    from pydantic import ValidationError
+
+    from kg.subscribe.model import SubscriptionSpec
+
+    del json_out
+    try:
+        spec = SubscriptionSpec(
+            name=name,
+            question=question,
+            cypher=cypher,
+            params=_json_arg(params, "--params"),
+            condition={"kind": condition, **_json_arg(options, "--options")},
+            webhook=webhook,
+        )
+    except ValidationError as exc:
+        emit_json({"ok": False, "error": "invalid", "message": str(exc)})
+        raise typer.Exit(2) from exc
+    sub = _run(_add(Settings(), spec, api_key))
+    emit_json({"ok": True, "subscription": sub.model_dump(mode="json")})
+
+
+async def _add(settings: Settings, spec: Any, api_key: str | None) -> Any:
+    from kg.cypher import CypherQA
+    from kg.subscribe import service
+    from kg.subscribe.model import owner_of
+
+    async with _store(settings) as store:
+
+        async def qa() -> CypherQA:
+            return CypherQA(store, await CypherQA.load_lexicon(store))
+
+        q = settings.query
+        return await service.register(
+            store, owner_of(api_key), spec, qa=qa, timeout_s=q.timeout_s, row_limit=q.row_limit
+        )
+
+
+@subscribe_app.command("list")
+def listing(api_key: KeyOpt = None, json_out: JsonFlag = True) -> None:
+    """This key's subscriptions with when each last fired."""
+    del json_out
+
+    async def go() -> list[dict[str, Any]]:
+        from kg.subscribe import service
+        from kg.subscribe.model import owner_of
+
+        async with _store(Settings()) as store:
+            subs = await service.listing(store, owner_of(api_key))
+        return [s.model_dump(mode="json") for s in subs]
+
+    emit_json({"ok": True, "subscriptions": _run(go())})
+
+
+@subscribe_app.command("remove")
+def remove(
+    sub_id: Annotated[str, typer.Argument(help="subscription id")],
+    api_key: KeyOpt = None,
+    json_out: JsonFlag = True,
+) -> None:
+    """Remove one of this key's subscriptions (exit 1 when it has none of that id)."""
+    del json_out
+
+    async def go() -> bool:
+        from kg.subscribe import service
+        from kg.subscribe.model import owner_of
+
+        async with _store(Settings()) as store:
+            return await service.remove(store, owner_of(api_key), sub_id)
+
+    removed = _run(go())
+    emit_json({"ok": removed, "removed": sub_id if removed else None})
+    if not removed:
+        raise typer.Exit(1)
