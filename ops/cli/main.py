@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "ops.cli.bench_all",
     "ops.cli.extract_cmds",
     "ops.cli.drill_cmds",
+    "ops.cli.subscribe_cmds",
 ]
 
 
