@@ -475,11 +475,11 @@ def read_table(
             if amount is None:
                 continue  # blank, a dash or text: not an amount
             col = cols[j - 1] if j - 1 < len(cols) else None
+            if col is not None and col.kind == "pct_of_total":
+                out.dropped[Drop.SHARE_OF_TOTAL] += 1
+                continue
             if col is None or col.period is None:
                 out.dropped[Drop.PERIOD_UNKNOWN] += 1
-                continue
-            if col.kind == "pct_of_total":
-                out.dropped[Drop.SHARE_OF_TOTAL] += 1
                 continue
             unit, value = _unit_value(
                 amount, col, row_unit, table_scale, except_per_share, table_currency
@@ -578,7 +578,10 @@ def _candidate(
     s, e = span
     if row[0].start >= 0 and cell.start >= 0:
         s, e = row[0].start, cell.start + len(cell.text)
-    when = (col.period.start if start else None) or col.period.end
+    # A change is known at the end of its later period; starting it there also keeps it
+    # apart from the value fact of the same metric (the graph keys a fact by its start).
+    when = col.period.end if col.prior is not None else (col.period.start if start else None)
+    when = when or col.period.end
     return Candidate(
         ctx.main_entity,
         ctx.main_type,
