@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from kg.extract.patterns import PATTERNS, ROLE_MAP, Out, Pattern
+from kg.extract.patterns import PATTERNS, REFS, ROLE_MAP, Out, Pattern
 from kg.extract.types import Candidate, Component, DocContext
 
 MAIN = "@main"
@@ -154,6 +154,9 @@ def _emit(
         props.update(pattern.extra)
         head_type = ctx.main_type if out.head == MAIN and ctx.main_entity else out.head_type
         tail_type = ctx.main_type if out.tail == MAIN and ctx.main_entity else out.tail_type
+        for side, name in (("head_ref", head), ("tail_ref", tail)):
+            if name in REFS:  # the graph's entity id (kg/data/universe.json)
+                props[side] = REFS[name]
         for relation in _relations(out.relation, groups):
             yield Candidate(
                 head, head_type, relation, tail, tail_type, span[0], span[1],

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-PATTERN_FILES = ("extract_patterns.json", "extract_patterns_en.json")
+PATTERN_FILES = ("extract_patterns.json", "extract_patterns_en.json", "extract_patterns_zh.json")
 _MACRO = re.compile(r"<<([A-Z_]+)>>")
 _TEMPLATE = re.compile(r"\{([^}]+)\}")
 
@@ -143,6 +143,7 @@ class PatternFile(BaseModel):
     defs: dict[str, str] = Field(default_factory=dict)
     patterns: list[PatternSpec]
     pairs: list[PairSpec] = Field(default_factory=list)
+    refs: dict[str, str] = Field(default_factory=dict)  # surface name -> universe id
 
     @model_validator(mode="after")
     def _check(self) -> PatternFile:
@@ -193,12 +194,16 @@ def _out(o: OutSpec) -> Out:
     return Out(o.head, o.head_type, o.relation, o.tail, o.tail_type, tuple(o.props), o.when)
 
 
+REFS: dict[str, str] = {}
+
+
 def load_file(text: str) -> tuple[list[Pattern], dict[str, str]]:
     return _load(text)[:2]
 
 
 def _load(text: str) -> tuple[list[Pattern], dict[str, str], list[PairRule]]:
     spec = PatternFile.model_validate(json.loads(text))
+    REFS.update(spec.refs)
     pairs = [
         PairRule(
             q.name,

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from kg.canonical import AliasIndex, Method
+from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.types import Candidate, DocContext
 from kg.ontology import Ontology, default_ontology
 
@@ -264,11 +264,22 @@ class Verifier:
             stats.repaired["span"] += 1
         h = self.index.resolve(c.head, c.head_type)
         t = self.index.resolve(c.tail, c.tail_type)
+        h = self._ref(c, "head_ref", h)
+        t = self._ref(c, "tail_ref", t)
         if repair and h.method != Method.NEW:
             c.head_type = h.label
         if repair and t.method != Method.NEW:
             c.tail_type = t.label
         return Verified(c, h.id, t.id, not h.canonical, not t.canonical, h_lit and t_lit)
+
+    def _ref(self, c: Candidate, key: str, res: Resolution) -> Resolution:
+        """A pattern's link to a known entity id (``refs`` in the pattern data) wins over
+        name resolution when the dictionary has that id."""
+        ref = str(c.props.get(key, ""))
+        entry = self.index.get(ref) if ref and res.method == Method.NEW else None
+        if entry is None:
+            return res
+        return Resolution(entry.id, entry.label, entry.name, Method.ID)
 
     @staticmethod
     def _span_ok(c: Candidate, text: str) -> bool:
