@@ -208,6 +208,8 @@ class Lexicon:
     names: list[tuple[frozenset[str], Sense]] = field(default_factory=list)  # for subset links
     edge_stats: dict[tuple[str, str, str], int] = field(default_factory=dict)
     min_ascii_len: int = 2
+    known_words: set[str] = field(default_factory=set)  # every ASCII token of every entry
+    name_words: set[str] = field(default_factory=set)  # ASCII tokens of entity names
 
     def add(self, phrase: str | None, sense: Sense) -> None:
         if not phrase or not isinstance(phrase, str):
@@ -217,6 +219,11 @@ class Lexicon:
         if not key or (key.isascii() and len(key) < self.min_ascii_len):
             return
         self.entries.setdefault(key, set()).add(sense)
+        for t in toks:
+            if t.isascii() and t.isalpha():
+                self.known_words.add(t)
+                if sense.kind == "entity":
+                    self.name_words.add(t)
         if sense.kind == "entity" and len(toks) > 1:
             self.unordered.setdefault(" ".join(sorted(toks)), set()).add(sense)
             content = frozenset(t for t in toks if t.isascii() and t not in STOPWORDS)
@@ -313,7 +320,7 @@ class Lexicon:
 
         At each position the longest exact entry wins, unless a longer span names
         one entity by part of its name ("China 10Y" before "China")."""
-        toks = self.tokenizer.tokens(question)
+        toks = [self._spelled(t) for t in self.tokenizer.tokens(question)]
         out: list[Mention] = []
         i = 0
         while i < len(toks):
@@ -338,6 +345,32 @@ class Lexicon:
             else:
                 i += 1
         return toks, out
+
+    def _spelled(self, tok: str) -> str:
+        """A misspelt name word ("microsfot", "nvidea", "goldmann") -> the one name word
+        within edit distance 1 (2 for words of 8+ letters); other words unchanged."""
+        if (
+            len(tok) < FUZZY_MIN_LEN
+            or not tok.isascii()
+            or not tok.isalpha()
+            or tok in self.known_words
+            or tok in STOPWORDS
+            or tok in COMMON_WORDS
+        ):
+            return tok
+        limit = 1 if len(tok) < 8 else 2
+        best: list[tuple[int, str]] = []
+        for w in self.name_words:
+            if abs(len(w) - len(tok)) > limit or len(w) < FUZZY_MIN_LEN:
+                continue
+            d = _edits(tok, w, limit)
+            if d <= limit:
+                best.append((d, w))
+        if not best:
+            return tok
+        top = min(d for d, _ in best)
+        words = {w for d, w in best if d == top}
+        return words.pop() if len(words) == 1 else tok
 
     def _subset_at(
         self, toks: list[str], i: int, min_end: int, *, need_digit: bool = False
@@ -365,6 +398,32 @@ class Lexicon:
             if len({s.key for s in ents}) == 1:
                 return Mention(join(span), i, j, (min(ents, key=_sense_order),))
         return None
+
+
+FUZZY_MIN_LEN = 5
+# English words that are near some name and must not be "corrected" into it.
+COMMON_WORDS = frozenset(
+    "their there where which while whose about above below after before other under "
+    "between average highest lowest value yield price rates share stock bonds issue issued "
+    "listed today close opening range spread total count times since until month years "
+    "weekly daily index level since point print change moved rises falls higher lower".split()
+)
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Damerau-Levenshtein distance (adjacent swaps count 1), cut off above ``limit``."""
+    prev2: list[int] | None = None
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
 
 
 _LEVEL = re.compile(r"\s*(?:[ⅠⅡⅢⅣ]|\b(?:I{1,3}|IV))\s*$")

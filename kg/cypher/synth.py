@@ -89,16 +89,22 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     relations: list[str] = []
     properties: list[str] = []
     values: list[Sense] = []
+    rel_values: list[Sense] = []
     for m in mentions:
         ents = m.of("entity")
         if ents:
             if ents[0].key not in {a.key for a in anchors}:
                 anchors.append(ents[0])
         else:
-            values.extend(m.of("value"))
+            if m.of("relation"):
+                rel_values.extend(m.of("value"))  # "CEO": the relation, a role only alone
+            else:
+                values.extend(m.of("value"))
             concepts.extend(s.key for s in m.of("concept") if s.key not in concepts)
         relations.extend(s.key for s in m.of("relation") if s.key not in relations)
         properties.extend(s.key for s in m.of("property") if s.key not in properties)
+    if not anchors:
+        values.extend(rel_values)
     trig = triggers()
 
     def hit(pats: list[str]) -> re.Match[str] | None:
@@ -423,6 +429,24 @@ class Synthesizer:
 
     def _targets(self, frame: Frame) -> list[str]:
         anchor_labels = {a.label for a in frame.anchors}
+        if (
+            frame.target == "Person"
+            and frame.relations
+            and not self._fits("Person", frame.relations)
+        ):
+            # "who issues the bond ...": "who" is whoever the named relation's end is
+            ends = [
+                lb
+                for r in frame.relations
+                if (rel := self.onto.relation(r)) is not None
+                for lb in (*rel.range, *rel.domain)
+                if lb in self._concrete_labels()
+                and lb not in anchor_labels
+                and lb not in frame.concepts
+            ]
+            if ends:
+                frame.target = ends[0]
+                return list(dict.fromkeys(ends))[:3]
         named = [c for c in frame.concepts if c in self._concrete_labels()]
         ends = self._relation_ends(frame)
         if ends and not any(self._fits(c, frame.relations) for c in named):
@@ -724,42 +748,23 @@ class Synthesizer:
         """The group (or property value) with the most members matching the question's
         other constraints ("which industry has the most companies listed in the US")."""
         named = [c for c in frame.concepts if c in self._concrete_labels()]
-        group = frame.target if frame.target in named else (named[0] if named else None)
         prop = next((p for p in frame.properties if not self._numeric_props_has(p)), None)
-        members = [c for c in named if c != group] or ["Company"]
-        if group is not None:
-            # the member concept that joins the group ("成分股" of a theme, not "板块")
-            fits = [
-                m
-                for m in [*members, "Company"]
-                if any(d == "out" and b > -1 for _r, d, b in self._pairs(m, group, []))
-            ]
-            members = fits or members
-        member = members[0]
         order = "max" if frame.most == "max" else "min"
+        group, member, rels = self._group_and_member(frame, named)
         out: list[Candidate] = []
-        combos = self._constraints(frame, member, list(frame.anchors)) or []
-        if prop is not None and _IDENT.match(prop):
-            for pats, negs, score in combos[:2]:
+        if group is None and prop is not None and _IDENT.match(prop):
+            member = member or (named[0] if named else "Company")
+            for pats, negs, score in (self._constraints(frame, member, frame.anchors) or [])[:2]:
                 params: dict[str, Any] = {f"a{k}": x.key for k, x in enumerate(frame.anchors)}
                 where, wparams, _used = self._target_filters(frame, member)
                 params.update(wparams)
                 slots = self._finish(frame, pats, negs, where, params)
                 cy = render(S.VALUE_ARGMAX, member=member, prop=prop, order=order, **slots)
                 desc = shape(S.VALUE_ARGMAX).describe.format(prop=prop, member=member.lower())
-                out.append(Candidate(cy, params, desc, 5.0 + score, "entities", []))
-        if group is None:
+                out.append(Candidate(cy, params, desc, 6.0 + score, "entities", []))
+        if group is None or member is None:
             return out
-        rels = [
-            r for r, d, b in self._pairs(member, group, frame.relations) if d == "out" and b > -1
-        ]
-        if not rels:
-            # the relation names the group's end ("issuers with the most bonds")
-            for r in frame.relations or list(_DEFAULT_RELS):
-                rel = self.onto.relation(r)
-                if rel and any(self.is_a(member, d) for d in rel.domain):
-                    rels.append(r)
-            group = "Entity"
+        combos = self._constraints(frame, member, list(frame.anchors)) or []
         for rel in rels[:2]:
             for pats, negs, score in combos[:2]:
                 params = {f"a{k}": x.key for k, x in enumerate(frame.anchors)}
@@ -776,6 +781,33 @@ class Synthesizer:
                 prior = 5.5 + score + (1.0 if rel in frame.relations else 0.0)
                 out.append(Candidate(cy, params, desc, prior, "entities", []))
         return out
+
+    def _group_and_member(
+        self, frame: Frame, named: list[str]
+    ) -> tuple[str | None, str | None, list[str]]:
+        """(group label, member label, relations member -> group) of a "which X has the
+        most Y" question: a named concept that the graph links another named concept (or
+        companies) to; else a named relation's far end ("issuers with the most bonds")."""
+        order = [frame.target] if frame.target in named else []
+        order += [c for c in named if c not in order]
+        for g in order:
+            for m in [*[c for c in named if c != g], "Company"]:
+                if m == g:
+                    continue
+                rels = [
+                    r for r, d, _b in self._pairs(m, g, []) if d == "out" and self._data(m, r, g)
+                ]
+                if rels:
+                    hinted = [r for r in rels if r in frame.relations]
+                    return g, m, hinted or rels
+        for r in frame.relations:
+            rel = self.onto.relation(r)
+            if rel is None:
+                continue
+            for m in [*named, "Company"]:
+                if any(self.is_a(m, d) for d in rel.domain) and self._data(m, r, "Entity"):
+                    return "Entity", m, [r]
+        return None, (named[0] if named else None), []
 
     def _numeric_props_has(self, prop: str) -> bool:
         return any(prop in self._numeric_props(c.label) for c in self.onto.concepts)
