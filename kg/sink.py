@@ -26,7 +26,6 @@ from core.records import CleanDocument, IndicatorTick, Triple, stable_id, to_epo
 from kg.canonical import AliasIndex
 from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store.base import GraphProvider, GraphStore, IndexSpec
-from kg.temporal import apply_chains
 
 DOC_TEXT_LIMIT = 20_000
 EVIDENCE_LIMIT = 500
@@ -192,18 +191,20 @@ def fact_cypher(rel_type: str, *, props: bool = False) -> str:
     """Idempotent fact upsert: created once; a restatement only adds provenance.
 
     ``props``: set the rows' ``props`` maps of extra properties (static relations, e.g.
-    an executive's role); extracted facts have none, so their query skips it. Returns
-    the number of rows whose two entities were found: fewer than sent means an entity
-    assumed to exist is missing (see ``KnownEntities``). Rows stay maps: parameters as
-    columns indexed by ``$col[i]`` parse faster but ran 2-3x slower inside FalkorDB.
+    an executive's role; a row without one has none); extracted facts have none, so
+    their query skips it. The partition is one ``$partition`` for the statement, not a
+    field of every row. Returns the number of rows whose two entities were found: fewer
+    than sent means an entity assumed to exist is missing (see ``KnownEntities``). Rows
+    stay maps: parameters as columns indexed by ``$col[i]`` parse faster but ran 2-3x
+    slower inside FalkorDB.
     """
-    extra = "f += r.props, " if props else ""
+    extra = "f += coalesce(r.props, {}), " if props else ""
     return f"""
 UNWIND $rows AS r
 MATCH (h:Entity {{id: r.head_id}})
 MATCH (t:Entity {{id: r.tail_id}})
 MERGE (h)-[f:{rel_type} {{id: r.id}}]->(t)
-  ON CREATE SET {extra}f.partition = r.partition,
+  ON CREATE SET {extra}f.partition = $partition,
                 f.valid_from = r.valid_from, f.stated_valid_to = r.valid_to,
                 f.valid_to = r.valid_to, f.ingested_at = r.ingested_at,
                 f.written_at = timestamp(), f.sources = r.sources, f.doc_ids = r.doc_ids,
@@ -216,6 +217,40 @@ MERGE (h)-[f:{rel_type} {{id: r.id}}]->(t)
                                    THEN r.confidence ELSE f.confidence END
 RETURN count(*) AS n
 """
+
+
+def chain_cypher(rel_type: str) -> str:
+    """Validity chains of a batch's heads for one cardinality-ONE relation, in the graph.
+
+    The same rule as ``kg.temporal.resolve_chain`` (a fact ends at the earlier of its
+    stated end and the next fact's start; ties on ``valid_from`` broken by id), in one
+    statement instead of a read, a Python pass and a write; only changed facts are
+    written (-1 stands for null in the comparison: times are epoch ms, never negative).
+    """
+    return f"""
+UNWIND $heads AS hid
+MATCH (:Entity {{id: hid}})-[f:{rel_type}]->()
+WITH hid, f ORDER BY f.valid_from, f.id
+WITH hid, collect(f) AS fs
+UNWIND range(0, size(fs) - 1) AS i
+WITH fs[i] AS f, CASE WHEN i + 1 < size(fs) THEN fs[i + 1] ELSE null END AS nxt
+WITH f, nxt, CASE WHEN nxt IS NOT NULL AND (f.stated_valid_to IS NULL
+                                             OR nxt.valid_from < f.stated_valid_to)
+                  THEN nxt.valid_from ELSE f.stated_valid_to END AS vt
+WITH f, vt, CASE WHEN nxt IS NOT NULL AND vt = nxt.valid_from THEN nxt.id END AS by
+WHERE coalesce(f.valid_to, -1) <> coalesce(vt, -1)
+   OR coalesce(f.superseded_by, '') <> coalesce(by, '')
+SET f.valid_to = vt, f.superseded_by = by
+RETURN count(*) AS n
+"""
+
+
+async def apply_chains(store: GraphStore, rel_type: str, heads: Sequence[str]) -> int:
+    """Recompute the validity chains of ``heads`` (one statement); facts changed."""
+    if not heads:
+        return 0
+    rows = await store.execute(chain_cypher(rel_type), {"heads": sorted(set(heads))})
+    return int(rows[0]["n"]) if rows else 0
 
 
 class KnownEntities:
@@ -254,6 +289,7 @@ class PreparedTriples:
     facts: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     functional_heads: dict[str, set[str]] = field(default_factory=dict)
     rejected: list[tuple[int, TripleCheck]] = field(default_factory=list)
+    partition: str = "dynamic"  # of every fact of the batch
 
     @property
     def fact_count(self) -> int:
@@ -295,10 +331,10 @@ def prepare_triples(
     has it (the sink checks first to dead-letter), so it is not computed twice.
     """
     ontology = ontology or default_ontology()
-    index = index or AliasIndex(ontology)
+    index = index if index is not None else AliasIndex(ontology)  # an empty one is falsy
     resolve = index.resolve
     functional_types = ontology.functional_relation_types
-    out = PreparedTriples()
+    out = PreparedTriples(partition=partition)
     entities: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     facts: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     heads: dict[str, set[str]] = defaultdict(set)
@@ -332,7 +368,6 @@ def prepare_triples(
                 "id": fid,
                 "head_id": h.id,
                 "tail_id": tl.id,
-                "partition": partition,
                 "valid_from": start,
                 "valid_to": _ms(t.valid_to) if t.valid_to else None,
                 "ingested_at": ingested,
@@ -340,8 +375,7 @@ def prepare_triples(
                 "doc_ids": [t.doc_id] if t.doc_id else [],
                 "confidence": t.confidence,
                 "evidence": t.evidence[:EVIDENCE_LIMIT],
-                "props": {},  # extra properties (the static loader fills them)
-            }
+            }  # the static loader adds a "props" map of extra properties
         else:  # the same fact twice in one batch: one row, merged provenance
             if t.id not in row["sources"]:
                 row["sources"].append(t.id)
@@ -377,8 +411,9 @@ async def _write_facts(store: GraphStore, prepared: PreparedTriples, batch: int)
         rows = list(by_id.values())
         for start in range(0, len(rows), batch):
             chunk = rows[start : start + batch]
-            props = any(r["props"] for r in chunk)
-            result = await store.execute(fact_cypher(rel_type, props=props), {"rows": chunk})
+            props = any(r.get("props") for r in chunk)
+            params = {"partition": prepared.partition, "rows": chunk}
+            result = await store.execute(fact_cypher(rel_type, props=props), params)
             matched += int(result[0]["n"]) if result else 0
     return matched
 

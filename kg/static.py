@@ -286,7 +286,7 @@ async def _load_relations(
     for rows in prepared.facts.values():
         for row in rows.values():
             for src in row["sources"]:
-                row["props"].update(extra.get(src, {}))
+                row.setdefault("props", {}).update(extra.get(src, {}))
     report.relations = await write_prepared(store, prepared, batch)
 
 

@@ -26,7 +26,7 @@ import contextlib
 import random
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ import numpy as np
 
 from core.batch import Inbound
 from core.codec import encode
-from core.records import Triple
+from core.records import Record, Triple
 from core.runtime_state import Endpoints
 from core.settings import Settings
 from kg.canonical import load_alias_index
@@ -63,6 +63,19 @@ UNWIND $rows AS r
 MERGE (n:BenchRaw {id: r.id})
   ON CREATE SET n.v = r.v
 """
+
+
+class NoBrokerContext(WorkerContext):
+    """The sink's context without a broker: what it would publish (``graph.changes``
+    records for subscriptions, dead letters) is built and serialized as in a worker,
+    then counted instead of produced (``livekg bench pipeline`` measures the broker)."""
+
+    published: int = 0
+
+    async def send(self, logical: str, records: Sequence[Record]) -> None:
+        for r in records:
+            r.__pydantic_serializer__.to_json(r)
+        self.published += len(records)
 
 
 async def raw_merge_rate(store: GraphStore, rows: int, batch: int) -> float:
@@ -184,7 +197,7 @@ async def run_kg_bench_async(
     async with scratch_graph(
         settings, ep.falkordb_url, database=database, private_server=private_server
     ) as (s, raw_store):
-        ctx = WorkerContext(settings=s, endpoints=ep)
+        ctx = NoBrokerContext(settings=s, endpoints=ep)
         try:
             result = await _bench(ctx, triples=triples, queries=queries, replay=replay,
                                   ontology=ontology)  # fmt: skip

@@ -109,8 +109,9 @@ def test_batch_decode_equals_full_model_validation() -> None:
 
 
 def test_fact_cypher_props_and_string_encoding() -> None:
-    assert "f += r.props" in sink.fact_cypher("PRODUCES", props=True)
+    assert "f += coalesce(r.props, {})" in sink.fact_cypher("PRODUCES", props=True)
     assert "props" not in sink.fact_cypher("PRODUCES")
+    assert "$partition" in sink.fact_cypher("PRODUCES")
     # strings with and without characters to escape
     assert params_header({"x": ["a", 'b"c', "d\\e"]}) == 'CYPHER x=["a","b\\"c","d\\\\e"] '
 
@@ -143,3 +144,53 @@ def test_packed_chain_versions() -> None:
         FactVersion("f2", 200, 300, 250, "f3"),
         FactVersion("f4", 1500, None, None, None),
     ]
+
+
+def test_fact_rows_carry_no_per_row_constants() -> None:
+    """The partition is one parameter of the statement and extracted facts carry no
+    empty ``props`` map: neither is encoded and parsed once per row."""
+    from kg.ontology import default_ontology
+
+    prepared = sink.prepare_triples([_triple()], default_ontology(), partition="static")
+    rows = [r for by_id in prepared.facts.values() for r in by_id.values()]
+    assert rows and all("partition" not in r and "props" not in r for r in rows)
+    assert prepared.partition == "static"
+
+
+def test_an_empty_alias_index_is_used_not_replaced() -> None:
+    """``AliasIndex`` has a length, so an empty one is falsy: it must still be the one
+    that resolves (and caches), not a fresh index per batch."""
+    from kg.canonical import AliasIndex
+    from kg.ontology import default_ontology
+
+    onto = default_ontology()
+    index = AliasIndex(onto)
+    assert not index
+    sink.prepare_triples([_triple()], onto, index)
+    assert index._cache  # resolutions landed in the given index
+
+
+def test_chain_statement_is_one_write_of_changed_facts_only() -> None:
+    cypher = sink.chain_cypher("HAS_CEO")
+    assert cypher.count("UNWIND $heads") == 1 and ":HAS_CEO]" in cypher
+    assert "ORDER BY f.valid_from, f.id" in cypher  # resolve_chain's order and tie-break
+    assert "WHERE coalesce(f.valid_to, -1) <> coalesce(vt, -1)" in cypher
+
+
+def test_every_merge_key_of_the_sink_has_an_index() -> None:
+    """Each ``MERGE``/``MATCH`` on ``{id: ...}`` in the sink's statements is backed by
+    an index created at start (``ensure_schema``), or every write scans its label."""
+    import re
+
+    from kg.ontology import default_ontology
+
+    indexed = {(i.label, i.prop) for i in sink.INDEXES}
+    texts = [sink.INDICATORS_CYPHER, sink.TICKS_CYPHER, sink.LATEST_CYPHER, sink.DOCS_CYPHER,
+             sink.fact_cypher("X"), sink.chain_cypher("X"),
+             sink.entity_cypher("Company", ontology=default_ontology())]  # fmt: skip
+    keyed = set()
+    for text in texts:
+        for label, prop in re.findall(r"\(\w*:(\w+)[\w:]* \{\{?(\w+):", text):
+            keyed.add((label, prop))
+    assert keyed >= {("Entity", "id"), ("Observation", "id"), ("Document", "id")}
+    assert keyed <= indexed, keyed - indexed
