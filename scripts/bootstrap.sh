@@ -38,6 +38,33 @@ kafka_jars() {
 }
 kafka_jars
 
+# Neo4j 5.26 Community (GPL-3.0) and the launcher (java/neo4j): the jars copied and the
+# launcher compiled by Maven into the cache, once (stamp: the pom's and the launcher's
+# hash); later runs are offline. Without them FalkorDB still works; the neo4j graph
+# and its tests say what is missing.
+NEO4J_JARS=${LIVEKG_JARS:-$HOME/.cache/livekg/jars}/neo4j
+neo4j_jars() {
+  local stamp="$NEO4J_JARS/.src-sha256" want
+  want=$(cat java/neo4j/pom.xml java/neo4j/src/main/java/livekg/neo4j/*.java | sha256sum | cut -c1-16)
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && ls "$NEO4J_JARS"/lib/livekg-neo4j-launcher.jar >/dev/null 2>&1; then
+    return 0
+  fi
+  local t0=$SECONDS
+  echo "[bootstrap] Neo4j jars (mvn package: copy-dependencies + launcher into $NEO4J_JARS)"
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    echo "[bootstrap] WARNING: Java 17 and Maven 3.8 are needed for the local Neo4j; FalkorDB still works" >&2
+    return 0
+  fi
+  rm -rf "$NEO4J_JARS" && mkdir -p "$NEO4J_JARS"
+  if mvn -q -B -f java/neo4j/pom.xml -Dlivekg.jars="$NEO4J_JARS" package >"$NEO4J_JARS/.mvn.log" 2>&1; then
+    echo "$want" > "$stamp"
+    echo "[bootstrap] Neo4j jars ready in $((SECONDS - t0))s"
+  else
+    echo "[bootstrap] WARNING: Maven could not fetch the Neo4j jars (see $NEO4J_JARS/.mvn.log); the neo4j graph is unavailable" >&2
+  fi
+}
+neo4j_jars
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$HASH" && -x "$VENV/bin/livekg" ]]; then
   exit 0
 fi

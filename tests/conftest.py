@@ -6,8 +6,9 @@ graph name on that stack (topics created), so tests never see each other's data.
 Tests under tests/integration and tests/e2e are marked automatically.
 
 Graph backends: ``iso`` takes an indirect parameter, ``"falkordb"`` (default) or
-``"neo4j"``; the latter points the test at a database of its own on a real Bolt server
-(``bolt_server``: ArcadeDB's Bolt plugin, tests/bolt_server.py) through ``Neo4jStore``.
+``"neo4j"``; the latter points the test, through ``Neo4jStore``, at the one database of
+the session's real Neo4j 5 Community server (``bolt_server``, tests/bolt_server.py),
+emptied before and after the test (Community has no CREATE DATABASE).
 A module runs on both with ``pytestmark = pytest.mark.parametrize("iso", GRAPH_BACKENDS,
 indirect=True)``. Nothing is ever deleted outside the test's own graph or database.
 """
@@ -29,7 +30,7 @@ from core.settings import Settings
 from kg.store import GraphStore, open_store
 from ops.runtime import EmbeddedRuntime
 from streams.admin import create_topics
-from tests.bolt_server import BoltServer, package_dir
+from tests.bolt_server import BoltServer, neo4j_available
 
 GRAPH_BACKENDS = ["falkordb", "neo4j"]
 
@@ -67,10 +68,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 @pytest.fixture(scope="session")
 def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer]:
-    """One ArcadeDB Bolt server per session (skips where arcadedb-embedded is absent)."""
-    if package_dir() is None:
-        pytest.skip("arcadedb-embedded is not installed: no Bolt server for the neo4j backend")
-    server = BoltServer(tmp_path_factory.mktemp("arcadedb"))
+    """One real Neo4j 5 Community server per session (tests/bolt_server.py). Where Java
+    or the jars are missing it skips, except in CI, where the neo4j half must run."""
+    missing = neo4j_available()
+    if missing is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"no local Neo4j in CI: {missing}")
+        pytest.skip(f"no local Neo4j for the neo4j backend: {missing}")
+    server = BoltServer(tmp_path_factory.mktemp("neo4j"))
     server.start()
     try:
         yield server

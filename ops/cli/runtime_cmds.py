@@ -16,7 +16,7 @@ from rich.console import Console
 
 from core.errors import LivekgError
 from core.runtime_state import pid_alive, read_state
-from core.settings import Settings
+from core.settings import GraphBackend, Settings
 from ops.cli.groups import app, topics_app
 from ops.cli.output import emit_json
 from ops.runtime import EmbeddedRuntime, stop_recorded
@@ -45,8 +45,18 @@ def up(
             help="start Prometheus with the alert rules (default: when the binary is on PATH)",
         ),
     ] = None,
+    graph: Annotated[
+        GraphBackend | None,
+        typer.Option(
+            "--graph",
+            help="graph to start: falkordb or neo4j (local Neo4j 5 Community); "
+            "default: settings graph.backend",
+        ),
+    ] = None,
 ) -> None:
     """Start the whole stack (embedded broker, graph, LLM, workers, API) and keep it running."""
+    if graph is not None:  # as LIVEKG_GRAPH__BACKEND, so detached and child processes agree
+        os.environ["LIVEKG_GRAPH__BACKEND"] = graph.value
     settings = _settings(data_dir)
     state = read_state(settings.state_file)
     if state and pid_alive(state.supervisor_pid):
@@ -77,7 +87,9 @@ def up(
         console.print(f"  dashboard  {runtime.state.api_url}/")
         console.print(f"  API docs   {runtime.state.api_url}/docs")
         console.print(f"  metrics    {runtime.state.api_url}/metrics")
-        console.print(f"  Kafka      {ep.kafka_bootstrap}   graph {ep.falkordb_url}")
+        console.print(
+            f"  Kafka      {ep.kafka_bootstrap}   graph {ep.neo4j_uri or ep.falkordb_url}"
+        )
         if ep.llm_base_url:
             console.print(f"  LLM        {ep.llm_base_url}")
         prom = runtime.state.services.get("prometheus")

@@ -2,8 +2,8 @@
 rollups, DLQ reasons from the sink handler.
 
 Runs on FalkorDB (the ``stack`` fixture) and, through ``Neo4jStore`` and the official
-driver, on a real Bolt server (ArcadeDB's Bolt plugin, tests/bolt_server.py), each test
-in a graph or database of its own.
+driver, on a real Neo4j 5 Community server (tests/bolt_server.py), each test in a graph
+of its own (FalkorDB) or on the session's emptied Neo4j database.
 """
 
 from __future__ import annotations
@@ -349,10 +349,7 @@ async def test_read_only_queries_cannot_write(store: GraphStore) -> None:
 
     with pytest.raises(ReadOnlyViolation):
         await store.query("CREATE (n:Entity {id: 'sneaky'})")
-    if store.provider.value == "falkordb":
-        with pytest.raises(GraphError):  # bypass the guard: RO_QUERY refuses by itself
-            await store._run("CREATE (n:Entity {id: 'sneaky'})", {}, read_only=True)
-    # (ArcadeDB's Bolt server runs writes sent in a READ transaction, which Neo4j 5
-    # refuses: there the guard above is the only line; docs/operations.md)
+    with pytest.raises(GraphError):  # bypass the guard: the database refuses by itself
+        await store._run("CREATE (n:Entity {id: 'sneaky'})", {}, read_only=True)
     assert await store.query("MATCH (n:Entity {id: 'sneaky'}) RETURN n.id AS id") == []
     assert await store.query("RETURN 'CREATE' AS word") == [{"word": "CREATE"}]

@@ -1,6 +1,6 @@
 """kg.triples through a real worker process: SIGKILL mid-stream, restart, nothing lost
 or duplicated; bad triples dead-lettered with their reason while the sink keeps going.
-On FalkorDB and, through ``Neo4jStore``, on a real Bolt server (tests/bolt_server.py)."""
+On FalkorDB and, through ``Neo4jStore``, on a real Neo4j 5 Community (tests/bolt_server.py)."""
 
 from __future__ import annotations
 
