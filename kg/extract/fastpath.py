@@ -27,7 +27,7 @@ _BAD_FIRST = frozenset(
     "committee note item part form exhibit section table schedule agreement amendment "
     "registrant management shareholders stockholders directors officers employees "
     "january february march april may june july august september october november "
-    "december fiscal quarter year u.s. us federal state government inc inc. corp corp. "
+    "december fiscal quarter year inc inc. corp corp. "
     "ltd ltd. llc plc co co. total free net gross adjusted consolidated comparable same "
     "organic domestic international diluted basic cash".split()
 )
