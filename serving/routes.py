@@ -268,14 +268,20 @@ async def latest_bond_report(
     "/reports/latest/chart",
     tags=["live"],
     response_class=FileResponse,
-    responses={200: {"content": {"image/png": {}}, "description": "the report's chart"}},
+    responses={
+        200: {
+            "content": {"image/svg+xml": {}, "image/png": {}},
+            "description": "the report's chart",
+        }
+    },
 )
 async def latest_bond_report_chart(request: Request) -> FileResponse:
     """The chart (PNG) of the newest stored bond report."""
     doc = await asyncio.to_thread(_stored_report, request)
     if doc is None or not doc.chart or not await asyncio.to_thread(os.path.isfile, doc.chart):
         raise HTTPException(404, "no report chart yet")
-    return FileResponse(doc.chart, media_type="image/png")
+    media = "image/svg+xml" if doc.chart.endswith(".svg") else "image/png"
+    return FileResponse(doc.chart, media_type=media)
 
 
 @router.get(

@@ -7,7 +7,7 @@ Public surface:
   computed from the graph; model prose only from a served model; number-checked text
   (en/zh), files and a ``:Report`` node.
 * ``latest_report(out_dir)`` / ``reports_dir(data_dir, cfg)``: where reports live
-  (``<data_dir>/reports/bond/<id>/report.json|.md|.html|yields.png`` and ``latest.json``).
+  (``<data_dir>/reports/bond/<id>/report.json|.md|.html|yields.svg`` and ``latest.json``).
 * ``analyse`` / ``load_rules`` / ``check_text``: the pure parts, for reuse.
 """
 

@@ -61,6 +61,31 @@ RETURN d.id AS id, d.title AS title, d.text AS text, d.source AS source,
 """
 
 
+LATEST_CYPHER = """
+MATCH (o:Observation)
+WHERE o.indicator_id IN $ids AND o.observed_at <= $at
+RETURN max(o.observed_at) AS t
+"""
+LATEST_DAILY_CYPHER = """
+MATCH (d:DailyObservation)
+WHERE d.indicator_id IN $ids AND d.last_at <= $at
+RETURN max(d.last_at) AS t
+"""
+
+
+async def latest_market_time(store: GraphStore, ids: list[str], at: datetime) -> datetime:
+    """The time of the newest curve observation on or before ``at``: the report analyses
+    the latest market day in the graph (a replayed or backfilled day included), and its
+    history window ends there, not at the wall clock."""
+    params = {"ids": ids, "at": int(at.timestamp() * 1000)}
+    ts = [r["t"] for q in (LATEST_CYPHER, LATEST_DAILY_CYPHER)
+          for r in await store.query(q, params) if r.get("t") is not None]  # fmt: skip
+    if not ts:
+        return at
+    return datetime.fromtimestamp(max(int(t) for t in ts) / 1000, UTC).replace(
+        hour=23, minute=59, second=59)  # fmt: skip
+
+
 async def load_documents(store: GraphStore, at: datetime, *, days: int, history_days: int
                          ) -> list[DocIn]:  # fmt: skip
     """News in the driver window and the FOMC statements of the history window."""
@@ -173,14 +198,18 @@ async def build_bond_report(
             errors.append("no graph store: no indicator history")
         else:
             try:
-                series = await load_history(store, ids, when, days=cfg.history_days)
+                c = rules.curves[0]
+                market_at = min(when, await latest_market_time(store, [c.front, c.long], when))
+                series = await load_history(store, ids, market_at, days=cfg.history_days)
             except Exception as exc:
                 errors.append(f"history unavailable: {type(exc).__name__}: {exc}"[:300])
     if docs is None:
         docs = []
         if store is not None:
             try:
-                docs = await load_documents(store, when, days=rules.thresholds.driver_days,
+                c = rules.curves[0]
+                market_at = min(when, await latest_market_time(store, [c.front, c.long], when))
+                docs = await load_documents(store, market_at, days=rules.thresholds.driver_days,
                                             history_days=cfg.history_days)  # fmt: skip
             except Exception as exc:
                 errors.append(f"documents unavailable: {type(exc).__name__}: {exc}"[:300])
@@ -326,7 +355,7 @@ def save(doc: BondReportDoc, series: dict[str, Series], out_dir: Path) -> None:
     """Files under ``out_dir/<id>/`` (JSON, Markdown, HTML, chart) and ``latest.json``."""
     folder = out_dir / doc.id
     folder.mkdir(parents=True, exist_ok=True)
-    png = chart(series, folder / "yields.png")
+    png = chart(series, folder / "yields.svg")
     doc.chart = str(png) if png else None
     doc.markdown = str(folder / "report.md")
     doc.html = str(folder / "report.html")

@@ -177,31 +177,55 @@ def to_html(doc: BondReportDoc) -> str:
     return "\n".join(parts)
 
 
+COLORS = ("#4f9cff", "#ffb74d", "#8be28b", "#ff8a80", "#c792ea")
+
+
 def chart(series: Mapping[str, Series], path: Path, *, days: int = 183) -> Path | None:
-    """PNG of the key yields over the last ``days``; None when there is nothing to plot."""
+    """An SVG line chart of the key yields over the last ``days`` (written by hand: no
+    plotting library to import, so a report renders in milliseconds); None when there
+    is nothing to plot. ``path``'s suffix is replaced by ``.svg``."""
     picked = {k: series[k] for k in CHART_SERIES if k in series and series[k].points}
     if not picked:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display; safe in worker threads
-    import matplotlib.pyplot as plt
-
     end = max(s.points[-1].day for s in picked.values())
-    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
-    try:
-        for sid, s in picked.items():
-            pts = [p for p in s.points if 0 <= (end - p.day).days <= days]
-            ax.plot([p.day for p in pts], [p.value for p in pts], label=sid, linewidth=1.4,
-                    drawstyle="steps-post" if sid == "US_FFR" else "default")  # fmt: skip
-        ax.set_ylabel("%")
-        ax.set_title(f"Key US yields to {end}")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize=8)
-        fig.autofmt_xdate()
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
-    return path
+    lines = {k: [p for p in s.points if 0 <= (end - p.day).days <= days] for k, s in picked.items()}
+    lines = {k: v for k, v in lines.items() if v}
+    values = [p.value for v in lines.values() for p in v]
+    lo, hi = min(values), max(values)
+    hi = hi if hi > lo else lo + 1.0
+    w, h, left, top, bottom = 760, 320, 48, 24, 40
+    pw, ph = w - left - 110, h - top - bottom
+
+    def xy(day_back: int, v: float) -> str:
+        x = left + pw * (1 - day_back / days)
+        y = top + ph * (1 - (v - lo) / (hi - lo))
+        return f"{x:.1f},{y:.1f}"
+
+    e = html.escape
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
+           f'<text x="{left}" y="15" font-size="13">Key US yields (%) to {end}</text>']  # fmt: skip
+    for i in range(5):
+        v = lo + (hi - lo) * i / 4
+        y = top + ph * (1 - i / 4)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
+                   f'stroke="#ddd"/><text x="4" y="{y + 4:.1f}">{v:.2f}</text>')  # fmt: skip
+    for i, back in enumerate((days, days // 2, 0)):
+        day = end.fromordinal(end.toordinal() - back)
+        out.append(f'<text x="{left + pw * (1 - back / days) - 30:.1f}" y="{h - 18}">{day}</text>')
+        del i
+    for n, (sid, pts) in enumerate(lines.items()):
+        color = COLORS[n % len(COLORS)]
+        coords = " ".join(xy((end - p.day).days, p.value) for p in pts)
+        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" '
+                   f'points="{coords}"/>')  # fmt: skip
+        ly = top + 14 * n + 6
+        out.append(f'<line x1="{left + pw + 12}" y1="{ly}" x2="{left + pw + 32}" y2="{ly}" '
+                   f'stroke="{color}" stroke-width="3"/><text x="{left + pw + 36}" '
+                   f'y="{ly + 4}">{e(sid)}</text>')  # fmt: skip
+    out.append("</svg>")
+    target = path.with_suffix(".svg")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(out), encoding="utf-8")
+    return target

@@ -115,7 +115,9 @@ async def first_report(ctx: WorkerContext, state: ReportState, *, poll_s: float 
             log.debug("first bond report: graph not ready: %r", exc)
             settled = False
         if settled:
-            return await run_report(ctx, state)
+            doc = await run_report(ctx, state)
+            if doc is not None and doc.as_of:
+                return doc
         await asyncio.sleep(poll_s)
     return None
 

@@ -21,11 +21,16 @@ from core.runtime_state import pid_alive
 from tests.bolt_server import BoltServer
 from tests.conftest import neo4j_graph
 
-SAMPLE_NEWS = 48 + 7  # + the richer documents for extraction (scripts/extract_samples.py)
-SAMPLE_DOCS = SAMPLE_NEWS + 30 + 3  # news + social + filings in connectors/samples
-SAMPLE_DAY_TICKS = 672
-_HISTORY = Path(__file__).resolve().parents[2] / "connectors" / "samples" / "ticks_history.jsonl"
-SAMPLE_TICKS = SAMPLE_DAY_TICKS + sum(1 for _ in _HISTORY.open())  # + indicator history
+_SAMPLES = Path(__file__).resolve().parents[2] / "connectors" / "samples"
+
+
+def _lines(name: str) -> int:
+    return sum(1 for line in (_SAMPLES / name).open() if line.strip())
+
+
+SAMPLE_NEWS = _lines("news.jsonl")
+SAMPLE_DOCS = SAMPLE_NEWS + _lines("social.jsonl") + _lines("filings.jsonl")
+SAMPLE_TICKS = _lines("ticks.jsonl") + _lines("ticks_history.jsonl")  # + indicator history
 
 
 EXTRA_ENV: dict[str, str] = {}  # the graph backend's settings (set by ``backend``)
@@ -109,8 +114,19 @@ def extracted_facts(data_dir: Path) -> None:
         assert rows and rows[0]["docs"], f"no {kind} fact with provenance: {out.stdout[-500:]}"
 
 
+def first_report(api: str, since: float, within_s: float = 120.0) -> dict[str, Any]:
+    """The bond report the worker publishes on start (within two minutes of `up`)."""
+    while time.monotonic() - since < within_s:
+        r = httpx.get(f"{api}/reports/latest", timeout=10)
+        if r.status_code == 200 and r.json().get("headline"):
+            return r.json()
+        time.sleep(2)
+    raise AssertionError(f"no bond report {within_s:.0f} s after up")
+
+
 def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
     data = tmp_path / "data"
+    t_up = time.monotonic()
     started = livekg("up", "--detach", "--no-llm", data_dir=data)
     assert started.returncode == 0, started.stdout + started.stderr
     try:
@@ -132,6 +148,9 @@ def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
         worker_metrics = httpx.get(f"http://127.0.0.1:{services['worker-0']['port']}/metrics").text
         assert 'livekg_events_in_total{agent="tick_sink",topic="raw.ticks"}' in worker_metrics
         assert "livekg_event_latency_seconds_bucket" in worker_metrics
+        report = first_report(api, t_up)
+        assert report["as_of"] == "2024-09-18" and report["tables"]["curve"]["rows"]
+        assert report["unsupported_numbers"] == [] and report["conclusions"]
         nodes_before = snap["graph"]["nodes"]
     finally:
         down = livekg("down", data_dir=data)

@@ -166,7 +166,7 @@ async def test_sample_day_report_en_and_zh(tmp_path: Path) -> None:
     lines = [x for x in doc.text.splitlines() if len(x) > 20]
     assert len(lines) == len(set(lines))  # no repeated paragraph
     assert doc.text.count("No model commentary") == 1
-    assert doc.chart and doc.chart.endswith("yields.png")
+    assert doc.chart and doc.chart.endswith("yields.svg")
     assert latest_report(tmp_path) is not None
     zh = await build_bond_report(None, ReportSettings(), at=AT, series=series, docs=docs,
                                  lang="zh")  # fmt: skip
