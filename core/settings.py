@@ -77,6 +77,9 @@ class LLMSettings(BaseModel):
     max_retries: int = 3
     n_threads: int = 2
     n_ctx: int = 4096
+    # Set by the runtime for its children: ``base_url`` is livekg's own embedded model
+    # server, not a model the operator serves (extraction skips it by default).
+    embedded_server: bool = False
 
 
 class EmbedSettings(BaseModel):
@@ -347,6 +350,13 @@ class ExtractSettings(BaseModel):
     )
     default_mode: str = "reflection"
     llm: bool = True  # False: LLM-free extractors only, everywhere
+    # The embedded model (livekg's small model server or the in-process backend) kept
+    # no verified triple on the sample at minutes per document: off unless asked for.
+    # A served model (llm.base_url) is always used.
+    llm_on_embedded: bool = False
+    # Stop the LLM stage (per worker) after this many documents with no kept triple;
+    # 0: never.
+    llm_min_yield_docs: int = 20
     n_max: int = 3  # reflection rounds at most
     max_chunk_tokens: int = 2048  # as FinReflectKG; tables stay whole whatever their size
     llm_max_chars: int = 800  # what the model reads of a chunk

@@ -316,6 +316,7 @@ class EmbeddedRuntime:
                 env["LIVEKG_GRAPH__FALKORDB_URL"] = self.state.falkordb_url
         if self.state.llm_base_url and self.settings.embedded_llm:
             env["LIVEKG_LLM__BASE_URL"] = self.state.llm_base_url
+            env["LIVEKG_LLM__EMBEDDED_SERVER"] = "1"  # ours, not a served model
         return env
 
     def start_worker(self, worker_id: int) -> int:

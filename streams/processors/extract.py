@@ -13,6 +13,13 @@
 
 Chunks already processed (content hash + prompt version) are skipped within a worker
 (a bounded in-memory set; not persisted across restarts).
+
+CPU only where it yields: the LLM stage runs by default only against a served model
+(``llm.base_url`` configured by the operator). livekg's own embedded model (the small
+model server ``livekg up`` starts, or the in-process backend) kept no triple through
+verification on the sample, so with it the stage is off unless
+``extract.llm_on_embedded`` is set. And a running stage stops itself (per worker, until
+restart) once ``extract.llm_min_yield_docs`` documents produced no kept triple at all.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any
 from core import metrics
 from core.batch import Inbound, dead_for, decode_batch
 from core.records import CleanDocument, Triple
+from core.settings import Settings
 from core.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
 from kg.canonical import load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
@@ -49,9 +57,29 @@ def llm_configured(ctx: WorkerContext) -> bool:
     return bool(ctx.endpoints.llm_base_url or llm.base_url or llm.backend == "inprocess")
 
 
-def mode_for(doc: CleanDocument, ctx: WorkerContext) -> Mode:
+def llm_extraction_wanted(settings: Settings, llm_base_url: str | None) -> bool:
+    """Whether the LLM stage runs: a served model (``llm.base_url`` set by the operator,
+    not the runtime's own server) always; the embedded model only on request
+    (``extract.llm_on_embedded``); never with ``extract.llm`` off or no model at all."""
+    llm, cfg = settings.llm, settings.extract
+    if not cfg.llm:
+        return False
+    if llm.base_url and not llm.embedded_server:
+        return True
+    embedded = bool(llm_base_url or llm.base_url or llm.backend == "inprocess")
+    return embedded and cfg.llm_on_embedded
+
+
+def yield_exhausted(docs: int, kept: int, min_docs: int) -> bool:
+    """The LLM stage has read ``min_docs`` documents (0: never stop) and kept nothing."""
+    return min_docs > 0 and docs >= min_docs and kept == 0
+
+
+def mode_for(doc: CleanDocument, ctx: WorkerContext, *, stopped: bool = False) -> Mode:
     cfg = ctx.settings.extract
-    if not cfg.llm or not llm_configured(ctx):
+    if stopped or not llm_configured(ctx):
+        return Mode.FAST
+    if not llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url):
         return Mode.FAST
     return Mode(cfg.modes.get(doc.kind.value, cfg.default_mode))
 
@@ -73,6 +101,9 @@ class ExtractStage:
         self._loaded_at = 0.0
         self._sem = asyncio.Semaphore(max(1, ctx.settings.extract.concurrency))
         self._lock = asyncio.Lock()
+        self.llm_docs = 0  # documents the LLM stage read, and the LLM triples it kept
+        self.llm_kept = 0
+        self.llm_stopped = False
 
     async def _index(self) -> Any:
         try:
@@ -96,7 +127,7 @@ class ExtractStage:
                     "seen_limit": cfg.seen_limit, "llm_max_chunks": cfg.max_llm_chunks_per_doc,
                 }  # fmt: skip
                 self._fast = Extractor(**common)
-                if cfg.llm and llm_configured(self.ctx):
+                if self.llm_on():
                     client = self._llm.llm.client if self._llm and self._llm.llm else None
                     if client is None:
                         from kg.llm import make_llm_client
@@ -107,6 +138,27 @@ class ExtractStage:
                 self._loaded_at = time.monotonic()
         assert self._fast is not None
         return self._fast, self._llm
+
+    def llm_on(self) -> bool:
+        ctx = self.ctx
+        return (
+            not self.llm_stopped
+            and llm_configured(ctx)
+            and llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url)
+        )
+
+    def count_yield(self, docs: int, kept: int) -> None:
+        """Count what the LLM stage kept; stop it when it keeps nothing (see module)."""
+        self.llm_docs += docs
+        self.llm_kept += kept
+        min_docs = self.ctx.settings.extract.llm_min_yield_docs
+        if not self.llm_stopped and yield_exhausted(self.llm_docs, self.llm_kept, min_docs):
+            self.llm_stopped = True
+            log.warning(
+                "extract: the LLM stage kept no triple from %d documents; it stops here "
+                "(fast extraction goes on; extract.llm_min_yield_docs)",
+                self.llm_docs,
+            )
 
     # -- stage 1: LLM-free -----------------------------------------------------------
     async def handle_fast(self, items: Sequence[Inbound]) -> None:
@@ -130,7 +182,7 @@ class ExtractStage:
                 metrics.EXTRACT_CHUNKS.labels("fast", "skipped" if c.skipped else "done").inc()
             _count(result.triples, result.stats)
             triples += result.triples
-            if mode_for(doc, ctx) != Mode.FAST:
+            if mode_for(doc, ctx, stopped=self.llm_stopped) != Mode.FAST:
                 pending.append(doc)
         await send_dead(ctx, AGENT, dead)
         await ctx.send(KG_TRIPLES.name, triples)
@@ -164,8 +216,8 @@ class ExtractStage:
         )
         await send_dead(ctx, LLM_AGENT, batch.dead)
         fast, llm = await self.extractors()
-        if llm is None or not batch.records:
-            return
+        if llm is None or self.llm_stopped or not batch.records:
+            return  # committed: these documents' fast triples went out in stage 1
         metrics.EXTRACT_BACKLOG.set(len(batch.records))
         try:
             results = await asyncio.gather(
@@ -185,6 +237,7 @@ class ExtractStage:
                 dead.append(dead_for(origin, res, LLM_AGENT))
                 continue
             triples += res
+        self.count_yield(len(batch.records) - len(dead), len(triples))
         await send_dead(ctx, LLM_AGENT, dead)
         await ctx.send(KG_TRIPLES.name, triples)
         metrics.EVENTS_OUT.labels(LLM_AGENT, KG_TRIPLES.name).inc(len(triples))
@@ -195,7 +248,7 @@ def register(app: Any, ctx: WorkerContext) -> None:
         return
     stage = ExtractStage(ctx)
     batch_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=stage.handle_fast)
-    if ctx.settings.extract.llm and llm_configured(ctx):
+    if llm_configured(ctx) and llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url):
         batch_agent(
             app, ctx, name=LLM_AGENT, sources=[EXTRACT_PENDING.name], handler=stage.handle_llm
         )
