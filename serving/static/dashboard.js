@@ -33,6 +33,7 @@ function addAlert(a) {
   const li = document.createElement("li");
   li.className = a.severity || "info";
   li.dataset.entity = a.entity_id || "";
+  if (a.subscription_id) li.dataset.subscription = a.subscription_id;
   const when = a.event_time ? new Date(a.event_time).toLocaleString() : "";
   li.innerHTML = `<div>${esc(a.message)}</div>
     <div class="meta">${esc(a.severity)} · ${esc(a.kind)} · ${esc(a.entity_id)} · ${esc(when)}</div>
