@@ -297,6 +297,26 @@ class Lexicon:
                 if isinstance(v, str) and k not in _NOT_VALUES and len(v) <= 40:
                     distinct.setdefault(k, set()).add(v)
                     lex.value_props.setdefault(k, set()).add(label)
+        for spec in trig.get("tenor_names", {}).values():
+            # "10年美债", "UST 10Y", "10y treasury": issuer words + a tenor name a series
+            words = list(spec["words"])
+            lex.tokenizer.add_words(words)
+            for n in range(1, 51):
+                eid = spec["entity"].format(n=n)
+                e = lex.entities.get(eid)
+                if e is None:
+                    continue
+                sense = Sense("entity", eid, e["label"], str(e.get("name") or eid))
+                for w in words:
+                    for form in (
+                        f"{n}y {w}",
+                        f"{w} {n}y",
+                        f"{n}年{w}",
+                        f"{n}年期{w}",
+                        f"{w}{n}年期",
+                        f"{w}{n}年",
+                    ):
+                        lex.add(form, sense)
         for eid, items in trig.get("entity_aliases", {}).items():
             if eid in lex.entities:
                 e = lex.entities[eid]
@@ -437,6 +457,9 @@ def _derived_names(name: Any, label: str, trig: dict[str, Any]) -> list[str]:
         return []
     base = _LEVEL.sub("", name).strip() or name
     out = [base] if base != name else []
+    sep = trig.get("name_parts", {}).get(label)
+    if sep and sep in base:
+        out.append(base.rsplit(sep, 1)[-1])  # "杰罗姆·鲍威尔" -> "鲍威尔"
     for fmt in trig.get("derived_names", {}).get(label, []):
         out.append(fmt.format(base))
     return out

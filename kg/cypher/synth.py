@@ -74,8 +74,16 @@ class Frame:
 
 def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
     wh = set(triggers()["wh"]["tokens"])
+    roles = triggers()["role_nouns"]
     positions = [i for i, t in enumerate(tokens) if t in wh]
     concepts = [(m.start, s.key) for m in mentions if not m.of("entity") for s in m.of("concept")]
+    concepts += [
+        (m.start, roles[s.key])
+        for m in mentions
+        if not m.of("entity") and not m.of("concept")
+        for s in m.of("relation")
+        if s.key in roles
+    ]
     for p in positions:
         after = [c for c in concepts if c[0] >= p]
         if after:
@@ -264,6 +272,15 @@ class Synthesizer:
                 prior += 2.5  # "the highest yield of the 10-year bond on <day>"
             if how == "tracks" and any(a.label == "Indicator" for a in frame.anchors):
                 continue
+            if (
+                frame.wh
+                and frame.target not in (None, "Indicator")
+                and frame.relations
+                and frame.agg is None
+                and u.time is None
+            ):
+                prior -= 1.5  # "who issues the bond the 10Y yield tracks": an entity
+
             out.append(self._series_one(frame, pattern, aid, prior))
         return out
 
