@@ -1,4 +1,7 @@
-"""``livekg bench all``: every registered benchmark, each beside its same-run reference."""
+"""``livekg bench all``: every registered benchmark, each beside its same-run references
+(``ratio``: same work without livekg code; ``raw_ratio``: the raw component), and the
+peak resident memory of every process the benchmark ran (services and workers it
+started included)."""
 
 from __future__ import annotations
 
@@ -6,22 +9,97 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from typing import Annotated, Any
 
 import orjson
+import psutil
 import typer
 
 from ops.cli.groups import bench_app
 from ops.cli.output import emit_json
 
 
+def process_name(cmdline: list[str], fallback: str) -> str:
+    """A short, stable name for a process of a bench's tree (for peak RSS per process)."""
+    args = [a for a in cmdline if a]
+    if "-m" in args and args.index("-m") + 1 < len(args):
+        module = args[args.index("-m") + 1]
+        if module == "ops.cli.main":
+            return "bench " + " ".join(args[args.index("-m") + 3 : args.index("-m") + 4])
+        return module
+    exe = os.path.basename(args[0]) if args else fallback
+    if exe.startswith("java"):  # its main class: the first argument that is no option
+        rest = iter(args[1:])
+        for arg in rest:
+            if arg in ("-cp", "-classpath", "--class-path"):
+                next(rest, None)
+            elif not arg.startswith("-"):
+                return "java " + arg.rsplit(".", 1)[-1]
+        return exe
+    return exe or fallback
+
+
+class RssSampler(threading.Thread):
+    """Peak RSS of a process and all its descendants, per process name, and of the
+    whole tree at once (sampled every ``every`` seconds)."""
+
+    def __init__(self, pid: int, every: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.peak: dict[str, float] = {}
+        self.peak_total = 0.0
+        self.done = threading.Event()
+
+    def sample(self) -> None:
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return
+        total = 0.0
+        seen: dict[str, float] = {}
+        for p in procs:
+            try:
+                rss = p.memory_info().rss / 2**20
+                name = process_name(p.cmdline(), p.name())
+            except psutil.Error:
+                continue
+            total += rss
+            seen[name] = seen.get(name, 0.0) + rss  # same-named processes together
+        for name, rss in seen.items():
+            self.peak[name] = max(self.peak.get(name, 0.0), rss)
+        self.peak_total = max(self.peak_total, total)
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            self.sample()
+            self.done.wait(self.every)
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "peak_rss_mb": {k: round(v, 1) for k, v in sorted(self.peak.items())},
+            "peak_total_rss_mb": round(self.peak_total, 1),
+        }
+
+
 def _run_bench(name: str, args: tuple[str, ...], timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "ops.cli.main", "bench", name, "--json", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = RssSampler(proc.pid)
+    sampler.start()
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"timed out after {timeout:.0f}s"}
+        proc.kill()
+        proc.communicate()
+        return {"ok": False, "error": f"timed out after {timeout:.0f}s", **sampler.result()}
+    finally:
+        sampler.done.set()
+        sampler.join(5)
+    out = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+    memory = sampler.result()
     if "No such command" in out.stderr:
         return {"ok": False, "missing": True, "error": f"no `livekg bench {name}` command"}
     lines = out.stdout.strip().splitlines()
@@ -30,8 +108,8 @@ def _run_bench(name: str, args: tuple[str, ...], timeout: float) -> dict[str, An
     except orjson.JSONDecodeError:
         result = None
     if out.returncode != 0 or not isinstance(result, dict):
-        return {"ok": False, "error": (out.stderr or out.stdout)[-800:]}
-    return {**result, "ok": True}  # ran and printed its line (a bench's own verdict stays)
+        return {"ok": False, "error": (out.stderr or out.stdout)[-800:], **memory}
+    return {**result, "ok": True, **memory}  # ran and printed its line (its verdict stays)
 
 
 def machine() -> dict[str, Any]:
@@ -63,6 +141,34 @@ def _references(needed: set[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def compare(
+    entry: Any, value: float | None, run: dict[str, Any], refs: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """``reference``/``ratio`` (same work) and ``raw_reference``/``raw_ratio`` of one
+    bench: the bench's own when it printed them, else the registry's, measured here."""
+
+    def div(a: Any, b: Any) -> float | None:
+        return round(a / b, 4) if a and b else None
+
+    if entry.reference is None:  # the bench measured its own same-work reference
+        own = run.get("reference") or {}
+        reference = {"name": own.get("name"), "value": own.get("value")}
+        ratio = run.get("ratio", div(value, reference["value"]))
+    else:
+        reference = {"name": entry.reference, **refs.get(entry.reference, {})}
+        ratio = div(value, reference.get("value"))
+    if run.get("raw_ratio") is not None:
+        own_raw = run.get("raw_reference") or {}
+        raw = {"name": own_raw.get("name"), "value": own_raw.get("value")}
+        raw_ratio = run["raw_ratio"]
+    elif entry.raw is not None:
+        raw = {"name": entry.raw, **refs.get(entry.raw, {})}
+        raw_ratio = div(value, raw.get("value"))
+    else:  # one reference only: it is both
+        raw, raw_ratio = reference, ratio
+    return {"reference": reference, "ratio": ratio, "raw_reference": raw, "raw_ratio": raw_ratio}
+
+
 @bench_app.command("all")
 def bench_all(
     only: Annotated[
@@ -87,25 +193,26 @@ def bench_all(
         r = _run_bench(name, entry.args, timeout)
         results[name] = {"figure_key": entry.figure, "figure": r.get(entry.figure), "run": r}
     needed = {
-        BENCHES[n].reference for n in names if BENCHES[n].reference and results[n]["run"].get("ok")
+        ref
+        for n in names
+        if results[n]["run"].get("ok")
+        for ref in (BENCHES[n].reference, BENCHES[n].raw)
+        if ref
     }
     refs = _references({r for r in needed if r in REFERENCES})
     for name in names:
         entry, row = BENCHES[name], results[name]
-        run = row["run"]
-        if entry.reference is None:  # the bench measured its own reference
-            ref = run.get("reference") or {}
-            row["reference"] = {"name": ref.get("name"), "value": ref.get("value")}
-        else:
-            row["reference"] = {"name": entry.reference, **refs.get(entry.reference, {})}
-        value, ref_value = row["figure"], row["reference"].get("value")
-        row["ratio"] = round(value / ref_value, 4) if value and ref_value else None
+        row.update(compare(entry, row["figure"], row["run"], refs))
+        row["peak_rss_mb"] = row["run"].get("peak_rss_mb")
     emit_json({
         "bench": "all", "machine": info, "seconds": round(time.time() - started, 1),
         "ok": [n for n in names if results[n]["run"].get("ok")],
         "missing": [n for n in names if results[n]["run"].get("missing")],
         "failed": [n for n in names
                    if not results[n]["run"].get("ok") and not results[n]["run"].get("missing")],
+        "summary": {n: {"ratio": results[n].get("ratio"), "raw_ratio": results[n].get("raw_ratio"),
+                        "peak_total_rss_mb": results[n]["run"].get("peak_total_rss_mb")}
+                    for n in names},
         "results": results,
     })  # fmt: skip
 
