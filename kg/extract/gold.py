@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 _PAREN = re.compile(r"\([^)]*\)")
 _POSS = re.compile(r"(?:'s|’s|\bs)\b(?=\s|$)")
@@ -53,6 +53,10 @@ class GoldTriple(BaseModel):
 
 
 class GoldDoc(BaseModel):
+    """A gold document; other document fields (company, lang, kind, title ...) are kept
+    and passed to the extractor as they are."""
+
+    model_config = ConfigDict(extra="allow")
     id: str
     text: str
     gold: list[GoldTriple] = Field(default_factory=list)
@@ -148,6 +152,11 @@ class Scores:
         return out
 
 
+def doc_fields(doc: GoldDoc) -> dict[str, Any]:
+    """The document as the extractor reads it (without the gold)."""
+    return {k: v for k, v in doc.model_dump().items() if k != "gold"}
+
+
 def score(
     docs: Sequence[GoldDoc],
     predicted: dict[str, Iterable[tuple[str, str, str]]],
@@ -188,3 +197,8 @@ def score(
                     {"doc": doc.id, "kind": "fn", "triple": f"{g.head} | {g.relation} | {g.tail}"}
                 )
     return out
+
+
+def doc_fields(doc: GoldDoc) -> dict[str, Any]:
+    """The document as the extractor reads it (without the gold)."""
+    return {k: v for k, v in doc.model_dump().items() if k != "gold"}

@@ -20,6 +20,8 @@ What was dropped or repaired, and why, is counted in ``VerifyStats``.
 
 from __future__ import annotations
 
+import copy
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -103,8 +105,12 @@ class VerifyStats:
     dropped: Counter[str] = field(default_factory=Counter)
     repaired: Counter[str] = field(default_factory=Counter)
     by_component: Counter[str] = field(default_factory=Counter)  # kept, per extractor
+    issues: Counter[str] = field(default_factory=Counter)  # what the critic found, per rule
+    rounds: int = 0  # reflection rounds run (critic + corrector)
 
     def merge(self, other: VerifyStats) -> None:
+        self.issues.update(other.issues)
+        self.rounds += other.rounds
         self.proposed += other.proposed
         self.kept += other.kept
         self.dropped.update(other.dropped)
@@ -118,6 +124,8 @@ class VerifyStats:
             "dropped": dict(self.dropped),
             "repaired": dict(self.repaired),
             "kept_by_component": dict(self.by_component),
+            "critic_issues": dict(self.issues),
+            "reflection_rounds": self.rounds,
         }
 
 
@@ -145,6 +153,72 @@ def fact_key(c: Candidate) -> tuple[str, str, str, str]:
         return " ".join(_NAME_NOISE.sub(" ", _HONORIFIC.sub("", norm(name))).split())
 
     return (k(c.head), c.relation, k(c.tail), str(c.props.get("period", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One finding of the critic: candidate ``index`` breaks ``rule``."""
+
+    index: int
+    rule: str
+    detail: str = ""
+
+
+log = logging.getLogger("livekg.extract.critique")
+_SUFFIXED = (
+    r"[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*,?\s+"
+    r"(?:Inc|Corp|Corporation|LLC|Ltd|plc|Company|Holdings|Group)\.?"
+)
+_COMPOUND = re.compile(rf"{_SUFFIXED}\s+and\s+{_SUFFIXED}")
+_COMPOUND_SPLIT = re.compile(r"(?<=\.)\s+and\s+|(?<=[a-z])\s+and\s+(?=[A-Z])")
+_PERIOD = re.compile(
+    r"(?:(?:three|six|nine|twelve)\s+months|(?:fiscal\s+)?(?:year|quarter))\s+ended\s+"
+    r"[A-Z][a-z]+\s+\d{1,2},\s+\d{4}|(?:first|second|third|fourth)\s+quarter(?:\s+of)?"
+    r"(?:\s+fiscal)?\s+\d{4}|fiscal(?:\s+year)?\s+\d{4}|FY\s?\d{2,4}|Q[1-4]\s+(?:FY)?\d{2,4}|"
+    r"\d{4}年(?:第?[一二三四]季度|\d{1,2}月|上半年|下半年)?|\b(?:19|20)\d{2}\b"
+)
+_UNIT_AFTER = re.compile(
+    r"^\s*(shares|units|employees|customers|subscribers|stores|vehicles|barrels)\b"
+)
+_FIGURE_KEYS = ("value", "amount", "val", "chg", "change", "value2", "low", "high", "cmp")
+
+
+def _has_figure(c: Candidate) -> bool:
+    return any(c.props.get(k) for k in _FIGURE_KEYS)
+
+
+def _figure(c: Candidate) -> str:
+    return "|".join(sorted({norm(str(c.props[k])) for k in _FIGURE_KEYS if c.props.get(k)}))
+
+
+def _has_unit(c: Candidate) -> bool:
+    if c.props.get("unit"):
+        return True
+    figures = [str(c.props.get(k, "")) for k in _FIGURE_KEYS if c.props.get(k)]
+    return any(re.search(r"[$€£¥%]|percent|billion|million|bp|亿|万|RMB|Rs", f) for f in figures)
+
+
+def _unit_after(text: str, c: Candidate) -> str:
+    for k in _FIGURE_KEYS:
+        value = str(c.props.get(k, ""))
+        at = text.find(value, max(c.start, 0)) if value else -1
+        if at >= 0:
+            m = _UNIT_AFTER.match(text[at + len(value) : at + len(value) + 20])
+            if m:
+                return m.group(1)
+    return ""
+
+
+def find_period(text: str, start: int, end: int) -> str:
+    """The period a sentence (or a header) names, nearest first: an explicit 'three months
+    ended ...', a quarter, a fiscal year, else a year."""
+    if not text:
+        return ""
+    lo = text.rfind(".", 0, max(start, 0)) + 1 if start > 0 else 0
+    hi = text.find(".", end) if end > 0 else -1
+    window = text[lo : hi if hi > 0 else len(text)]
+    m = _PERIOD.search(window)
+    return m.group(0) if m else ""
 
 
 class Verifier:
@@ -184,11 +258,155 @@ class Verifier:
                 return True, False  # the filer's own filing: the chunk is the filer speaking
         return False, False
 
+    # -- reflection without a model: a critic of checks, a corrector of repairs ----
+    def critique(self, cands: list[Candidate], text: str, ctx: DocContext) -> list[Issue]:
+        """Every issue the checks find (FinReflectKG's critic, made of rules)."""
+        issues: list[Issue] = []
+        text_norm = norm(text)
+        by_fact: dict[tuple[str, str, str, str], int] = {}
+        for i, c in enumerate(cands):
+            for side in ("head", "tail"):
+                if is_abstract(getattr(c, side)):
+                    issues.append(Issue(i, "subject_reference", side))
+            if _COMPOUND.fullmatch(c.head) or _COMPOUND.fullmatch(c.tail):
+                issues.append(Issue(i, "compound_name", c.head if _COMPOUND.fullmatch(c.head)
+                                    else c.tail))  # fmt: skip
+            check = self.ontology.check(c.head, c.head_type, c.relation, c.tail, c.tail_type)
+            if not check.ok:
+                back = self.ontology.check(c.tail, c.tail_type, c.relation, c.head, c.head_type)
+                issues.append(Issue(i, "direction" if back.ok else "schema", str(check.reason)))
+            for side in ("head", "tail"):
+                name = getattr(c, side)
+                if not is_abstract(name) and not self.occurs(name, "", text_norm, ctx)[0]:
+                    issues.append(Issue(i, "unsupported", side))
+            if c.relation == "DISCLOSES" and _has_figure(c):
+                if not c.props.get("period") and not c.props.get("period2"):
+                    issues.append(Issue(i, "period_missing", ""))
+                if not _has_unit(c):
+                    issues.append(Issue(i, "unit_missing", ""))
+            key = fact_key(c)
+            value = str(c.props.get("value") or c.props.get("amount") or c.props.get("val") or "")
+            if key in by_fact and value:
+                j = by_fact[key]
+                other = str(cands[j].props.get("value") or cands[j].props.get("amount")
+                            or cands[j].props.get("val") or "")  # fmt: skip
+                if other and norm(other) != norm(value):
+                    issues.append(Issue(i, "conflicting_values", f"{other} vs {value}"))
+            elif value:
+                by_fact[key] = i
+        issues += self._restated(cands)
+        return issues
+
+    @staticmethod
+    def _restated(cands: list[Candidate]) -> list[Issue]:
+        """The same figure of one sentence disclosed twice: once by a named owner ("LinkedIn
+        revenue increased 10%") and once by the document's subject -> keep the owner's."""
+        out: list[Issue] = []
+        figures: dict[tuple[int, int, str], list[int]] = {}
+        for i, c in enumerate(cands):
+            if c.relation == "DISCLOSES" and _has_figure(c):
+                figure = _figure(c)
+                figures.setdefault((c.start, c.end, figure), []).append(i)
+                figures.setdefault((-1, -1, figure), []).append(i)
+        for idx in figures.values():
+            if len({cands[i].head for i in idx}) > 1:
+                for i in idx:
+                    if cands[i].component.value != "pattern" and any(
+                        cands[j].component.value == "pattern" for j in idx
+                    ):
+                        out.append(Issue(i, "restated", _figure(cands[i])))
+        return out
+
+    def correct(
+        self,
+        cands: list[Candidate],
+        issues: list[Issue],
+        text: str,
+        ctx: DocContext,
+        stats: VerifyStats,
+    ) -> list[Candidate]:
+        """Deterministic repairs: resolve the filer/subject, fix the direction, split
+        compound names, attach the period from the sentence or the header, keep one of two
+        conflicting values; what cannot be repaired is dropped."""
+        drop: set[int] = set()
+        extra: list[Candidate] = []
+        for issue in issues:
+            c = cands[issue.index]
+            rule = issue.rule
+            if rule == "subject_reference":
+                if ctx.main_entity:
+                    setattr(c, issue.detail, ctx.main_entity)
+                    setattr(c, f"{issue.detail}_type", ctx.main_type)
+                    stats.repaired["subject_reference"] += 1
+                else:
+                    drop.add(issue.index)
+            elif rule == "direction":
+                c.head, c.tail = c.tail, c.head
+                c.head_type, c.tail_type = c.tail_type, c.head_type
+                stats.repaired["direction"] += 1
+            elif rule == "compound_name":
+                parts = [p.strip(" ,") for p in _COMPOUND_SPLIT.split(issue.detail) if p.strip()]
+                side = "head" if c.head == issue.detail else "tail"
+                for part in parts[1:]:
+                    clone = copy.copy(c)
+                    clone.props = dict(c.props)
+                    setattr(clone, side, part)
+                    extra.append(clone)
+                setattr(c, side, parts[0])
+                stats.repaired["compound_name"] += 1
+            elif rule == "period_missing":
+                period = find_period(text, c.start, c.end) or find_period(ctx.title, 0, 0)
+                if period:
+                    c.props["period"] = period
+                    stats.repaired["period"] += 1
+                else:
+                    c.props["period"] = ""  # checked once; the fact stands without one
+                    c.props.setdefault("period_source", "none")
+            elif rule == "unit_missing":
+                unit = _unit_after(text, c)
+                if unit:
+                    c.props["unit"] = unit
+                    stats.repaired["unit"] += 1
+                else:
+                    drop.add(issue.index)
+            elif rule in ("conflicting_values", "restated", "unsupported", "schema"):
+                drop.add(issue.index)
+        return [c for i, c in enumerate(cands) if i not in drop] + extra
+
+    def reflect(
+        self,
+        cands: list[Candidate],
+        text: str,
+        ctx: DocContext,
+        stats: VerifyStats,
+        n_max: int = 3,
+    ) -> list[Candidate]:
+        """Critic and corrector until no issue remains or ``n_max`` rounds; each round is
+        logged (``livekg.extract.critique``) and counted."""
+        for round_no in range(1, n_max + 1):
+            issues = self.critique(cands, text, ctx)
+            issues = [i for i in issues if not (i.rule == "period_missing"
+                      and "period_source" in cands[i.index].props)]  # fmt: skip
+            if not issues:
+                break
+            stats.rounds += 1
+            stats.issues.update(i.rule for i in issues)
+            log.info(
+                "critique round=%d doc=%s issues=%s", round_no, ctx.doc_id,
+                dict(Counter(i.rule for i in issues)),
+            )  # fmt: skip
+            cands = self.correct(cands, issues, text, ctx, stats)
+        for c in cands:
+            c.props.pop("period_source", None)
+        return cands
+
     # -- the gate --------------------------------------------------------------------
     def verify(
         self, cands: list[Candidate], chunk_text: str, ctx: DocContext, *, repair: bool = True
     ) -> tuple[list[Verified], VerifyStats]:
         stats = VerifyStats(proposed=len(cands))
+        if repair and cands:
+            cands = self.reflect(cands, chunk_text, ctx, stats)
         text_norm = norm(chunk_text)
         seen: dict[tuple[str, str, str, str], Verified] = {}
         raw_seen: set[tuple[str, ...]] = set()

@@ -137,7 +137,7 @@ def _score_gold(
 ) -> dict[str, Any]:
     """Run the extractor over a gold file's documents and score them (kg/extract/gold.py)."""
     from kg.extract import Mode
-    from kg.extract.gold import read_gold, score
+    from kg.extract.gold import doc_fields, read_gold, score
     from kg.extract.pipeline import ExtractDoc
 
     gdocs = read_gold(path, split)
@@ -149,7 +149,7 @@ def _score_gold(
         out: dict[str, list[tuple[str, str, str]]] = {}
         try:
             for g in gdocs:
-                r = await ex.extract(ExtractDoc(id=g.id, text=g.text), Mode(mode))
+                r = await ex.extract(ExtractDoc.model_validate(doc_fields(g)), Mode(mode))
                 out[g.id] = [(t.head, t.relation, t.tail) for t in r.triples]
         finally:
             await _close(ex)
