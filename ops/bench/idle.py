@@ -1,11 +1,12 @@
 """``livekg bench idle``: CPU of each process of an idle embedded stack, and the latency
 of the first record once traffic resumes.
 
-A stack of its own (temporary data directory: broker, graph, one worker, the API; no
-LLM) is started, the sample day is NOT replayed, the stack settles, then each
-process's user+system CPU time is sampled over ``seconds``: percent of one core. The
-bar is < 5% per process. Then one tick is produced and the time until its Observation
-is in the graph is measured (``resume_ms``); its reference is the same measurement on
+A stack of its own (temporary data directory: broker, graph, the embedded model server,
+one worker, the API: every process ``livekg up`` starts) is started, the sample day is
+NOT replayed, the stack settles, then each process's user+system CPU time (children
+included) is sampled over ``seconds``: percent of one core. The bar is < 5% per
+process. Then one tick is produced and the time until its Observation is in the graph
+is measured (``resume_ms``); its reference is the same measurement on
 the warm stack just before the idle period (``ops.idle_max_pause_ms`` bounds the
 difference).
 """
@@ -71,18 +72,22 @@ def _first_record_ms(settings: Settings, bootstrap: str, falkordb_url: str, tag:
     return asyncio.run(wait())
 
 
-def run_idle_bench(settle_s: float = 15.0, seconds: float = 30.0) -> dict[str, Any]:
+def run_idle_bench(
+    settle_s: float = 15.0, seconds: float = 30.0, *, llm: bool = True
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="livekg-idle-") as tmp:
         settings = Settings(data_dir=Path(tmp))
         runtime = EmbeddedRuntime(settings)
         try:
-            ep = runtime.start_all(workers=1, llm=False, prometheus=False)
+            ep = runtime.start_all(workers=1, llm=llm, prometheus=False)
             assert ep.falkordb_url is not None
             _first_record_ms(settings, ep.kafka_bootstrap, ep.falkordb_url, "first")  # warm-up
             warm_ms = _first_record_ms(settings, ep.kafka_bootstrap, ep.falkordb_url, "warm")
             time.sleep(settle_s)
             pids = {name: svc.pid for name, svc in runtime.state.services.items()}
             cpu = cpu_percent(pids, seconds)
+            rss = {n: round(psutil.Process(p).memory_info().rss / 2**20, 1)
+                   for n, p in pids.items()}  # fmt: skip
             resume_ms = _first_record_ms(settings, ep.kafka_bootstrap, ep.falkordb_url, "idle")
         finally:
             runtime.stop_all()
@@ -90,7 +95,9 @@ def run_idle_bench(settle_s: float = 15.0, seconds: float = 30.0) -> dict[str, A
     return {
         "bench": "idle",
         "seconds": seconds,
+        "processes": sorted(cpu),
         "cpu_pct_of_a_core": cpu,
+        "rss_mb": rss,
         "max_cpu_pct": worst,
         "bar_pct": IDLE_BAR_PCT,
         "under_bar": worst < IDLE_BAR_PCT,
