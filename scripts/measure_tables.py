@@ -168,6 +168,11 @@ async def duplicates() -> dict[str, Any]:
             ctx = ex.context(doc, text)
             res = await ex.extract(doc)
             mentions = [(ctx.main_entity, ctx.main_type)] if ctx.main_entity else []
+            # how the other sources name the same filer: the EDGAR record's company field
+            # (ticker or CIK) and the XBRL company facts' entityName (SEC's title)
+            title = bundled_sec_tickers().get(r["ticker"], (0, ""))[1]
+            mentions += [(r["ticker"], "Company"), (f"CIK{r['cik']}", "Company")]
+            mentions += [(title, "Company")] if title else []
             for t in res.triples:
                 for name, typ in ((t.head, t.head_type), (t.tail, t.tail_type)):
                     if typ in COMPANY_TYPES:
@@ -178,10 +183,13 @@ async def duplicates() -> dict[str, Any]:
                     node = index.resolve(r["ticker"], "Company").id
                 assigned.append((node, reference_entity(name, filers, r["ticker"])))
         rep = duplicate_entity_rate(assigned)
+        filer_only = duplicate_entity_rate([a for a in assigned if not a[1].startswith("other:")])
         filer_nodes = {t: n for t, n in rep.split.items() if not t.startswith("other:")}
         out[label] = {
             "mentions": rep.mentions, "nodes": rep.nodes, "entities": rep.entities,
             "duplicate_rate": round(rep.rate, 4), "filers_split": filer_nodes,
+            "filer_nodes": filer_only.nodes, "filer_entities": filer_only.entities,
+            "filer_duplicate_rate": round(filer_only.rate, 4),
         }  # fmt: skip
     return out
 
