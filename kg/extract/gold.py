@@ -152,11 +152,6 @@ class Scores:
         return out
 
 
-def doc_fields(doc: GoldDoc) -> dict[str, Any]:
-    """The document as the extractor reads it (without the gold)."""
-    return {k: v for k, v in doc.model_dump().items() if k != "gold"}
-
-
 def score(
     docs: Sequence[GoldDoc],
     predicted: dict[str, Iterable[tuple[str, str, str]]],
