@@ -9,6 +9,11 @@ running stack is not disturbed. Two phases:
 * steady: events at a fixed rate (default 1,000/s); ``p50_ms``/``p99_ms`` are the
   produce-to-graph latencies (graph ``written_at`` minus the record's ``ingest_time``,
   stamped when it was produced).
+
+Same-work reference (``ratio``): the burst's records again, consumed by one bare
+librdkafka consumer and written with the sinks' own statements over the bare FalkorDB
+client (``same_work_rate``). ``livekg bench all`` adds the raw broker rate
+(``raw_ratio``). One worker: the figures are per worker.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import psutil
 from confluent_kafka import Producer
 
@@ -33,9 +39,11 @@ from connectors.replay import producer
 from core.records import CleanDocument, IndicatorTick, RawNews, Record
 from core.runtime_state import Endpoints, read_state
 from core.settings import Settings
+from kg import sink
 from kg.store import GraphStore, open_store
 from ops.runtime import spawn_worker, stop_pid
 from streams.admin import create_topics
+from streams.normalize import normalize
 
 INDICATORS = ["CN10Y", "CN1Y", "SHIBOR_ON", "SHIBOR_3M", "DR007", "US10Y", "US2Y", "US5Y"]
 TICKERS = ["AAPL", "MSFT", "NVDA", "JPM", "TSLA", "600519.SH", "601398.SH", "000001.SZ"]
@@ -184,7 +192,10 @@ def run_pipeline_bench(
     steady_events: int,
     mix: str,
     timeout: float = 600.0,
+    same_work: bool = True,
 ) -> dict[str, Any]:
+    """The pipeline's burst and steady phases, then (``same_work``) the same burst
+    through the same-work reference (``same_work_rate``) for ``ratio``."""
     tag = uuid.uuid4().hex[:8]
     settings = base.with_overrides(
         kafka={"topic_prefix": f"bench{tag}.", "consumer_group": f"bench{tag}"},
@@ -207,7 +218,7 @@ def run_pipeline_bench(
         sampler = _RssSampler(proc.pid)
         sampler.start()
         try:
-            return asyncio.run(
+            result = asyncio.run(
                 _phases(
                     settings,
                     ep,
@@ -223,6 +234,18 @@ def run_pipeline_bench(
         finally:
             sampler.stop.set()
             stop_pid(proc.pid)
+    if not same_work:
+        return result
+    same = same_work_rate(settings, ep, synthetic_events(events, mix, seed=1), timeout=timeout)
+    ref = same.get("events_per_s")
+    result["same_work"] = same
+    result["reference"] = {
+        "name": "same_work_events_per_s",
+        "what": "raw consume + the same graph write, one consumer, same broker and graph",
+        "value": ref,
+    }
+    result["ratio"] = round(result["events_per_s"] / ref, 4) if ref else None
+    return result
 
 
 async def _phases(
@@ -284,3 +307,120 @@ async def _phases(
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "partitions": settings.kafka.topic_partitions,
     }
+
+
+# -- same-work reference: raw consume + the same graph write ---------------------------
+
+
+def _reference_rows(records: Sequence[Record]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Record id -> (kind, graph row) as the sinks write them, shaped before the clock
+    starts (normalization is livekg's work, not the reference's)."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for rec in records:
+        if isinstance(rec, IndicatorTick):
+            out[rec.id] = ("tick", sink.tick_rows([rec])[0])
+        else:
+            assert isinstance(rec, RawNews)
+            out[rec.id] = ("doc", sink.document_rows([normalize(rec)])[0])
+    return out
+
+
+async def _reference_write(run: Any, docs: list[dict], ticks: list[dict]) -> None:
+    """The sinks' statements, by hand: documents, then indicators, ticks, latest values."""
+    if docs:
+        await run(sink.DOCS_CYPHER, {"rows": docs})
+    if ticks:
+        first = {r["indicator_id"]: r for r in reversed(ticks)}
+        await run(sink.INDICATORS_CYPHER, {"rows": list(first.values())})
+        await run(sink.TICKS_CYPHER, {"rows": ticks})
+        latest: dict[str, dict[str, Any]] = {}
+        for r in ticks:
+            cur = latest.get(r["indicator_id"])
+            if cur is None or r["observed_at"] >= cur["observed_at"]:
+                latest[r["indicator_id"]] = r
+        rows = [{"indicator_id": k, "value": v["value"], "observed_at": v["observed_at"]}
+                for k, v in latest.items()]  # fmt: skip
+        await run(sink.LATEST_CYPHER, {"rows": rows})
+
+
+def same_work_rate(
+    base: Settings, ep: Endpoints, records: Sequence[Record], *, timeout: float = 600.0
+) -> dict[str, Any]:
+    """The burst again without livekg: the same records produced (same producer path,
+    stamped at send) to topics of their own, consumed by one bare librdkafka consumer in
+    batches of ``streams.batch_size`` and written with the sinks' statements through the
+    bare FalkorDB client into a graph of its own; events/s from the first produce until
+    the last write returned. One consume + one write per event, where the pipeline also
+    normalizes and passes documents through ``docs.clean``: the ratio says what that
+    and the worker's shell cost."""
+    from confluent_kafka import Consumer
+
+    from ops.bench.reference import bare_falkordb_runner
+
+    if not ep.falkordb_url:
+        return {"events_per_s": None, "error": "same-work reference: FalkorDB only"}
+    tag = uuid.uuid4().hex[:8]
+    prefix, graph_name = f"benchref{tag}.", f"bench_ref_{tag}"
+    create_topics(ep.kafka_bootstrap, partitions=base.kafka.topic_partitions, prefix=prefix)
+    rows = _reference_rows(records)
+    ids = {rec.id for rec in records}
+    batch = base.streams.batch_size
+    settings = base.with_overrides(graph={"graph_name": graph_name})
+    prod = producer(ep.kafka_bootstrap, **{"linger.ms": 2})
+    cons = Consumer({"bootstrap.servers": ep.kafka_bootstrap, "group.id": f"benchref{tag}",
+                     "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    cons.subscribe([f"{prefix}raw.news", f"{prefix}raw.ticks"])
+
+    async def go() -> tuple[float, int]:
+        store = open_store(settings, ep.falkordb_url)
+        await sink.ensure_schema(store)  # indexes, as the worker has them (not timed)
+        await store.close()
+        run, close = bare_falkordb_runner(ep.falkordb_url or "", graph_name)
+        try:
+            # join the group before the clock starts (the worker had its warm-up)
+            deadline = time.monotonic() + 60
+            while not cons.assignment() and time.monotonic() < deadline:
+                cons.poll(0.1)
+            started = time.perf_counter()
+            sender = asyncio.create_task(
+                asyncio.to_thread(produce_stamped, prod, prefix, records, None)
+            )
+            done = 0
+            limit = time.monotonic() + timeout
+            while done < len(ids) and time.monotonic() < limit:
+                msgs = await asyncio.to_thread(cons.consume, batch, 0.02)
+                docs, ticks = [], []
+                for m in msgs:
+                    if m.error() is not None:
+                        continue
+                    value = orjson.loads(m.value())
+                    kind, row = rows[value["id"]]
+                    row = {**row, "ingested_at": _epoch_ms(value["ingest_time"])}
+                    (docs if kind == "doc" else ticks).append(row)
+                await _reference_write(run, docs, ticks)
+                done += len(docs) + len(ticks)
+            seconds = time.perf_counter() - started
+            await sender
+            return seconds, done
+        finally:
+            await close()
+            cleanup = open_store(settings, ep.falkordb_url)
+            try:
+                await cleanup.delete_graph()  # type: ignore[attr-defined]
+            finally:
+                await cleanup.close()
+
+    try:
+        seconds, done = asyncio.run(go())
+    finally:
+        cons.close()
+    return {
+        "events_per_s": round(done / seconds, 1) if done == len(ids) else None,
+        "events": done,
+        "seconds": round(seconds, 3),
+        "what": "bare consumer + the sinks' statements over the bare FalkorDB client",
+    }
+
+
+def _epoch_ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
