@@ -289,7 +289,7 @@ class Lexicon:
             for k in ("id", "name", "name_zh", "short_name", "ticker", "code"):
                 lex.add(r.get(k), sense)
             for k in ("name", "name_zh", "short_name"):
-                for w in _derived_names(r.get(k), label, trig):
+                for w in _derived_names(r.get(k), label, trig, ontology):
                     lex.add(w, sense)
             for a in r.get("aliases") or []:
                 lex.add(str(a), sense)
@@ -449,7 +449,9 @@ def _edits(a: str, b: str, limit: int) -> int:
 _LEVEL = re.compile(r"\s*(?:[ⅠⅡⅢⅣ]|\b(?:I{1,3}|IV))\s*$")
 
 
-def _derived_names(name: Any, label: str, trig: dict[str, Any]) -> list[str]:
+def _derived_names(
+    name: Any, label: str, trig: dict[str, Any], ontology: Ontology | None = None
+) -> list[str]:
     """Other ways people write a name: without a classification level ("证券Ⅲ" ->
     "证券", "Securities III" -> "Securities") and with the label's suffixes from
     ``triggers.toml`` ("银行" -> "银行业", "高股息" -> "高股息概念")."""
@@ -457,7 +459,8 @@ def _derived_names(name: Any, label: str, trig: dict[str, Any]) -> list[str]:
         return []
     base = _LEVEL.sub("", name).strip() or name
     out = [base] if base != name else []
-    sep = trig.get("name_parts", {}).get(label)
+    labels = ontology.ancestors(label) if ontology is not None else [label]
+    sep = next((trig["name_parts"][lb] for lb in labels if lb in trig.get("name_parts", {})), None)
     if sep and sep in base:
         out.append(base.rsplit(sep, 1)[-1])  # "杰罗姆·鲍威尔" -> "鲍威尔"
     for fmt in trig.get("derived_names", {}).get(label, []):

@@ -471,6 +471,8 @@ class Synthesizer:
             return ends[:3]
         if frame.target in named:
             return [frame.target, *[c for c in named if c != frame.target]][:2]
+        if frame.target in self._concrete_labels():
+            return [frame.target, *named][:2]  # a role noun ("which CEOs ...")
         if named:
             # the first concept named that is not only the anchors' own type
             first = [c for c in named if c not in anchor_labels] or named
@@ -837,6 +839,8 @@ class Synthesizer:
             return []
         params_base: dict[str, Any] = {f"a{k}": a.key for k, a in enumerate(anchors)}
         where, wparams, used = self._target_filters(frame, target)
+        vpats = self._value_hops(frame, target, where, wparams, used)
+        combos = [([*vpats, *p], n, sc + 0.5 * len(vpats)) for p, n, sc in combos]
         out = []
         for pats, negs, score in combos:
             params = {**params_base, **wparams}
@@ -870,6 +874,45 @@ class Synthesizer:
                 prior -= 2.0  # values over time are series questions
             out.append(Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors]))
         return out
+
+    def _value_hops(
+        self,
+        frame: Frame,
+        target: str,
+        where: list[str],
+        params: dict[str, Any],
+        used: list[str],
+    ) -> list[str]:
+        """Values of a named concept one relation away from the target ("CEOs of
+        Nasdaq-listed companies": the exchange is the company's)."""
+        pats = []
+        for k, v in enumerate(frame.values):
+            labels = self.lex.value_props.get(v.key, set())
+            if any(self.is_a(target, lb) or self.is_a(lb, target) for lb in labels):
+                continue
+            mid = next(
+                (
+                    c
+                    for c in frame.concepts
+                    if c != target and any(self.is_a(c, lb) for lb in labels)
+                ),
+                None,
+            )
+            if mid is None or not _IDENT.match(v.key):
+                continue
+            pairs = [x for x in self._pairs(target, mid, frame.relations) if x[2] >= 0]
+            if not pairs:
+                continue
+            r, d, _b = pairs[0]
+            pats.append(
+                f"(t)-[fv{k}:{r}]->(xv{k}:{mid})"
+                if d == "out"
+                else f"(t)<-[fv{k}:{r}]-(xv{k}:{mid})"
+            )
+            params[f"vv{k}"] = v.label
+            where.append(f"xv{k}.{v.key} = $vv{k}")
+            used.append(f"{mid.lower()} {v.key} {v.label}")
+        return pats
 
     def _target_filters(
         self, frame: Frame, target: str
