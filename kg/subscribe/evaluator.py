@@ -10,6 +10,7 @@ its condition to the state kept by the caller (a faust table in the worker).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +39,7 @@ class BatchResult:
     states: dict[str, State] = field(default_factory=dict)  # changed states, to stage
     fired: list[dict[str, Any]] = field(default_factory=list)  # rows for storage.mark_fired
     woken: int = 0
+    queries: int = 0  # distinct (query, parameters) run: woken ones that share one run it once
     failed: dict[str, str] = field(default_factory=dict)  # subscription id -> why
 
 
@@ -67,6 +69,10 @@ class Evaluator:
         self._version = version
         return True
 
+    @staticmethod
+    def _query_key(sub: Subscription) -> str:
+        return (sub.cypher or "") + "\x1f" + json.dumps(sub.params, sort_keys=True, default=str)
+
     async def run_query(self, store: GraphStore, sub: Subscription) -> list[dict[str, Any]]:
         return await run_read_only(
             store,
@@ -89,20 +95,29 @@ class Evaluator:
         out = BatchResult(woken=len(woken))
         sem = asyncio.Semaphore(self.concurrency)
 
-        async def one(sid: str) -> tuple[str, list[dict[str, Any]] | None]:
+        # subscriptions asking the same query with the same parameters (many users
+        # watching one indicator) share one run
+        groups: dict[str, list[str]] = {}
+        for sid in sorted(woken):
+            if sid in self.subs:
+                groups.setdefault(self._query_key(self.subs[sid]), []).append(sid)
+        out.queries = len(groups)
+
+        async def one(sids: list[str]) -> tuple[list[str], list[dict[str, Any]] | None]:
             async with sem:
                 try:
-                    return sid, await self.run_query(store, self.subs[sid])
+                    return sids, await self.run_query(store, self.subs[sids[0]])
                 except TransientGraphError:
                     raise  # the graph is down: the shell retries the whole batch
                 except (QueryTimeout, ReadOnlyViolation, GraphError) as exc:
-                    out.failed[sid] = f"{type(exc).__name__}: {exc}"
-                    log.warning("subscription %s not evaluated: %s", sid, exc)
-                    return sid, None
+                    for sid in sids:
+                        out.failed[sid] = f"{type(exc).__name__}: {exc}"
+                    log.warning("subscriptions %s not evaluated: %s", sids[:5], exc)
+                    return sids, None
 
-        results = await asyncio.gather(*(one(sid) for sid in sorted(woken) if sid in self.subs))
+        results = await asyncio.gather(*(one(sids) for sids in groups.values()))
         now_ms = int(time.time() * 1000)
-        for sid, rows in results:
+        for sid, rows in ((sid, rows) for sids, rows in results for sid in sids):
             if rows is None:
                 continue
             sub = self.subs[sid]

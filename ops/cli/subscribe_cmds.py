@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from core.settings import Settings
-from ops.cli.groups import app
+from ops.cli.groups import app, bench_app
 from ops.cli.kg_cmds import _run, _store
 from ops.cli.output import emit_json
 
@@ -132,3 +132,21 @@ def remove(
     emit_json({"ok": removed, "removed": sub_id if removed else None})
     if not removed:
         raise typer.Exit(1)
+
+
+@bench_app.command("subscriptions")
+def bench_subscriptions(
+    subscriptions: Annotated[int, typer.Option(help="subscriptions registered")] = 10_000,
+    limit: Annotated[int | None, typer.Option(help="first N stream records only")] = None,
+    json_out: JsonFlag = True,
+) -> None:
+    """Graph change -> alert latency with many subscriptions, the fraction evaluated per
+    change, beside the same run's one matching query run directly (docs/subscriptions.md)."""
+    from ops.bench.kg import graph_service
+    from ops.bench.subscriptions import run_subscriptions_bench
+
+    del json_out
+    settings = Settings()
+    with graph_service(settings) as ep:
+        result = run_subscriptions_bench(settings, ep, subscriptions=subscriptions, limit=limit)
+    emit_json(result)
