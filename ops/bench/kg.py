@@ -42,10 +42,11 @@ from kg.canonical import load_alias_index
 from kg.ontology import Cardinality, Ontology, default_ontology
 from kg.sink import prepare_triples
 from kg.static import bundled_universe_path, load_universe, read_file
-from kg.store import GraphProvider, GraphStore, IndexSpec
+from kg.store import GraphProvider, GraphStore
 from kg.store.scratch import empty_database, scratch_graph
 from ops.bench import reference
 from ops.bench.neo4j_reference import bare_neo4j_runner
+from ops.bench.reference import raw_merge_rate
 from ops.neo4j_server import Neo4jServer
 from ops.runtime import free_port
 from streams.context import WorkerContext
@@ -56,12 +57,6 @@ MATCH (a:Entity {id: $id})-[]-(b:Entity)-[]-(c:Entity)
 WHERE c.id <> $id
 RETURN DISTINCT c.id AS id
 LIMIT 100
-"""
-
-RAW_MERGE_CYPHER = """
-UNWIND $rows AS r
-MERGE (n:BenchRaw {id: r.id})
-  ON CREATE SET n.v = r.v
 """
 
 
@@ -76,15 +71,6 @@ class NoBrokerContext(WorkerContext):
         for r in records:
             r.__pydantic_serializer__.to_json(r)
         self.published += len(records)
-
-
-async def raw_merge_rate(store: GraphStore, rows: int, batch: int) -> float:
-    """Rows/s of the plainest batched UNWIND MERGE on this graph (the reference)."""
-    await store.ensure_indexes([IndexSpec("BenchRaw")])
-    data = [{"id": f"raw-{i}", "v": i} for i in range(rows)]
-    started = time.perf_counter()
-    await store.execute_batches(RAW_MERGE_CYPHER, data, batch=batch)
-    return rows / (time.perf_counter() - started)
 
 
 _WORDS = (

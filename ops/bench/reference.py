@@ -21,6 +21,7 @@ from typing import Any
 
 from core.runtime_state import Endpoints
 from core.settings import Settings
+from kg.store import GraphStore, IndexSpec
 
 
 def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
@@ -56,9 +57,24 @@ def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
         admin.delete_topics([topic])
 
 
+RAW_MERGE_CYPHER = """
+UNWIND $rows AS r
+MERGE (n:BenchRaw {id: r.id})
+  ON CREATE SET n.v = r.v
+"""
+
+
+async def raw_merge_rate(store: GraphStore, rows: int, batch: int) -> float:
+    """Rows/s of the plainest batched UNWIND MERGE on this graph (the reference)."""
+    await store.ensure_indexes([IndexSpec("BenchRaw")])
+    data = [{"id": f"raw-{i}", "v": i} for i in range(rows)]
+    started = time.perf_counter()
+    await store.execute_batches(RAW_MERGE_CYPHER, data, batch=batch)
+    return rows / (time.perf_counter() - started)
+
+
 def graph_rate(settings: Settings, ep: Endpoints, rows: int = 20_000) -> float:
     from kg.store.scratch import scratch_graph
-    from ops.bench.kg import raw_merge_rate
 
     async def go() -> float:
         async with scratch_graph(settings, ep.falkordb_url, purpose="ref") as (s, store):
