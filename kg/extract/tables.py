@@ -57,6 +57,7 @@ _YEARISH = re.compile(
 )
 _LETTERS = re.compile(r"[A-Za-z\u3400-\u9fff]")
 _CURRENCY_CELL = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
+_CENTS = re.compile(r"\bcents?\b|\(c\)|¢", re.I)
 _PERIOD_WORDS = re.compile(r"\bended\b|\bas of\b|^at\b|\bfiscal\b|\bquarter", re.I)
 _PCT_CELL = re.compile(r"^(?:%|\)%|\)|pts?\.?|bps?)$", re.I)
 
@@ -88,6 +89,7 @@ class Column:
     period: Period | None = None
     prior: Period | None = None  # the period a change column compares against
     percent: bool = False  # the header says the column is in %
+    qualifier: str = ""  # what tells apart value columns of one period ("Fair Value")
 
 
 @dataclass(slots=True)
@@ -323,13 +325,15 @@ def _scale(text: str, v: TableVocab) -> float | None:
 
 
 def _currency(text: str, v: TableVocab) -> str:
+    """The currency a caption or header names: a named one ("Canadian dollars", "€m", "C$")
+    before a bare sign; "$" alone is USD (SEC filers)."""
     low = text.lower()
-    for sym in ("us$", "$", "€", "£", "¥"):
-        if sym in low:
-            return v.currencies[sym]
-    for word, code in v.currencies.items():
+    for word, code in sorted(v.currencies.items(), key=lambda kv: -len(kv[0])):
         if len(word) > 1 and re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", low):
             return code
+    for sym in ("$", "€", "£", "¥"):
+        if sym in low:
+            return v.currencies[sym]
     return ""
 
 
@@ -374,6 +378,13 @@ def _columns(
         if col.kind in ("value", "pct_of_total") and col.period is None:
             col.period = parse_period(text, fye)
         cols.append(col)
+    # Two value columns of one period (amortized cost, fair value): their own header words
+    # qualify the metric, or the facts would contradict each other.
+    for c in cols:
+        same = [o for o in cols if o.kind == c.kind == "value" and o.period == c.period]
+        if c.period and len(same) > 1:
+            words = [h[c.index] for h in header if h[c.index] and not parse_period(h[c.index])]
+            c.qualifier = " ".join(w for w in words if w not in ("$", "%"))[:60]
     # A bare '%' under a period that also has an amount column is that column's share.
     bottoms = [header[-1][c.index].strip() if header else "" for c in cols]
     for c, bottom in zip(cols, bottoms, strict=True):
@@ -399,9 +410,12 @@ def _row_unit(label: str, v: TableVocab) -> str:
     return ""
 
 
-def _metric_name(label: str, section: str, v: TableVocab) -> str:
-    key = label.casefold().strip(" :")
-    if section and (key in v.generic_row_labels or (key.startswith("total") and len(key) <= 6)):
+def _metric_name(label: str, section: str, v: TableVocab, *, repeated: bool = False) -> str:
+    """The row label, under its section when alone it names nothing ("Total", "Other") or
+    when the same label sits under several sections ("Granted" under RSUs and PSUs)."""
+    key = label.casefold().strip(" :.")
+    generic = key in v.generic_row_labels or (key.startswith("total") and len(key) <= 6)
+    if section and (generic or repeated):
         return f"{section}: {label}"
     return label
 
@@ -449,15 +463,24 @@ def read_table(
     )
     section = ""
     instant_re = v.instant_re()
+    labels = Counter(strip_footnotes(r[0].text, v).casefold() for r in frame.body if r)
+    pending: list[list[str]] = []  # a header repeated inside the body ("As of ... 2018")
     for row in frame.body:
         label = strip_footnotes(row[0].text, v) if row else ""
         data = row[1:]
         values = [(j, c, parse_amount(c.text)) for j, c in enumerate(data, start=1)]
         n_amounts = sum(1 for _, _, a in values if a)
         if n_amounts == 0:
-            if label and _LETTERS.search(label):
+            if any(c.text for c in data):
+                pending.append([c.text for c in row])
+            elif label and _LETTERS.search(label):
                 section = label.rstrip(":")
             continue
+        if pending:
+            if any(parse_period(t) for h in pending for t in h[1:]):
+                cols = _columns(_align_header(pending, width), width, fye, v)
+                out.columns = cols
+            pending = []
         if not label or not _LETTERS.search(label) or parse_amount(label) is not None:
             out.dropped[Drop.NO_ROW_LABEL] += n_amounts
             continue
@@ -470,7 +493,8 @@ def read_table(
             continue
         row_unit = _row_unit(label, v)
         instant = out.statement == "balance_sheet" or bool(instant_re and instant_re.search(label))
-        metric = _metric_name(label, section, v)
+        metric = _metric_name(label, section, v, repeated=labels[label.casefold()] > 1)
+        cents = bool(_CENTS.search(label))
         for j, cell, amount in values:
             if amount is None:
                 continue  # blank, a dash or text: not an amount
@@ -484,13 +508,15 @@ def read_table(
             unit, value = _unit_value(
                 amount, col, row_unit, table_scale, except_per_share, table_currency
             )
+            if cents and unit.endswith("/share"):
+                value = round(value / 100, 6)  # "EPS (cents)": base unit is the currency
             if unit in (Drop.UNIT_UNKNOWN, Drop.SCALE_UNKNOWN):
                 out.dropped[unit] += 1
                 continue
             out.candidates.append(
                 _candidate(
                     ctx,
-                    metric,
+                    f"{metric} ({col.qualifier})" if col.qualifier else metric,
                     label,
                     section,
                     out.statement,
@@ -521,9 +547,11 @@ def _unit_value(
         return "%", a.value
     if row_unit == "%":
         return "%", a.value
-    cur = a.currency or currency
+    cur = currency or a.currency  # the table's stated currency over a cell's bare sign
     if row_unit == "USD/share":
         return (f"{cur}/share", a.value) if cur else (Drop.UNIT_UNKNOWN, 0.0)
+    if row_unit == "shares" and not a.currency and scale is None:
+        return Drop.SCALE_UNKNOWN, 0.0  # '275' shares is 275 million more often than not
     if row_unit in ("shares", "count") and not a.currency:
         factor = scale if scale and (row_unit == "shares" or not except_per_share) else 1
         return row_unit, a.value * factor

@@ -181,6 +181,44 @@ def test_edgar_split_cells_and_html() -> None:
     assert html[read.candidates[0].start :].startswith("Revenues")
 
 
+def test_same_period_columns_repeated_headers_sections_currency_cents_shares() -> None:
+    rows = [
+        ["", "", "As of December 31, 2019", "", ""],
+        ["", "Amortized Cost", "Unrealized Gains", "Unrealized Losses", "Fair Value"],
+        ["U.S. government obligations", "99,700", "—", "1,981", "97,719"],
+        ["", "", "As of December 31, 2018", "", ""],
+        ["", "Amortized Cost", "Unrealized Gains", "Unrealized Losses", "Fair Value"],
+        ["U.S. government obligations", "97,223", "416", "6,436", "91,203"],
+    ]
+    facts = _facts(rows, context="(in thousands of dollars)")
+    assert facts[("U.S. government obligations (Fair Value)", "2019-12-31")]["value"] == 97_719_000
+    assert facts[("U.S. government obligations (Fair Value)", "2018-12-31")]["value"] == 91_203_000
+    awards = _facts(
+        [
+            ["($ in millions)", "2019", "2018"],
+            ["RSUs", "", ""],
+            ["Granted", "$674", "$583"],
+            ["PSUs", "", ""],
+            ["Granted", "$164", "$118"],
+        ]
+    )
+    assert awards[("PSUs: Granted", "FY2018")]["value"] == 118e6
+    cad = _facts(
+        [
+            ["Years ended August 31,", "2019"],
+            ["(In thousands of Canadian dollars)", "$"],
+            ["Costs", "83,401"],
+        ]
+    )
+    assert cad[("Costs", "FY2019")]["unit"] == "CAD"
+    cents = _facts([["", "2019 $'000", "2018 $'000"], ["EPS (cents)", "(1.7)", "(7.0)"]])
+    assert cents[("EPS (cents)", "FY2019")]["value"] == -0.017
+    read = read_table(
+        from_data([["", "2019", "2018"], ["Shares used in basic computation", "254", "268"]]), CTX
+    )
+    assert read.candidates == [] and read.dropped[Drop.SCALE_UNKNOWN] == 2
+
+
 def test_vocabulary_is_validated() -> None:
     v = load_vocab()
     assert v.scales["millions"] == 1e6 and "pct_change" in v.column_kinds
