@@ -3,8 +3,10 @@ alert payload, change records and the request model."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -24,6 +26,7 @@ from kg.subscribe.model import (
 )
 from kg.subscribe.reads import Reads, query_reads
 from kg.subscribe.translate import acronyms
+from streams.processors.subscriptions import WEBHOOK_ATTEMPTS, post_webhook
 
 T = datetime(2026, 11, 20, tzinfo=UTC)
 
@@ -248,3 +251,33 @@ def test_change_records_derive_their_ids_from_the_records() -> None:
 def test_acronyms_are_the_terms_of_an_nl_subscription() -> None:
     assert acronyms("央行开展MLF操作时提醒我", ["中国人民银行", "PBOC"]) == ["MLF"]
     assert acronyms("when PBOC cuts the LPR", ["PBOC"]) == ["LPR"]
+
+
+# -- webhooks ------------------------------------------------------------------------------
+
+
+async def test_webhook_is_retried_then_raises_for_the_dead_letter() -> None:
+    sub = Subscription(name="n", cypher="MATCH (n) RETURN n", id="sub-1", owner="o", created_at=0)
+    rows = [{"v": 1}]
+    alert = build_alert(sub, change("ch-1", ids=["A"]), rows, evaluate(sub.condition, None, rows))
+    calls: list[dict] = []
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        calls.append(json.loads(request.content))
+        return httpx.Response(503 if len(calls) < 3 else 200)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(flaky)) as client:
+        await post_webhook(client, "http://hook.invalid/x", alert)
+    assert len(calls) == 3 and calls[-1]["id"] == alert.id
+    assert calls[-1]["subscription_id"] == "sub-1"
+
+    calls.clear()
+
+    def down(request: httpx.Request) -> httpx.Response:
+        calls.append({})
+        return httpx.Response(500)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(down)) as c:
+        with pytest.raises(httpx.HTTPStatusError):
+            await post_webhook(c, "http://hook.invalid/x", alert)
+    assert len(calls) == WEBHOOK_ATTEMPTS
