@@ -396,7 +396,11 @@ def _columns(
     for c in cols:
         if c.kind in ("pct_change", "bp_change", "change_amount") and c.period is None:
             left = [p.period for p in cols if p.index < c.index and p.kind == "value" and p.period]
-            pair = left[-2:] if len(left) >= 2 else value_periods[:2]
+            right = [p.period for p in cols if p.index > c.index and p.kind == "value" and p.period]
+            # "2019 | change | 2018 | change | 2017": a change between two value columns
+            # compares those two; "2023 | 2022 | % change": the two on its left
+            pair = [left[-1], right[0]] if left and right else left[-2:]
+            pair = pair if len(pair) == 2 else value_periods[:2]
             if len(pair) == 2 and pair[0].end != pair[1].end:
                 cur, prior = sorted(pair, key=lambda p: p.end, reverse=True)
                 c.period, c.prior = cur, prior

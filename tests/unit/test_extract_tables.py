@@ -156,6 +156,27 @@ def test_change_amount_column_keeps_its_currency() -> None:
     assert change["compared_to_end"] == "2021-12-31"
 
 
+def test_change_column_between_two_years_compares_its_neighbours() -> None:
+    rows = [
+        [
+            "(In thousands)",
+            "2019",
+            "Change increase (decrease)",
+            "2018",
+            "Change increase (decrease)",
+            "2017",
+        ],
+        ["EMEA", "$122,861", "$(8,982)", "$131,843", "$29,601", "$102,242"],
+    ]
+    read = read_table(from_data(rows), CTX)
+    changes = {
+        c.props["period"]: c.props["value"]
+        for c in read.candidates
+        if c.props["column_kind"] == "change_amount"
+    }
+    assert changes == {"FY2019 vs FY2018": -8_982_000, "FY2018 vs FY2017": 29_601_000}
+
+
 def test_headerless_and_unknown_unit_tables_are_dropped_with_a_reason() -> None:
     read = read_table(from_data([["Revenue", "10", "12"], ["Margin", "5%", "6%"]]), CTX)
     assert read.candidates == [] and read.dropped[Drop.NO_HEADER] == 4
