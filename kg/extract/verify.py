@@ -334,12 +334,9 @@ class Verifier:
             c = cands[issue.index]
             rule = issue.rule
             if rule == "subject_reference":
-                if ctx.main_entity:
-                    setattr(c, issue.detail, ctx.main_entity)
-                    setattr(c, f"{issue.detail}_type", ctx.main_type)
-                    stats.repaired["subject_reference"] += 1
-                else:
-                    drop.add(issue.index)
+                setattr(c, issue.detail, ctx.main_entity)
+                setattr(c, f"{issue.detail}_type", ctx.main_type)
+                stats.repaired["subject_reference"] += 1
             elif rule == "direction":
                 c.head, c.tail = c.tail, c.head
                 c.head_type, c.tail_type = c.tail_type, c.head_type
@@ -369,9 +366,23 @@ class Verifier:
                     stats.repaired["unit"] += 1
                 else:
                     drop.add(issue.index)
-            elif rule in ("conflicting_values", "restated", "unsupported", "schema"):
+                    stats.dropped["unit_missing"] += 1
+            elif rule in ("conflicting_values", "restated"):
                 drop.add(issue.index)
+                stats.dropped[rule] += 1
         return [c for i, c in enumerate(cands) if i not in drop] + extra
+
+    @staticmethod
+    def _actionable(issue: Issue, cands: list[Candidate], ctx: DocContext) -> bool:
+        """Issues the corrector can act on; the rest (unsupported, schema, an abstract
+        subject with no document subject) are left to the gate, which drops and counts."""
+        if issue.rule in ("unsupported", "schema"):
+            return False
+        if issue.rule == "subject_reference":
+            return bool(ctx.main_entity)
+        if issue.rule == "period_missing":
+            return "period_source" not in cands[issue.index].props
+        return True
 
     def reflect(
         self,
@@ -384,9 +395,7 @@ class Verifier:
         """Critic and corrector until no issue remains or ``n_max`` rounds; each round is
         logged (``livekg.extract.critique``) and counted."""
         for round_no in range(1, n_max + 1):
-            issues = self.critique(cands, text, ctx)
-            issues = [i for i in issues if not (i.rule == "period_missing"
-                      and "period_source" in cands[i.index].props)]  # fmt: skip
+            issues = [i for i in self.critique(cands, text, ctx) if self._actionable(i, cands, ctx)]
             if not issues:
                 break
             stats.rounds += 1
