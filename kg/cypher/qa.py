@@ -61,6 +61,17 @@ class Citation(BaseModel):
     text: str = ""
 
 
+class TimeUsed(BaseModel):
+    """Which time an answer used: "now" for relative expressions, the valid time asked
+    about, and the knowledge time (only facts recorded by then; None = everything known)."""
+
+    now: datetime
+    valid: str = Field(description="'current', or the window the question named")
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    known_at: datetime | None = None
+
+
 class AskResult(BaseModel):
     """The one answer object of ``livekg ask --json`` and ``POST /ask``."""
 
@@ -74,6 +85,7 @@ class AskResult(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict, description="milliseconds")
     revised: bool = False
     candidates: int = 0
+    time: TimeUsed | None = None
 
 
 class HybridAnswer(BaseModel):
@@ -137,6 +149,22 @@ def _dated(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _iso(ms: int | None) -> datetime | None:
+    return datetime.fromtimestamp(ms / 1000, UTC) if ms is not None else None
+
+
+def _time_used(now: datetime, win: Any, as_of: datetime | None) -> TimeUsed:
+    if win is None:
+        return TimeUsed(now=now, valid="current", known_at=as_of)
+    return TimeUsed(
+        now=now,
+        valid=str(win.text),
+        valid_from=_iso(win.start_ms),
+        valid_to=_iso(win.end_ms),
+        known_at=as_of,
+    )
+
+
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
     return any(any(v is not None for v in r.values()) for r in rows)
 
@@ -198,9 +226,18 @@ class CypherQA:
         return min(wall, data) if data is not None else wall
 
     async def ask(
-        self, question: str, *, revise: bool | None = None, now: datetime | None = None
+        self,
+        question: str,
+        *,
+        revise: bool | None = None,
+        now: datetime | None = None,
+        as_of: datetime | None = None,
     ) -> AskResult:
-        now = now or await self.data_now()
+        """``as_of``: answer as the graph knew it then (knowledge time; relative times
+        count from it too); ``now``: only what relative times count from."""
+        if as_of is not None and as_of.tzinfo is None:
+            as_of = as_of.replace(tzinfo=UTC)
+        now = now or as_of or await self.data_now()
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
 
@@ -213,6 +250,9 @@ class CypherQA:
         _tokens, mentions = self.lexicon.match(question)
         u = units_mod.parse(question, now)
         frame = read_frame(question, _tokens, mentions, u)
+        if as_of is not None:
+            frame.known_at = int(as_of.timestamp() * 1000)
+        used = _time_used(now, u.time, as_of)
         t = lap("keywords_ms", t0)
         cands = self.synth.candidates(frame, now)
         t = lap("synthesis_ms", t)
@@ -258,11 +298,12 @@ class CypherQA:
                 cypher=cypher,
                 params=params,
                 rows=rows,
-                answer=render(question, rows),
+                answer=render(question, rows, self._unit(chosen)),
                 citations=citations,
                 timings=timings,
                 revised=revised,
                 candidates=len(cands),
+                time=used,
             )
 
         if self.hybrid is not None:
@@ -279,6 +320,7 @@ class CypherQA:
                     citations=h.citations,
                     timings=timings,
                     candidates=len(cands),
+                    time=used,
                 )
         timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
         return AskResult(
@@ -290,7 +332,14 @@ class CypherQA:
             answer=render(question, []),
             timings=timings,
             candidates=len(cands),
+            time=used,
         )
+
+    def _unit(self, chosen: Candidate | None) -> str:
+        """The unit of a series answer (from the indicator in the dictionary)."""
+        if chosen is None or chosen.kind != "series" or not chosen.anchors:
+            return ""
+        return str(self.lexicon.entities.get(chosen.anchors[0], {}).get("unit") or "")
 
     async def _run(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         return await run_read_only(

@@ -288,7 +288,7 @@ class Synthesizer:
         self, win: TimeWindow | None, params: dict[str, Any], known_at: int | None = None
     ) -> tuple[str, str]:
         """WHERE parts for instant points (o) and daily rows (d); with a knowledge time,
-        only observations recorded by then (a day row by its last point)."""
+        only observations made by then (a day row by its last point)."""
         o, d = ["o.observed_at IS NOT NULL"], ["d.last_at IS NOT NULL"]
         if win and win.start_ms is not None:
             params["from"] = win.start_ms
@@ -300,7 +300,7 @@ class Synthesizer:
             d.append("d.first_at < $to")
         if known_at is not None:
             params["known_at"] = known_at
-            o.append("coalesce(o.ingested_at, o.observed_at) <= $known_at")
+            o.append("o.observed_at <= $known_at")  # a market print is public when observed
             d.append("d.last_at <= $known_at")
         return " AND ".join(o), " AND ".join(d)
 

@@ -93,6 +93,14 @@ def ask(
     now: Annotated[
         str | None, typer.Option(help="ISO time 'now' means (relative time expressions)")
     ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="ISO time: answer as the graph knew it then (only facts recorded by then; "
+            "relative times count from it)",
+        ),
+    ] = None,
     json_: JsonFlag = False,
 ) -> None:
     """Answer a question from the graph: Cypher (read-only), rows, answer, citations.
@@ -106,13 +114,18 @@ def ask(
     settings = Settings()
     use_llm = settings.query.revise if revise is None else revise
     at = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
+    try:
+        known = datetime.fromisoformat(as_of.replace("Z", "+00:00")) if as_of else None
+    except ValueError as exc:
+        _fail(exc)
+        return
 
     async def go(s: Settings, ep: Any) -> Any:
         temporary = s.data_dir != settings.data_dir  # services() started a stack for us
         async with _qa(
             s, ep.falkordb_url, revise=use_llm, llm_url=ep.llm_base_url, ensure_sample=temporary
         ) as qa:
-            return await qa.ask(question, revise=use_llm, now=at)
+            return await qa.ask(question, revise=use_llm, now=at, as_of=known)
 
     try:
         with services(settings, llm=False) as (s, ep):
@@ -124,6 +137,10 @@ def ask(
         emit_json(result.model_dump(mode="json"))
         return
     typer.echo(result.answer)
+    if result.time is not None:
+        t = result.time
+        known_text = t.known_at.isoformat() if t.known_at else "everything recorded"
+        typer.echo(f"(valid: {t.valid}; known as of: {known_text})")
     if result.cypher:
         typer.echo(f"\n{result.cypher}\nparams: {json.dumps(result.params, ensure_ascii=False)}")
 
