@@ -237,3 +237,22 @@ def test_model_text_cut_at_max_tokens_keeps_whole_sentences() -> None:
 
     assert whole_sentences("Yields fell to 1.85%. Funding is loose and") == "Yields fell to 1.85%."
     assert whole_sentences("收益率下行。资金面") == "收益率下行。"
+
+
+def test_eval_report_skips_cleanly_without_the_corpus(tmp_path: Path) -> None:
+    from kg.report.evaluate import run_report_eval, split_of
+
+    out = run_report_eval(shared=tmp_path)
+    assert out["ok"] and out["skipped"] and "market corpus" in out["reason"]
+    assert (split_of("ref-001"), split_of("ref-002")) == ("dev", "test")
+
+
+def test_eval_report_on_the_self_written_set(shared_data: Path) -> None:
+    from kg.report.evaluate import run_report_eval
+
+    if not (shared_data / "market_corpus").is_dir():
+        pytest.skip("market_corpus is absent")
+    out = run_report_eval(shared=shared_data)
+    assert out["dev"]["n"] + out["test"]["n"] == out["n"] >= 59
+    assert out["dev"]["label_agreement"] >= 0.9 and out["test"]["label_agreement"] >= 0.9
+    assert set(out["per_kind"]) >= {"curve_shape", "policy_decision", "front_end_vs_policy"}
