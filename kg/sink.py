@@ -187,6 +187,13 @@ CREATE (e:{path} {{id: r.id, partition: 'static', name: r.name,
 """
 
 
+# What a fact row sets itself; a triple's attributes never overwrite them.
+FACT_FIELDS = frozenset(
+    ("id", "partition", "valid_from", "valid_to", "stated_valid_to", "ingested_at",
+     "written_at", "sources", "doc_ids", "confidence", "evidence")
+)  # fmt: skip
+
+
 def fact_cypher(rel_type: str, *, props: bool = False) -> str:
     """Idempotent fact upsert: created once; a restatement only adds provenance.
 
@@ -376,6 +383,10 @@ def prepare_triples(
                 "confidence": t.confidence,
                 "evidence": t.evidence[:EVIDENCE_LIMIT],
             }  # the static loader adds a "props" map of extra properties
+            if t.attributes:  # a metric's value, unit, period, accession: on the edge
+                by_id[fid]["props"] = {
+                    k: v for k, v in t.attributes.items() if k not in FACT_FIELDS
+                }
         else:  # the same fact twice in one batch: one row, merged provenance
             if t.id not in row["sources"]:
                 row["sources"].append(t.id)
