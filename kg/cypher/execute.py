@@ -50,3 +50,22 @@ async def runs(store: GraphStore, cypher: str, params: Mapping[str, Any], **kw: 
     except LivekgError:
         return False
     return True
+
+
+async def explain(
+    store: GraphStore,
+    cypher: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    timeout_s: float = 5.0,
+) -> None:
+    """Check a query before running it: the guard, then ``EXPLAIN`` (the database parses
+    and plans it; Neo4j returns no rows, FalkorDB accepts the prefix and runs the capped
+    query, still read-only). Raises the store's error for a query that would not run."""
+    check_read_only(cypher)
+    try:
+        await asyncio.wait_for(
+            store.query("EXPLAIN " + with_limit(cypher, 1), dict(params or {})), timeout_s
+        )
+    except TimeoutError as exc:
+        raise QueryTimeout(f"EXPLAIN ran past {timeout_s:g} s") from exc

@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 from core.errors import LivekgError
 from kg.cypher import units as units_mod
 from kg.cypher.answer import render
-from kg.cypher.execute import run_read_only
+from kg.cypher.check import answer_kind, rows_fit
+from kg.cypher.execute import explain, run_read_only
 from kg.cypher.guard import check_read_only
 from kg.cypher.lexicon import (
     EDGE_STATS_CYPHER,
@@ -101,7 +102,7 @@ class HybridAnswerer(Protocol):
 
 class Reviser(Protocol):
     async def revise(
-        self, question: str, schema: str, cypher: str, params: dict[str, Any]
+        self, question: str, schema: str, cypher: str, params: dict[str, Any], answer: str = ""
     ) -> str | None: ...
 
 
@@ -114,7 +115,7 @@ class LLMReviser:
         self.shots = shots  # few-shot examples sent (of 16): a small model's context is short
 
     async def revise(
-        self, question: str, schema: str, cypher: str, params: dict[str, Any]
+        self, question: str, schema: str, cypher: str, params: dict[str, Any], answer: str = ""
     ) -> str | None:
         from kg.prompts.cypher import RevisedCypher, revise_v1
 
@@ -124,6 +125,7 @@ class LLMReviser:
             cypher=cypher or "(none)",
             params=params,
             shots=self.shots,
+            answer=answer,
         )
         try:
             out = await self.llm.structured(
@@ -349,24 +351,34 @@ class CypherQA:
     async def _revise(
         self, frame: Any, chosen: Candidate | None, question: str
     ) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
-        """Accepted only if the revised query passes the guard, runs and has rows."""
+        """Accepted only if the revised query passes the guard and ``EXPLAIN``, runs, and
+        returns rows of the kind the question asks for (a count, a number, entities of
+        the asked concept, the asked property). The model sees only the part of the
+        schema around the question's entities and concepts."""
         assert self.reviser is not None
         labels = {a.label for a in frame.anchors} | set(frame.concepts)
         params = (
             dict(chosen.params) if chosen else {f"a{k}": a.key for k, a in enumerate(frame.anchors)}
         )
+        kind, what = answer_kind(frame)
         text = await self.reviser.revise(
-            question, relevant_schema(labels), chosen.cypher if chosen else "", params
+            question,
+            relevant_schema(labels),
+            chosen.cypher if chosen else "",
+            params,
+            answer=f"{kind} {what}" if what else kind,
         )
         if not text:
             return None
         try:
             check_read_only(text)
+            await explain(self.store, text, params, timeout_s=self.timeout_s)
             rows = await self._run(text, params)
         except LivekgError as exc:
             log.info("revision rejected: %s", exc)
             return None
-        if not _has_values(rows):
+        if not rows_fit(kind, what, rows, self.lexicon):
+            log.info("revision rejected: rows are not %s %s", kind, what or "")
             return None
         return text, params, rows
 

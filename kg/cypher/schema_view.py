@@ -15,13 +15,14 @@ def relevant_schema(labels: Iterable[str], ontology: Ontology | None = None) -> 
         wanted = {c.label for c in onto.concepts if not c.abstract and c.partition == "static"}
     lines: list[str] = []
     rels = []
+    named = set(wanted)  # one hop from what the question names, not a transitive closure
     for r in onto.relations:
         if r.internal and r.type not in ("HAS_OBSERVATION", "HAS_DAILY"):
             continue
-        ends = set(r.domain) | set(r.range)
-        if any(any(onto.is_a(w, e) for e in ends) for w in wanted):
+        ends = (set(r.domain) | set(r.range)) - {"Entity"}  # "any entity" links all: skip
+        if any(any(onto.is_a(w, e) for e in ends) for w in named):
             rels.append(r)
-            wanted.update(e for e in ends if e != "Entity")
+            wanted.update(ends)
     for lb in sorted(wanted):
         c = onto.concept(lb)
         if c is None or c.abstract:
