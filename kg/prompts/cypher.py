@@ -107,8 +107,8 @@ RULES = (
     "use the parameters given ($a0, $a1 ... are entity ids, $from/$to epoch milliseconds); "
     "never write values into the query; entity rows are returned as `t.id AS id, t.name "
     "AS name`, numbers as `value`, counts as `count`; facts currently valid have "
-    '`f.valid_to IS NULL`. The query is checked with EXPLAIN and kept only if it runs and '
-    "returns rows of the asked kind. Answer with JSON {\"cypher\": \"...\"} only."
+    "`f.valid_to IS NULL`. The query is checked with EXPLAIN and kept only if it runs and "
+    'returns rows of the asked kind. Answer with JSON {"cypher": "..."} only.'
 )
 
 
