@@ -120,3 +120,21 @@ async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> 
         True,
     )
     assert dead.source == f"publish:{big.id}"
+
+
+def test_commits_do_not_wait_in_the_loop_but_do_at_shutdown() -> None:
+    from streams.lanes import _commit
+
+    class FakeConsumer:
+        def __init__(self) -> None:
+            self.calls: list[bool] = []
+
+        def commit(self, *, asynchronous: bool) -> None:
+            self.calls.append(asynchronous)
+            if not asynchronous:
+                raise RuntimeError("KafkaError{code=_NO_OFFSET}")  # nothing to commit
+
+    c = FakeConsumer()
+    _commit(c, wait=False)  # type: ignore[arg-type]
+    _commit(c)  # type: ignore[arg-type]  # the NO_OFFSET answer is not an error
+    assert c.calls == [True, False]
