@@ -9,6 +9,7 @@ synthetic test records, marked so in their source, in the test's own graph."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from core.records import Alert, GraphChange, IndicatorTick, Record, Triple
 from core.runtime_state import Endpoints
@@ -27,12 +29,15 @@ from kg.store import GraphStore
 from kg.subscribe import service
 from kg.subscribe.changes import change_id
 from kg.subscribe.model import Subscription, SubscriptionSpec
+from ops.cli.groups import app as cli
+from ops.cli.main import _load
 from ops.runtime import spawn_worker, stop_pid
 from serving.app import create_app
 from serving.services import Services
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for
 
+_load()  # the CLI's command modules
 SRC = "test-synthetic"
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 FICTIONAL = ["TEST_BANK_A", "TEST_BANK_D", "TEST_CO_B", "TEST_CO_C"]
@@ -297,9 +302,38 @@ async def test_a_key_sees_and_removes_only_its_own(iso: Isolated, graph: GraphSt
         assert (await client.get(f"/subscriptions/{sid}", headers=b)).status_code == 404
         assert (await client.delete(f"/subscriptions/{sid}", headers=b)).status_code == 404
         assert (await client.get(f"/subscriptions/{sid}", headers=a)).status_code == 200
+        # SSE filtered by subscription: only the caller's own
+        other = await client.get(f"/subscriptions/stream?subscription={sid}", headers=b)
+        assert other.status_code == 404
         assert (await client.get("/subscriptions", headers={})).status_code == 401
         bad = {**body, "cypher": "MATCH (n) DETACH DELETE n"}
         refused = await client.post("/subscriptions", json=bad, headers=a)
         assert refused.status_code == 400 and "refused" in refused.text
         assert (await client.delete(f"/subscriptions/{sid}", headers=a)).status_code == 200
         assert (await client.get("/subscriptions", headers=a)).json() == []
+
+
+def test_cli_add_list_remove_per_key(iso: Isolated, graph: GraphStore) -> None:
+    runner = CliRunner()
+    env = {**iso.graph_env(), "LIVEKG_DATA_DIR": str(iso.settings.data_dir)}
+    spec = canary_spec()
+    add = runner.invoke(
+        cli,
+        ["subscribe", "add", "canary", "--cypher", spec.cypher or "", "--api-key", "k1"],
+        env=env,
+    )
+    assert add.exit_code == 0, add.output
+    sid = json.loads(add.output.strip().splitlines()[-1])["subscription"]["id"]
+    listed = runner.invoke(cli, ["subscribe", "list", "--api-key", "k1"], env=env)
+    assert [s["id"] for s in json.loads(listed.output)["subscriptions"]] == [sid]
+    other = runner.invoke(cli, ["subscribe", "list", "--api-key", "k2"], env=env)
+    assert json.loads(other.output)["subscriptions"] == []
+    assert runner.invoke(cli, ["subscribe", "remove", sid, "--api-key", "k2"], env=env).exit_code
+    bad = runner.invoke(
+        cli,
+        ["subscribe", "add", "x", "--cypher", "MATCH (n) DETACH DELETE n", "--api-key", "k1"],
+        env=env,
+    )
+    assert bad.exit_code == 1 and "ReadOnlyViolation" in bad.output
+    gone = runner.invoke(cli, ["subscribe", "remove", sid, "--api-key", "k1"], env=env)
+    assert gone.exit_code == 0 and json.loads(gone.output)["removed"] == sid

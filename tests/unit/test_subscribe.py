@@ -26,6 +26,7 @@ from kg.subscribe.model import (
 )
 from kg.subscribe.reads import Reads, query_reads
 from kg.subscribe.translate import acronyms
+from serving.feeds import AlertEvent, for_subscriptions
 from streams.processors.subscriptions import WEBHOOK_ATTEMPTS, post_webhook
 
 T = datetime(2026, 11, 20, tzinfo=UTC)
@@ -281,3 +282,12 @@ async def test_webhook_is_retried_then_raises_for_the_dead_letter() -> None:
         with pytest.raises(httpx.HTTPStatusError):
             await post_webhook(c, "http://hook.invalid/x", alert)
     assert len(calls) == WEBHOOK_ATTEMPTS
+
+
+def test_sse_filter_keeps_the_named_subscriptions_only() -> None:
+    def ev(data: dict) -> AlertEvent:
+        return AlertEvent("alerts.events", 0, 1, data, "x", 0.0)
+
+    assert for_subscriptions(ev({"subscription_id": "s1"}), {"s1", "s2"})
+    assert not for_subscriptions(ev({"subscription_id": "s3"}), {"s1", "s2"})
+    assert not for_subscriptions(ev({"kind": "indicator_move"}), {"s1"})
