@@ -1,4 +1,4 @@
-"""The query service against a real graph (FalkorDB) and broker: the question suite,
+"""The query service against a real graph (FalkorDB and Neo4j) and broker: the question suite,
 read-only at both layers, the HTTP API's auth/limits/routes, the alerts feed."""
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ from serving.app import create_app
 from serving.feeds import LiveFeeds
 from serving.services import Services
 from streams.publisher import Publisher
+from tests.conftest import GRAPH_BACKENDS
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
+# the question suites and the API on FalkorDB and on Neo4j (the Kafka-only tests once)
+BOTH_GRAPHS = pytest.mark.parametrize("iso", GRAPH_BACKENDS, indirect=True)
 
 
 async def counts(store: GraphStore) -> tuple[int, int]:
@@ -37,6 +40,7 @@ async def qa(graph: GraphStore) -> CypherQA:
     return CypherQA(graph, await CypherQA.load_lexicon(graph))  # prior-only ranking (fast)
 
 
+@BOTH_GRAPHS
 async def test_question_suite_accuracy(qa: CypherQA) -> None:
     sets = (("questions.jsonl", 0.95, 80), ("questions_heldout.jsonl", 0.9, 40),
             ("questions_fresh.jsonl", 0.9, 20))  # fmt: skip
@@ -49,6 +53,7 @@ async def test_question_suite_accuracy(qa: CypherQA) -> None:
         assert summary["accuracy"] >= floor, (name, summary)
 
 
+@BOTH_GRAPHS
 async def test_series_answers_survive_the_daily_rollup(qa: CypherQA, graph: GraphStore) -> None:
     questions = [
         "What was the highest China 10-year yield on 2026-11-18?",
@@ -79,6 +84,7 @@ HOSTILE = [
 ]
 
 
+@BOTH_GRAPHS
 async def test_hostile_questions_never_change_the_graph(qa: CypherQA, graph: GraphStore) -> None:
     before = await counts(graph)
     for q in HOSTILE:
@@ -90,6 +96,7 @@ async def test_hostile_questions_never_change_the_graph(qa: CypherQA, graph: Gra
     assert names == [{"name": "Apple Inc."}]
 
 
+@BOTH_GRAPHS
 @pytest.mark.parametrize(
     "cypher",
     ["MATCH (n) DETACH DELETE n", "CREATE (n:Entity {id: 'x'})", "MATCH (n) SET n.x = 1",
@@ -120,6 +127,7 @@ async def api(iso, graph: GraphStore) -> httpx.AsyncClient:  # type: ignore[no-u
         yield client
 
 
+@BOTH_GRAPHS
 async def test_api_keys_size_limits_and_routes(api: httpx.AsyncClient, graph: GraphStore) -> None:
     q = {"question": "Who is the CEO of Apple?"}
     assert (await api.post("/ask", json=q)).status_code == 401
@@ -208,6 +216,7 @@ class FixedReviser:
         return self.cypher
 
 
+@BOTH_GRAPHS
 @pytest.mark.parametrize(
     "revised,accepted",
     [
@@ -246,6 +255,7 @@ class FixedHybrid:
         return self.result
 
 
+@BOTH_GRAPHS
 async def test_hybrid_fallback_only_when_no_candidate_has_rows(qa: CypherQA) -> None:
     cited = HybridAnswer(answer="Related: x", citations=[Citation(id="d1", kind="document")])
     qa.hybrid = FixedHybrid(cited)
@@ -286,6 +296,7 @@ async def test_topics_tail_prints_records(iso, monkeypatch) -> None:  # type: ig
     assert bad.exit_code == 1 and "unknown topic" in bad.output
 
 
+@BOTH_GRAPHS
 async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) -> None:
     """Facts from extraction (the triple sink's path) become dictionary entries and
     relations the questions reach, new entities included."""
@@ -321,6 +332,7 @@ async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) 
     assert len(res.rows) == 2
 
 
+@BOTH_GRAPHS
 async def test_livekg_ask_json(iso, graph: GraphStore, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
@@ -330,8 +342,8 @@ async def test_livekg_ask_json(iso, graph: GraphStore, monkeypatch) -> None:  # 
     assert query_cmds
     await load_graph(graph)
     monkeypatch.setenv("LIVEKG_KAFKA__BOOTSTRAP_SERVERS", iso.bootstrap)
-    monkeypatch.setenv("LIVEKG_GRAPH__FALKORDB_URL", iso.falkordb_url)
-    monkeypatch.setenv("LIVEKG_GRAPH__GRAPH_NAME", iso.settings.graph.graph_name)
+    for key, value in iso.graph_env().items():
+        monkeypatch.setenv(key, value)
     monkeypatch.setenv("LIVEKG_QUERY__RANK_WITH_EMBEDDINGS", "false")
     monkeypatch.setenv("LIVEKG_DATA_DIR", str(iso.settings.data_dir))
     before = await counts(graph)
@@ -349,6 +361,7 @@ async def test_livekg_ask_json(iso, graph: GraphStore, monkeypatch) -> None:  # 
     assert await counts(graph) == before
 
 
+@BOTH_GRAPHS
 async def test_relative_times_count_back_from_the_data_clock(qa: CypherQA) -> None:
     """The fixture's observations end before today's wall clock: "now" is their last day."""
     now = await qa.data_now()

@@ -23,10 +23,12 @@ from kg.retrieve import Method, MethodRetriever, RetrievalService, hybrid_search
 from kg.retrieve.vector_ddl import ensure_vector_index, vector_query, write_embeddings
 from kg.static import load_universe
 from kg.store import GraphStore, open_store
-from tests.conftest import Isolated
+from tests.conftest import GRAPH_BACKENDS, Isolated
 from tests.fakes.embed import FakeEmbedder
 
 SAMPLES = Path(__file__).resolve().parents[2] / "connectors" / "samples"
+# retrieval, reports and the vector index on FalkorDB and on Neo4j
+pytestmark = pytest.mark.parametrize("iso", GRAPH_BACKENDS, indirect=True)
 AT = datetime(2024, 9, 18, 22, tzinfo=UTC)
 
 
@@ -99,7 +101,7 @@ async def test_retrieval_methods_and_report_on_the_sample_graph(
     index = await load_alias_index(store)
     await sink.write_triples(store, [Triple(
         source="sample", event_time=AT, head="FED", head_type="GOV", relation="sets_policy",
-        tail="rate cut", tail_type="Policy", doc_id="news-5")], index=index)  # fmt: skip
+        tail="rate cut", tail_type="Policy", doc_id="news-12")], index=index)  # fmt: skip
     assert (await service.refresh(force=True))["triples"] == 1
 
     doc = await build_bond_report(store, ReportSettings(), at=AT, out_dir=tmp_path,
@@ -111,6 +113,8 @@ async def test_retrieval_methods_and_report_on_the_sample_graph(
     assert any(c.signals for c in doc.conclusions if c.show)
     cited = {c.id for d in doc.drivers for c in d.citations}
     assert "news-12" in cited  # the FOMC statement, from the graph
+    facts = [f for d in doc.drivers for f in d.facts]
+    assert any("rate cut" in f.title for f in facts)  # a fact extracted from it
     assert _is_file(doc.chart) and latest_report(tmp_path).id == doc.id  # type: ignore[union-attr]
     # provenance: every fact's sources are graph nodes that exist and hold its values
     refs = sorted({r for f in doc.facts for r in f.sources if not r.startswith("news-")})
@@ -139,7 +143,9 @@ async def test_empty_graph_report_says_what_is_missing(store: GraphStore) -> Non
     assert "No bond market data" in doc.text
 
 
-async def test_vector_index_ddl_runs_on_falkordb(store: GraphStore) -> None:
+async def test_vector_index_ddl_and_query(store: GraphStore) -> None:
+    """FalkorDB's vector index, or Neo4j's ``CREATE VECTOR INDEX`` queried through
+    ``db.index.vector.queryNodes``."""
     await store.execute("UNWIND range(1, 3) AS i CREATE (:Chunk {id: 'c' + toString(i)})")
     await ensure_vector_index(store, "Chunk", 4)
     await ensure_vector_index(store, "Chunk", 4)  # idempotent
