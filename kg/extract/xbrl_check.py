@@ -15,9 +15,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from core.metrics import XBRL_CHECKS, XBRL_DISAGREEMENT
 from core.records import Triple
@@ -173,3 +174,53 @@ def _update_gauge() -> None:
                     disagree = s.value
     total = agree + disagree
     XBRL_DISAGREEMENT.set(disagree / total if total else 0.0)
+
+
+XBRL_FACTS_CYPHER = """
+UNWIND $filers AS fid
+MATCH (c:Entity {id: fid})-[f:DISCLOSES]->(m:Entity)
+WHERE f.concept IN $concepts
+RETURN c.id AS filer, m.name AS metric, f.concept AS concept, f.value AS value,
+       f.unit AS unit, f.period_end AS period_end, f.period_start AS period_start
+"""
+
+
+def table_value_facts(triples: Iterable[Triple]) -> list[Triple]:
+    """The table facts of a batch that an XBRL fact could confirm."""
+    return [
+        t
+        for t in triples
+        if t.extractor.startswith("table:")
+        and t.attributes.get("column_kind") == "value"
+        and concepts_for(str(t.attributes.get("row_label") or t.tail))
+    ]
+
+
+async def check_against_graph(store: Any, triples: Iterable[Triple], index: Any) -> CheckReport:
+    """Compare a batch's table facts with the XBRL facts already in the graph for the same
+    filers (the sink calls this after writing; XBRL arriving later is not re-checked)."""
+    table = table_value_facts(triples)
+    if not table:
+        return CheckReport()
+    ids = {t.head: index.resolve(t.head, t.head_type).id for t in table}
+    concepts = sorted({c for t in table for c in concepts_for(str(t.attributes.get("row_label")))})
+    rows = await store.query(
+        XBRL_FACTS_CYPHER, {"filers": sorted(set(ids.values())), "concepts": concepts}
+    )
+    keys = ("concept", "value", "unit", "period_end", "period_start")
+    xbrl = [_graph_triple(r, keys) for r in rows if r.get("value") is not None]
+    return compare(table, xbrl, same_filer=ids)
+
+
+def _graph_triple(r: dict[str, Any], keys: tuple[str, ...]) -> Triple:
+    return Triple(
+        source="graph",
+        event_time=datetime.now(UTC),
+        head=r["filer"],
+        head_type="Company",
+        relation="DISCLOSES",
+        tail=str(r["metric"]),
+        tail_type="FinMetric",
+        head_id=r["filer"],
+        attributes={k: r[k] for k in keys if r.get(k) is not None},
+    )

@@ -11,6 +11,7 @@ from connectors.xbrl import sample_triples
 from kg import sink
 from kg.canonical import bundled_sec_tickers, load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
+from kg.extract.xbrl_check import check_against_graph
 from kg.store import GraphStore
 from tests.conftest import GRAPH_BACKENDS
 
@@ -51,3 +52,8 @@ async def test_xbrl_and_table_facts_land_on_one_filer_with_their_numbers(store: 
         "RETURN f.value AS v, f.period AS p ORDER BY p"
     )
     assert [r["v"] for r in ba] == [58_158e6, 62_286e6, 66_608e6]
+    # the table values checked against the XBRL facts now in the graph
+    report = await check_against_graph(store, table, index)
+    assert len(report.compared) == 4 and report.rate == 0.0  # revenue, EPS: 2 years each
+    wrong = [t.model_copy(update={"attributes": {**t.attributes, "value": 1e9}}) for t in table]
+    assert (await check_against_graph(store, wrong[:1], index)).rate == 1.0
