@@ -31,6 +31,7 @@ from core.records import DeadLetter, Record, Triple
 from core.topics import DOCS_CLEAN, GRAPH_CHANGES, KG_TRIPLES, RAW_TICKS
 from kg import sink
 from kg.canonical import AliasIndex, load_alias_index
+from kg.extract.xbrl_check import check_against_graph
 from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from kg.subscribe.changes import tick_changes, triple_changes
@@ -121,6 +122,16 @@ class TripleSink:
             self.known.clear()  # re-learnt as batches are written
         return self._index
 
+    async def check_tables(
+        self, store: GraphStore, valid: Sequence[Triple], index: AliasIndex
+    ) -> None:
+        """Table values against the XBRL facts in the graph (the disagreement metric);
+        a failed check is counted, never a failed batch."""
+        try:
+            await check_against_graph(store, valid, index)
+        except Exception:  # a quality metric must not stop the sink
+            metrics.ERRORS.labels(self.agent, "xbrl_check").inc()
+
     async def handle(self, items: Sequence[Inbound]) -> None:
         ctx, agent = self.ctx, self.agent
         decoded: Decoded = decode_batch(
@@ -163,6 +174,7 @@ class TripleSink:
             hist = metrics.EVENT_LATENCY.labels(agent)
             for r in valid:
                 hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+            await self.check_tables(store, valid, index)
             found = [checks[id(r)] for r in valid]  # what was written, for subscriptions
             await ctx.send(GRAPH_CHANGES.name, triple_changes(valid, found, self.ontology, index))
         await send_dead(ctx, agent, dead)
