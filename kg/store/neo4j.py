@@ -1,17 +1,17 @@
 """Neo4j 5 backend (production) with the official async ``neo4j`` driver.
 
-Verified against a real Bolt server in the integration suite (ArcadeDB's Bolt plugin,
-Neo4j 5.26-compatible: tests/graph_servers.py) besides FalkorDB; see
-docs/operations.md for what only a real Neo4j can show.
+Verified against a real Neo4j 5.26 Community in the integration suite (the local server
+of ops/neo4j_server.py, tests/bolt_server.py) besides FalkorDB.
 
-Namespacing: one store is one Neo4j *database* (``graph.neo4j_database``). Tests and
-benchmarks get a database of their own (``create_database``/``drop_database``) and
-never delete inside a database they did not create.
+Namespacing: one store is one Neo4j *database* (``graph.neo4j_database``). Benchmarks
+get a database of their own (``create_database``/``drop_database``, Enterprise/Aura) or,
+on Community, a throwaway server of their own; nothing ever deletes inside a database
+it did not create.
 
 Errors (``_translate``): connectivity and the server's transient errors are retried
 by ``GraphStore``; a concurrent MERGE that loses a unique-constraint race
-(``ConstraintValidationFailed``: ArcadeDB always, Neo4j sometimes) is a
-``GraphConflict`` and retried too; a violation that persists, a schema or syntax
+(``ConstraintValidationFailed``, which Neo4j raises when two writers create one key at
+once) is a ``GraphConflict`` and retried too; a violation that persists, a schema or syntax
 error, a missing database or a refused login is a ``GraphHalt`` with the cause.
 
 Cancellation: a caller that gives up on a query (``asyncio.wait_for`` around a RAG
