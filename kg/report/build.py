@@ -23,7 +23,7 @@ from core.settings import ReportSettings, Settings
 from kg.llm import LLMClient
 from kg.report.compose import Analysis, DocIn, analyse
 from kg.report.facts import DAY_MS, Series, load_history
-from kg.report.model import BondReportDoc, Section
+from kg.report.model import BondReportDoc, Citation, Driver, Section
 from kg.report.numbers import Allowed, Removal, allowed_from, check_text, unsupported_in
 from kg.report.rag import two_stage
 from kg.report.render import CHART_SERIES, chart, markdown, text, to_html
@@ -102,6 +102,35 @@ async def load_documents(store: GraphStore, at: datetime, *, days: int, history_
             url=r.get("url") or "", entities=[str(e) for e in r.get("entities") or [] if e],
         )  # fmt: skip
     return list(out.values())
+
+
+DOC_FACTS_CYPHER = """
+MATCH (h:Entity)-[f]->(t:Entity)
+WHERE f.doc_ids IS NOT NULL AND any(d IN f.doc_ids WHERE d IN $ids)
+RETURN f.id AS id, coalesce(h.name, h.id) AS head, type(f) AS rel,
+       coalesce(t.name, t.id) AS tail, f.doc_ids AS docs
+LIMIT 200
+"""
+
+
+async def attach_facts(store: GraphStore, drivers: list[Driver], per_driver: int = 3) -> None:
+    """The facts extracted from each driver's cited documents (graph edges whose
+    ``doc_ids`` name them), cited by fact id."""
+    ids = [c.id for d in drivers for c in d.citations]
+    if not ids:
+        return
+    rows = await store.query(DOC_FACTS_CYPHER, {"ids": ids})
+    rows.sort(key=lambda r: str(r.get("id")))
+    for d in drivers:
+        mine = {c.id for c in d.citations}
+        for r in rows:
+            if len(d.facts) >= per_driver:
+                break
+            if set(r.get("docs") or []) & mine:
+                d.facts.append(Citation(
+                    id=str(r["id"]), kind="triple", source=",".join(sorted(mine)),
+                    title=f"{r['head']} {str(r['rel']).lower()} {r['tail']}",
+                ))  # fmt: skip
 
 
 MODEL_NOTE = {
@@ -235,7 +264,12 @@ async def build_bond_report(
         doc.drivers, doc.signals, doc.synthetic, doc.missing = (
             a.drivers, a.signals, a.synthetic, a.missing)  # fmt: skip
         doc.extra["labels_zh"] = a.labels_zh
-        cites = [*(c for d in a.drivers for c in d.citations)]
+        if store is not None:
+            try:
+                await attach_facts(store, doc.drivers)
+            except Exception as exc:
+                errors.append(f"driver facts unavailable: {type(exc).__name__}: {exc}"[:300])
+        cites = [*(c for d in a.drivers for c in (*d.citations, *d.facts))]
         if a.policy:
             cites += [c for c in (a.policy.statement, a.policy.previous) if c]
         seen: set[str] = set()

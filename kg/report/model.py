@@ -89,6 +89,7 @@ class Driver(BaseModel):
     indicator: str
     move: str  # the move it may explain, as text
     citations: list[Citation] = Field(default_factory=list)
+    facts: list[Citation] = Field(default_factory=list)  # extracted facts of the cited docs
 
 
 class BondReportDoc(BaseModel):

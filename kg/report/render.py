@@ -35,6 +35,7 @@ T = {
     "dropped": ("Dropped from the previous statement", "上次声明中被删除"),
     "changed": ("Reworded against the previous statement", "与上次声明相比措辞变化"),
     "was": ("was", "原为"),
+    "fact": ("extracted fact", "抽取的事实"),
     "dissent": ("Dissent", "反对票"),
     "no_policy": ("No policy decision in the data.", "数据中没有货币政策决议。"),
     "signals": ("signals", "信号"),
@@ -142,6 +143,8 @@ def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | No
             f"{c.title}{_t('synthetic_tag', lang) if c.synthetic else ''} ({c.source}, "
             f"{c.published_at[:10]}) [source {c.id}]" for c in d.citations)  # fmt: skip
         L.add(f"- {d.move}: {cites}")
+        for f in d.facts:
+            L.add(f"  {_t('fact', lang)}: {f.title} [source {f.id}]")
     L.add("")
     L.add("## " + _t("conclusions", lang))
     for c in doc.conclusions:
