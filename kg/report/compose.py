@@ -278,6 +278,14 @@ def analyse(
             *a.policy.dissents,
             *(x for pair in a.policy.changed for x in pair),
         ]
+    if "policy.path_1y_bp" in signals:
+        a.facts.append(Fact(
+            id=f"US1Y-US_FFR:path@{day}", kind="spread", subject="US1Y-US_FFR",
+            label="1Y yield minus target-range midpoint", value=signals["policy.path_1y_bp"],
+            unit="bp", as_of=str(day), reference=signals["policy.mid_pct"],
+            text=f"US1Y minus the target-range midpoint: {signals['policy.path_1y_bp']:.1f} bp.",
+            sources=moves["US1Y"].refs[:1] if "US1Y" in moves else [],
+        ))  # fmt: skip
     conclusions = evaluate(rules, signals, windows=None)
     a.curve_shape = [c for c in conclusions if c.kind in ("curve_shape", "cn_curve_shape")]
     a.conclusions = [c for c in conclusions if c not in a.curve_shape]

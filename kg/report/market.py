@@ -359,7 +359,22 @@ def all_signals(
     front = moves.get(us.front)
     sig.update(policy_signals(events, day, front.bases if front else {}))
     sig.update(funding_signals(moves, series, day, t))
+    sig.update(path_signals(events, moves, day))
     return sig, moves
+
+
+def path_signals(events: Sequence[PolicyEvent], moves: Mapping[str, Move], day: date,
+                 tenor: str = "US1Y", band_bp: float = 25.0) -> dict[str, Any]:  # fmt: skip
+    """The expected policy path the curve prices: the 1-year yield against the midpoint
+    of the current target range (below by more than ``band_bp``: further cuts priced)."""
+    past = [e for e in events if e.day <= day and e.low is not None and e.high is not None]
+    m = moves.get(tenor)
+    if not past or m is None:
+        return {}
+    mid = (past[-1].low + past[-1].high) / 2  # type: ignore[operator]
+    gap = round((m.level - mid) * 100, 1)
+    path = "cuts_priced" if gap < -band_bp else "hikes_priced" if gap > band_bp else "hold_priced"
+    return {"policy.path_1y_bp": gap, "policy.path": path, "policy.mid_pct": round(mid, 3)}
 
 
 def headline(rules: Rules, moves: Mapping[str, Move]) -> list[Move]:

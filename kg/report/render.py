@@ -110,13 +110,13 @@ def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | No
             L.add("- " + (c.text if lang == "en" else c.text_zh))
     L.add("")
     L.add("## " + _t("policy", lang))
-    decision = [c for c in doc.conclusions if c.kind == "policy_decision"]
+    decision = [c for c in doc.conclusions if c.kind in ("policy_decision", "policy_path")]
     if doc.policy is None:
         L.add(_t("no_policy", lang))
     else:
         for c in decision:
             L.add("- " + (c.text if lang == "en" else c.text_zh))
-        if not decision:
+        if not any(c.kind == "policy_decision" for c in decision):
             p = doc.policy
             L.add(f"- {p.last_day}: {word(p.decision, lang)} {p.change_bp:+.0f} bp, {p.range}%.")
         src = doc.policy.statement
@@ -148,7 +148,7 @@ def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | No
     L.add("")
     L.add("## " + _t("conclusions", lang))
     for c in doc.conclusions:
-        if not c.show or c.kind.startswith("inversion") or c.kind == "policy_decision":
+        if not c.show or c.kind.startswith("inversion") or c.kind.startswith("policy_"):
             continue
         sig = ", ".join(sorted(c.signals))
         L.add(f"- {c.text if lang == 'en' else c.text_zh} [{_t('signals', lang)}: {sig}]")

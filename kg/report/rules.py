@@ -51,6 +51,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "policy_hike": ("a hike", "加息"),
     "policy_hold": ("a hold", "按兵不动"),
     "dissent": ("dissent", "有异议票"),
+    "cuts_priced": ("further cuts over the next year", "未来一年进一步降息"),
+    "hikes_priced": ("hikes over the next year", "未来一年加息"),
+    "hold_priced": ("rates broadly on hold over the next year", "未来一年利率大致不变"),
 }
 
 
