@@ -138,15 +138,28 @@ def remove(
 def bench_subscriptions(
     subscriptions: Annotated[int, typer.Option(help="subscriptions registered")] = 10_000,
     limit: Annotated[int | None, typer.Option(help="first N stream records only")] = None,
+    through_broker: Annotated[
+        bool,
+        typer.Option(help="alerts from a real worker through the broker (change -> alert read)"),
+    ] = False,
+    rate: Annotated[float, typer.Option(help="--through-broker: changes per second")] = 10.0,
     json_out: JsonFlag = True,
 ) -> None:
     """Graph change -> alert latency with many subscriptions, the fraction evaluated per
     change, beside the same run's one matching query run directly (docs/subscriptions.md)."""
     from ops.bench.kg import graph_service
     from ops.bench.subscriptions import run_subscriptions_bench
+    from ops.bench.subscriptions_broker import run_through_broker
+    from ops.runtime import services
 
     del json_out
     settings = Settings()
-    with graph_service(settings) as ep:
-        result = run_subscriptions_bench(settings, ep, subscriptions=subscriptions, limit=limit)
+    if through_broker:
+        with services(settings) as (used, ep):
+            result = run_through_broker(
+                used, ep, subscriptions=subscriptions, limit=limit, rate=rate
+            )
+    else:
+        with graph_service(settings) as ep:
+            result = run_subscriptions_bench(settings, ep, subscriptions=subscriptions, limit=limit)
     emit_json(result)
