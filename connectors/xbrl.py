@@ -31,6 +31,7 @@ import orjson
 from connectors.base import Batch, SchemaDriftError, SourceError
 from connectors.edgar import TICKERS_URL, parse_tickers
 from connectors.http import HttpSource
+from core.metrics import XBRL_FACTS
 from core.records import Triple, stable_id
 from core.settings import ConnectorSettings
 
@@ -343,5 +344,6 @@ class XbrlConnector:
             current = ends.get(f.accession) == f.end
             t = fact_triple(f, head_id=head_id, restated=f.key in d.restated, current=current)
             batch.add("kg.triples", cur, Triple, t.model_dump())
+            XBRL_FACTS.labels(form=f.form or "unknown").inc()
             n += 1
         return batch
