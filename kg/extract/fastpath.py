@@ -204,41 +204,86 @@ def _groups(m: re.Match[str], pattern: Pattern) -> dict[str, str] | None:
     return groups
 
 
+_BOUNDARY = re.compile(r"[.!?。！？；]+[\"'”’)]*\s+|[。！？；]|\n+")
+_ABBREV = re.compile(
+    r"(?:\b(?:Inc|Corp|Co|Ltd|Mr|Ms|Mrs|Dr|Prof|St|Jr|Sr|No|Nos|vs|U\.S|U\.K|L\.P|N\.A|"
+    r"S\.A|N\.V|L\.L\.C|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$"
+)
+MAX_SENTENCE = 2_000
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Sentence spans for pattern matching: no split after an abbreviation ("Inc.",
+    "Mr.", an initial), a sentence longer than ``MAX_SENTENCE`` is cut into pieces."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        end = m.end()
+        if "\n" not in m.group(0) and _ABBREV.search(text[max(start, end - 12) : m.start() + 1]):
+            continue
+        spans.append((start, end))
+        start = end
+    if start < len(text):
+        spans.append((start, len(text)))
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        while b - a > MAX_SENTENCE:
+            out.append((a, a + MAX_SENTENCE))
+            a += MAX_SENTENCE
+        if b > a:
+            out.append((a, b))
+    return out
+
+
 def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
-    """Every triple the patterns for ``lang`` find in ``text`` (spans index ``text``)."""
+    """Every triple the patterns for ``lang`` find in ``text`` (spans index ``text``).
+
+    Patterns run sentence by sentence, and only on sentences holding one of their
+    trigger words: the cost follows the sentences that can match, not the text."""
     out: list[Candidate] = []
     low = text.lower()
-    for pattern in PATTERNS:
-        if pattern.lang != lang:
-            continue
-        if pattern.triggers and not any(t in low for t in pattern.triggers):
-            continue
-        for m in pattern.compiled.finditer(text):
-            found = _groups(m, pattern)
-            if found is None:
+    active = [
+        p for p in PATTERNS
+        if p.lang == lang and (not p.triggers or any(t in low for t in p.triggers))
+    ]  # fmt: skip
+    if not active:
+        return out
+    for a, b in sentence_spans(text):
+        sent, sent_low = text[a:b], low[a:b]
+        for pattern in active:
+            if pattern.triggers and not any(t in sent_low for t in pattern.triggers):
                 continue
-            groups = found
-            valid_from = None
-            if pattern.date_group and groups.get(pattern.date_group):
-                valid_from = parse_date(groups[pattern.date_group])
-            variants = [groups]
-            for g in pattern.lists:
-                if g in groups:
-                    variants = [
-                        {**v, g: _short(item)} for v in variants for item in split_list(v[g])
-                    ]
-            for v in variants:
-                out.extend(_emit(pattern.outs, v, m.span(), pattern, ctx, valid_from))
-            item_re = pattern.compiled_item
-            if item_re is not None and groups.get(pattern.each):
-                base = m.start(pattern.each)
-                for im in item_re.finditer(m.group(pattern.each)):
-                    item = _groups(im, pattern)
-                    if item is None:
-                        continue
-                    sub = {**groups, **item}
-                    span = (base + im.start(), base + im.end())
-                    out.extend(_emit(pattern.item_outs, sub, span, pattern, ctx, valid_from))
+            for m in pattern.compiled.finditer(sent):
+                out.extend(_from_match(m, pattern, ctx, a))
+    return out
+
+
+def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) -> list[Candidate]:
+    found = _groups(m, pattern)
+    if found is None:
+        return []
+    out: list[Candidate] = []
+    groups = found
+    valid_from = None
+    if pattern.date_group and groups.get(pattern.date_group):
+        valid_from = parse_date(groups[pattern.date_group])
+    variants = [groups]
+    for g in pattern.lists:
+        if g in groups:
+            variants = [{**v, g: _short(item)} for v in variants for item in split_list(v[g])]
+    span = (base + m.start(), base + m.end())
+    for v in variants:
+        out.extend(_emit(pattern.outs, v, span, pattern, ctx, valid_from))
+    item_re = pattern.compiled_item
+    if item_re is not None and groups.get(pattern.each):
+        each_at = base + m.start(pattern.each)
+        for im in item_re.finditer(m.group(pattern.each)):
+            item = _groups(im, pattern)
+            if item is None:
+                continue
+            sub = {**groups, **item}
+            ispan = (each_at + im.start(), each_at + im.end())
+            out.extend(_emit(pattern.item_outs, sub, ispan, pattern, ctx, valid_from))
     return out
 
 

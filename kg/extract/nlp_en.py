@@ -328,11 +328,21 @@ def pair_candidates(sent: Any, text: str) -> list[Candidate]:
     return out
 
 
-def extract_en(text: str, ctx: DocContext) -> list[Candidate]:
-    """Candidates from one English chunk (spans index ``text``)."""
+MAX_PARSE_CHARS = 100_000
+
+
+def parse_many(texts: list[str]) -> list[Any]:
+    """One batched spaCy pass over many chunks (``nlp.pipe``)."""
+    return list(nlp().pipe((t[:MAX_PARSE_CHARS] for t in texts), batch_size=64))
+
+
+def extract_en(text: str, ctx: DocContext, doc: Any | None = None) -> list[Candidate]:
+    """Candidates from one English chunk (spans index ``text``); ``doc``: its parse when
+    the caller batched it (``parse_many``)."""
     if not text.strip():
         return []
-    doc = nlp()(text[:100_000])
+    if doc is None:
+        doc = nlp()(text[:MAX_PARSE_CHARS])
     out: list[Candidate] = []
     for sent in doc.sents:
         st = sent.text

@@ -173,6 +173,7 @@ class Extractor:
         )
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_limit = seen_limit
+        self._parsed: dict[str, Any] = {}  # chunk text -> spaCy Doc, filled by extract_many
         self.llm_max_chunks = llm_max_chunks
 
     # -- context ---------------------------------------------------------------------
@@ -197,7 +198,13 @@ class Extractor:
             or ("federal funds rate" in text and "Committee" in text)
         ):
             main, aliases = "Federal Open Market Committee", ["FOMC", "Committee"]
-        if not main and lang == "en" and self.use_nlp and doc.kind in ("filing", "news"):
+        if (
+            not main
+            and lang == "en"
+            and self.use_nlp
+            and doc.kind in ("filing", "news")
+            and (len(text) >= MIN_GUESS_CHARS or doc.title)
+        ):
             from kg.extract.nlp_en import guess_main_entity
 
             main = guess_main_entity(f"{doc.title}\n{text}")
@@ -235,7 +242,7 @@ class Extractor:
         if chunk.lang == "en" and self.use_nlp:
             from kg.extract.nlp_en import extract_en
 
-            out += extract_en(text, ctx)
+            out += extract_en(text, ctx, doc=self._parsed.get(text))
         return out
 
     def chunks_of(self, doc: ExtractDoc) -> tuple[str, list[Chunk]]:
@@ -250,6 +257,24 @@ class Extractor:
         return text, chunk_text(text, doc.id, max_tokens=self.max_chunk_tokens, lang=doc.lang)
 
     # -- whole documents -------------------------------------------------------------
+    async def extract_many(self, docs: list[ExtractDoc], mode: Mode = Mode.FAST) -> list[DocResult]:
+        """``extract`` for a batch: the English text chunks of all documents are parsed by
+        spaCy in one ``nlp.pipe`` call first (batching is most of spaCy's speed)."""
+        if self.use_nlp:
+            from kg.extract.nlp_en import parse_many
+
+            texts = [
+                c.text
+                for d in docs
+                for c in self.chunks_of(d)[1]
+                if c.kind == "text" and c.lang == "en" and c.text.strip()
+            ]
+            self._parsed = dict(zip(texts, await asyncio.to_thread(parse_many, texts), strict=True))
+        try:
+            return [await self.extract(d, mode) for d in docs]
+        finally:
+            self._parsed = {}
+
     async def extract(
         self, doc: ExtractDoc, mode: Mode = Mode.FAST, *, skip_seen: bool = False
     ) -> DocResult:
