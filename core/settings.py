@@ -104,7 +104,10 @@ class StreamSettings(BaseModel):
             "triple_sink": "ingest",
         }
     )
-    idle_pause_ms: float = 20.0  # a lane's pause after an empty fetch (broker may not long-poll)
+    # A lane's pause after an empty fetch. 0 on Kafka, which long-polls (and whose leader
+    # moves a paused librdkafka consumer can miss: the three-broker drill stalled with
+    # it); the runtime sets 20 for the light noida-db broker, which does not long-poll.
+    idle_pause_ms: float = 0.0
     batch_size: int = 2000  # stream.take() size
     batch_within_s: float = 0.02  # stream.take() max wait
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES

@@ -307,8 +307,11 @@ class EmbeddedRuntime:
         if self.state.kafka_bootstrap and self.settings.embedded_kafka:
             env["LIVEKG_KAFKA__BOOTSTRAP_SERVERS"] = self.state.kafka_bootstrap
             if self.settings.kafka.embedded == "noida":  # it answers empty fetches at once
-                key = "LIVEKG_STREAMS__EMPTY_FETCH_BACKOFF_MS"
-                env[key] = os.environ.get(key, "20")
+                for key in (
+                    "LIVEKG_STREAMS__EMPTY_FETCH_BACKOFF_MS",
+                    "LIVEKG_STREAMS__IDLE_PAUSE_MS",
+                ):
+                    env[key] = os.environ.get(key, "20")
         if self.settings.embedded_graph:
             if self.settings.graph.backend == GraphBackend.NEO4J and self.state.neo4j_uri:
                 env["LIVEKG_GRAPH__NEO4J_URI"] = self.state.neo4j_uri

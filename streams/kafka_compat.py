@@ -1,11 +1,13 @@
-"""A shim for brokers that answer empty fetches at once.
+"""A shim for brokers that answer empty fetches at once (the light noida-db option).
 
-Kafka holds a fetch open for up to ``fetch.max.wait.ms`` when there is no data. The
-embedded noida-db broker answers immediately instead, so aiokafka's fetcher (inside
-faust) re-sends fetches in a tight loop: an idle worker burned ~70% of a core here and,
-holding the GIL, starved the agents. This wraps the fetcher so a fetch that returned
-no records waits ``backoff_ms`` before the next one to that broker. Against a real
-Kafka broker it only adds that small pause after already-long-polled empty fetches.
+Kafka holds a fetch open for up to ``fetch.max.wait.ms`` when there is no data, so
+against the default embedded broker (Apache Kafka) and any real cluster the backoff is
+off (``streams.empty_fetch_backoff_ms = 0``, the default). The noida-db broker answers
+immediately instead, so aiokafka's fetcher (inside faust) re-sends fetches in a tight
+loop: an idle worker burned ~70% of a core there and, holding the GIL, starved the
+agents. With ``backoff_ms > 0`` (the runtime sets 20 when ``kafka.embedded = "noida"``)
+this wraps the fetcher so a fetch that returned no records waits ``backoff_ms`` before
+the next one to that broker.
 
 Idle: once fetches have come back empty for ``IDLE_AFTER_S``, the pause becomes
 ``idle_max_ms`` (``ops.idle_max_pause_ms``), so an idle worker stays under 5% of a core;

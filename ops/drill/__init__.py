@@ -19,6 +19,7 @@ from ops.drill.result import DrillResult
 FULL_SIZES: dict[str, dict[str, Any]] = {
     "worker_kill": {"events_n": 100_000, "classifier": "router"},
     "broker_restart": {"events_n": 20_000, "posts_n": 2000, "outage_s": 15.0},
+    "broker_cluster": {"events_n": 20_000, "outage_s": 10.0},
     "graph_outage": {"events_n": 20_000, "outage_s": 30.0},
     "connector_kill": {"events_n": 50_000, "rate": 5000.0},
     "llm_outage": {"posts_n": 5000, "news_n": 20, "delay_s": 10.0},

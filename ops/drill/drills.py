@@ -28,6 +28,7 @@ from core.records import (
 )
 from kg.sentiment.state import AlertRules, EntityState, update
 from ops.drill import events
+from ops.drill.cluster import KafkaCluster
 from ops.drill.harness import DrillStack, Scope, wait
 from ops.drill.result import DrillResult, Output, check_output, summarize
 from ops.runtime import free_port, http_ready, stop_pid
@@ -301,10 +302,16 @@ def _webhook_client(
 
 
 def broker_restart(
-    stack: DrillStack, *, events_n: int = 3000, posts_n: int = 600, outage_s: float = 10.0
+    stack: DrillStack,
+    *,
+    events_n: int = 3000,
+    posts_n: int = 600,
+    outage_s: float = 10.0,
+    signals: Sequence[str] = ("SIGTERM", "SIGKILL"),
 ) -> DrillResult:
-    """Stop and restart the broker mid-stream: a replay producer, the webhook (API) and
-    the worker all recover; every record's effect is in the graph once."""
+    """Stop the broker mid-stream once per signal (SIGTERM: a clean stop; SIGKILL: no
+    shutdown, no flush) and start it again: a replay producer, the webhook (API) and the
+    worker all recover; every acknowledged record's effect is in the graph once."""
     key = "drill-key-" + os.urandom(4).hex()
     with stack.scope(
         "broker_restart",
@@ -315,18 +322,27 @@ def broker_restart(
         payloads = events.posts(posts_n)
         worker = sc.start_worker(worker_env(sc))
         _api_proc, url = api_process(sc)
-        # both producers pace themselves over ~outage_s * 3 so the outage hits them mid-stream
-        span = outage_s * 3
+        # both producers pace themselves over ~outage_s * 3 per outage, so every outage
+        # hits them mid-stream
+        span = outage_s * 3 * len(signals)
         feed = _feeder(sc, "raw.news", news, pause_s=span / (events_n / 100), chunk=100)
         hook = _webhook_client(url, payloads, key, pause_s=span / (posts_n / 20))
         wait(lambda: doc_count(sc) >= 1, "the first documents in the graph")
-        if not (feed.is_alive() and hook.is_alive()):
-            raise RuntimeError("the producers finished before the outage; raise the sizes")
-        stack.stop_service("broker")
-        down_at = time.monotonic()
-        time.sleep(outage_s)
-        stack.start_service("broker")
+        notes: list[str] = []
         back = time.monotonic()
+        for sig in signals:
+            if not (feed.is_alive() and hook.is_alive()):
+                raise RuntimeError("the producers finished before the outage; raise the sizes")
+            at = doc_count(sc)
+            if sig == "SIGKILL":
+                stack.kill_service("broker")
+            else:
+                stack.stop_service("broker")
+            down_at = time.monotonic()
+            time.sleep(outage_s)
+            stack.start_service("broker")
+            back = time.monotonic()
+            notes.append(f"{sig}: broker down {back - down_at:.1f}s, {at} documents in the graph")
         _join(feed)
         hook.join(600)
         hstate = hook.state  # type: ignore[attr-defined]
@@ -334,8 +350,7 @@ def broker_restart(
         docs = [normalize(r) for r in news] + [normalize(p) for p in _posts_as_records(payloads)]
         wait(lambda: doc_count(sc) >= len(docs), "every document in the graph")
         recovery = time.monotonic() - back
-        notes = [f"broker down {back - down_at:.1f}s",
-                 f"webhook retries during the outage: {hstate['retries']}"]  # fmt: skip
+        notes.append(f"webhook retries during the outages: {hstate['retries']}")
         notes += hstate["errors"]
         if worker.poll() is not None:
             notes.append(f"worker exited with {worker.returncode}")
@@ -344,6 +359,63 @@ def broker_restart(
         if worker.poll() is not None or hstate["errors"]:
             result.ok = False
         return result
+
+
+def broker_cluster(
+    stack: DrillStack, *, events_n: int = 3000, outage_s: float = 5.0, size: int = 3
+) -> DrillResult:
+    """Three Kafka brokers (RF 3, min.insync.replicas 2, acks=all + idempotence): kill -9
+    one broker mid-stream, bring it back, wait until it is in sync, then kill -9 another;
+    the worker's consumers follow the moved leaders and coordinator, the lag drains,
+    and every record's effect is in the graph once."""
+    home = Path(stack.settings.data_dir) / "cluster" / os.urandom(3).hex()
+    cluster = KafkaCluster(home, size=size)
+    started = time.monotonic()
+    cluster.start()
+    notes = [f"{size} brokers up in {time.monotonic() - started:.1f}s"]
+    try:
+        with stack.scope(
+            "broker_cluster",
+            bootstrap=cluster.bootstrap,
+            replication=size,
+            streams={"processors": INGEST, "batch_size": 500},
+        ) as sc:
+            sent = events.news(events_n)
+            worker = sc.start_worker(worker_env(sc))
+            prefix = sc.settings.kafka.topic_prefix
+            span = outage_s * 4 * 2  # the replay lasts through both kills
+            feed = _feeder(sc, "raw.news", sent, pause_s=span / (events_n / 100), chunk=100)
+            wait(lambda: doc_count(sc) >= 1, "the first documents in the graph")
+            back = time.monotonic()
+            for victim in (1, 2):
+                if not feed.is_alive():
+                    raise RuntimeError("the replay finished before the kill; raise the sizes")
+                led = cluster.leaders(prefix)
+                at = doc_count(sc)
+                cluster.kill(victim)
+                down_at = time.monotonic()
+                time.sleep(outage_s)
+                cluster.start_node(victim)
+                back = time.monotonic()
+                synced = wait(lambda: cluster.in_sync(prefix), "all replicas in sync again")
+                notes.append(
+                    f"kill -9 broker {victim} (leading {led[victim]} partitions) with {at} "
+                    f"documents in the graph; down {back - down_at:.1f}s, in sync {synced:.1f}s "
+                    "after its restart"
+                )
+            _join(feed)
+            wait(done(sc, INGEST), "the worker to catch up (lag drained)")
+            wait(lambda: doc_count(sc) >= events_n, "every document in the graph")
+            recovery = time.monotonic() - back
+            if worker.poll() is not None:
+                notes.append(f"worker exited with {worker.returncode}")
+            result = account("broker_cluster", sc, [normalize(r) for r in sent],
+                             processors=INGEST, recovery_s=recovery, notes=notes)  # fmt: skip
+            if worker.poll() is not None:
+                result.ok = False
+            return result
+    finally:
+        cluster.stop()
 
 
 def _posts_as_records(payloads: list[dict]) -> list:
@@ -584,6 +656,7 @@ def llm_outage(
 DRILLS: dict[str, Callable[..., DrillResult]] = {
     "worker_kill": worker_kill,
     "broker_restart": broker_restart,
+    "broker_cluster": broker_cluster,
     "graph_outage": graph_outage,
     "connector_kill": connector_kill,
     "llm_outage": llm_outage,

@@ -21,7 +21,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from core.errors import ServiceUnavailable
 from core.records import Record
-from core.runtime_state import Endpoints
+from core.runtime_state import Endpoints, pid_alive
 from core.settings import Settings
 from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
 from streams.admin import create_topics
@@ -233,23 +233,41 @@ class DrillStack:
             with contextlib.suppress(Exception):
                 proc.wait(5)
 
+    def kill_service(self, name: str) -> None:
+        """SIGKILL the broker, graph or model server: no shutdown, no flush."""
+        svc = self.runtime.state.services.pop(name, None)
+        if svc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(svc.pid, signal.SIGKILL)
+        proc = self.runtime._procs.pop(name, None)
+        if proc is not None:
+            proc.wait(30)
+        else:
+            wait(lambda: not pid_alive(svc.pid), f"{name} to die", timeout=30, every=0.05)
+
     def start_service(self, name: str) -> None:
         """Start it again on the same port with the same data directory."""
         start = {"broker": self.runtime.start_broker, "graph": self.runtime.start_graph}[name]
         wait(lambda: bool(start()), f"{name} to restart", timeout=120, every=1.0)
 
     @contextlib.contextmanager
-    def scope(self, name: str, **overrides: Any) -> Iterator[Scope]:
+    def scope(
+        self, name: str, *, bootstrap: str | None = None, replication: int = 1, **overrides: Any
+    ) -> Iterator[Scope]:
         """Settings for one drill: own topics, consumer groups and graph; processes stopped
-        at the end."""
+        at the end. ``bootstrap``/``replication``: another broker (the three-broker
+        cluster) instead of the stack's own."""
         assert self.endpoints is not None, "start() the stack first"
         tag = f"{name.replace('_', '')[:8]}{uuid.uuid4().hex[:6]}"
+        bootstrap = bootstrap or self.endpoints.kafka_bootstrap
         changes: dict[str, Any] = {
             "kafka": {
-                "bootstrap_servers": self.endpoints.kafka_bootstrap,
+                "bootstrap_servers": bootstrap,
                 "topic_prefix": f"{tag}.",
                 "consumer_group": f"g{tag}",
                 "topic_partitions": 2,
+                "replication_factor": replication,
             },
             "graph": {"falkordb_url": self.endpoints.falkordb_url, "graph_name": f"g{tag}"},
             "streams": {"store": "memory://"},
@@ -262,8 +280,9 @@ class DrillStack:
         settings = self.settings.with_overrides(
             data_dir=Path(self.settings.data_dir) / "drills" / tag, **changes
         )
-        create_topics(self.endpoints.kafka_bootstrap, partitions=2, prefix=f"{tag}.")
-        scope = Scope(settings=settings, endpoints=self.endpoints, data=Path(settings.data_dir))
+        create_topics(bootstrap, partitions=2, replication=replication, prefix=f"{tag}.")
+        ep = self.endpoints.model_copy(update={"kafka_bootstrap": bootstrap})
+        scope = Scope(settings=settings, endpoints=ep, data=Path(settings.data_dir))
         try:
             yield scope
         finally:
