@@ -45,8 +45,11 @@ async def run_report(
     try:
         store = await ctx.graph()
         retriever = None
+        served = bool(ctx.settings.llm.base_url)
         try:
-            if state.service is None:
+            if not (cfg.use_llm and served):
+                pass  # retrieval feeds the model's prose only
+            elif state.service is None:
                 from kg.embed import make_embedder
                 from kg.retrieve import RetrievalService
 
@@ -56,16 +59,16 @@ async def run_report(
                     top_n=r.top_n, cluster_threshold=r.cluster_threshold,
                     temperature=r.temperature, chunk_size=r.chunk_size,
                 )  # fmt: skip
-            if time.monotonic() - state.rebuilt_at > cfg.retrieve.rebuild_interval_s:
-                await state.service.rebuild()
-                state.rebuilt_at = time.monotonic()
-            from kg.retrieve import MethodRetriever
+            if state.service is not None:
+                if time.monotonic() - state.rebuilt_at > cfg.retrieve.rebuild_interval_s:
+                    await state.service.rebuild()
+                    state.rebuilt_at = time.monotonic()
+                from kg.retrieve import MethodRetriever
 
-            retriever = MethodRetriever(state.service, cfg.method)
+                retriever = MethodRetriever(state.service, cfg.method)
         except Exception as exc:
             log.warning("bond report: retrieval unavailable: %r", exc)
         llm = None
-        served = bool(ctx.settings.llm.base_url)
         if cfg.use_llm and served:
             llm = report_llm(ctx.settings, ctx.settings.llm.base_url)
         try:
