@@ -24,7 +24,13 @@ from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text
 from kg.extract.fastpath import extract_patterns
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
 from kg.extract.table_text import scan as scan_flat_tables
-from kg.extract.tables import caption_before, read_chunk_table, render_table, table_context
+from kg.extract.tables import (
+    caption_before,
+    fiscal_note,
+    read_chunk_table,
+    render_table,
+    table_context,
+)
 from kg.extract.types import Candidate, DocContext, Mode
 from kg.extract.verify import Verified, Verifier, VerifyStats
 from kg.extract.watch import TABLE_DROP_PREFIX, observe
@@ -284,13 +290,15 @@ class Extractor:
         result = DocResult(doc, ctx)
         version = self.prompt_version(mode)
         llm_chunks = 0
+        fye_note = fiscal_note(doc.title, doc.text) if doc.kind == "filing" else ""
         for chunk in chunks:
             key = chunk_key(chunk, version)
             if skip_seen and key in self._seen:
                 result.chunks.append(ChunkResult(chunk, [], LLMRun(), skipped=True))
                 continue
             drops: Counter[str] = Counter()
-            before = table_context(text, chunk.start) if chunk.kind == "table" else ""
+            is_table = chunk.kind == "table"
+            before = f"{table_context(text, chunk.start)} {fye_note}" if is_table else ""
             cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx, drops, before)
             result.stats.dropped.update(drops)
             run = LLMRun()

@@ -167,6 +167,34 @@ def caption_before(text: str, rows: list[list[str]], max_lines: int = 3) -> str:
     return table_context(text, at, max_lines) if at > 0 else ""
 
 
+_FYE_TEXT = re.compile(
+    r"\b(?:fiscal\s+)?years?\s+ended\s+(January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\s+(\d{1,2})\b",
+    re.I,
+)
+_REPORT_DATE = re.compile(r"\b10-K(?:/A)?\s+for\s+((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+
+
+def fiscal_note(title: str, text: str) -> str:
+    """The filer's fiscal year end, said once for all its tables: from the 10-K's report
+    date in an EDGAR title ("... 10-K for 2023-06-30") or the text's first "year ended
+    June 30"; "" when neither says it (the tables then assume December 31, flagged)."""
+    m = _REPORT_DATE.search(title)
+    if m:
+        month = int(m.group(2))
+        name = (
+            (
+                "January February March April May June July August September October "
+                "November December"
+            ).split()[month - 1]
+            if 1 <= month <= 12
+            else ""
+        )
+        return f"(fiscal years ended {name} {int(m.group(3))})" if name else ""
+    t = _FYE_TEXT.search(text[:20_000])
+    return f"(fiscal years ended {t.group(1)} {t.group(2)})" if t else ""
+
+
 def table_context(text: str, start: int, max_lines: int = 3) -> str:
     """The title and "(in millions)" lines just above offset ``start`` of ``text``."""
     lines = [ln.strip() for ln in text[max(0, start - 600) : max(0, start)].splitlines()]

@@ -240,6 +240,36 @@ def test_same_period_columns_repeated_headers_sections_currency_cents_shares() -
     assert read.candidates == [] and read.dropped[Drop.SCALE_UNKNOWN] == 2
 
 
+def test_edgar_record_tables_take_the_fiscal_year_end_from_the_report_date() -> None:
+    ex = Extractor(index=bundled_index(), use_nlp=False)
+    doc = ExtractDoc(
+        id="0000950170-23-035122", kind="filing", company="MSFT", form_type="10-K",
+        title="MICROSOFT CORP 10-K for 2023-06-30",
+        text="Summary\n(In millions, except per share amounts)\n2023\t2022\nRevenue\t$\t211,915\n",
+        tables=[[["2023", "2022"], ["Revenue", "$", "211,915", "$", "198,270"]]],
+    )  # fmt: skip
+    res = asyncio.run(ex.extract(doc))
+    rev = {t.attributes["period"]: t.attributes for t in res.triples if t.tail == "Revenue"}
+    assert rev["FY2023"]["period_end"] == "2023-06-30" and "period_basis" not in rev["FY2023"]
+    assert rev["FY2022"]["value"] == 198_270e6
+
+
+def test_watch_counts_facts_by_kind_and_table_drops() -> None:
+    from prometheus_client import REGISTRY
+
+    from kg.extract.watch import observe
+
+    def value(name: str, labels: dict[str, str]) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    before = value("livekg_extract_facts_total", {"kind": "filing"})
+    drops = value("livekg_table_cells_dropped_total", {"reason": "scale_unknown"})
+    observe("filing", 3, {"table_scale_unknown": 2, "unsupported": 5})
+    assert value("livekg_extract_facts_total", {"kind": "filing"}) == before + 3
+    assert value("livekg_table_cells_dropped_total", {"reason": "scale_unknown"}) == drops + 2
+    assert value("livekg_table_cells_dropped_total", {"reason": "unsupported"}) == 0
+
+
 def test_vocabulary_is_validated() -> None:
     v = load_vocab()
     assert v.scales["millions"] == 1e6 and "pct_change" in v.column_kinds
