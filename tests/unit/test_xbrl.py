@@ -116,3 +116,32 @@ async def test_connector_fetches_by_ticker_and_resumes_after_cursor() -> None:
     again = await c.fetch("AAPL", "2022-10-28|0000320193-22-000108", {})
     assert 0 < len(again.items) < len(batch.items)
     assert all(i.cursor > "2022-10-28|0000320193-22-000108" for i in again.items)
+
+
+class _FakeProducer:
+    """Just enough of confluent_kafka.Producer for the replay sender (unit test only)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes, bytes]] = []
+
+    def produce(self, topic: str, key: bytes, value: bytes, on_delivery: object = None) -> None:
+        self.sent.append((topic, key, value))
+
+    def poll(self, _timeout: float) -> int:
+        return 0
+
+    def flush(self, _timeout: float) -> int:
+        return 0
+
+
+def test_replay_puts_the_sample_facts_on_kg_triples() -> None:
+    from connectors.replay import replay_xbrl_samples
+    from core.records import Triple
+
+    prod = _FakeProducer()
+    report = replay_xbrl_samples("unused:9092", prefix="t1.", prod=prod)  # type: ignore[arg-type]
+    assert report.produced == len(prod.sent) == len(sample_triples()) > 0
+    assert {topic for topic, _, _ in prod.sent} == {"t1.kg.triples"}
+    triples = [Triple.model_validate_json(v) for _, _, v in prod.sent]
+    assert {t.head_id for t in triples} == {"MSFT", "AXP", "BA"}
+    assert all(t.doc_id and t.attributes["accession"] == t.doc_id for t in triples)
