@@ -164,6 +164,20 @@ def _emit(
             )  # fmt: skip
 
 
+def clean_phrase(value: str) -> str:
+    """A product / industry / metric / deal-object phrase: clause-opening and function
+    words stripped from its start, a sentence-final period from its end."""
+    words = value.strip().split()
+    while words and (
+        words[0].casefold() in _PHRASE_LEAD or words[0].casefold().strip(",") in _LEAD_STOP
+    ):
+        words = words[1:]
+    phrase = " ".join(words).strip(" ,;:")
+    if phrase.endswith(".") and not _ABBREV_END.search(phrase):
+        phrase = phrase[:-1]
+    return phrase if any(c.isalpha() for c in phrase) else ""
+
+
 _LIST_SEP = re.compile(r",\s*(?:and\s+|or\s+)?|\s+as\s+well\s+as\s+")
 
 
@@ -194,10 +208,7 @@ def _groups(m: re.Match[str], pattern: Pattern) -> dict[str, str] | None:
             groups[g] = name
     for g in pattern.phrases:
         if g in groups:
-            words = groups[g].split()
-            while words and words[0].casefold() in _PHRASE_LEAD:
-                words = words[1:]
-            phrase = _short(clean_name(" ".join(words)))
+            phrase = _short(clean_phrase(groups[g]))
             if not phrase:
                 return None
             groups[g] = phrase
@@ -210,6 +221,11 @@ _ABBREV = re.compile(
     r"S\.A|N\.V|L\.L\.C|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$"
 )
 MAX_SENTENCE = 2_000
+# Words that open a sentence: "... Technologies, Inc. It grew" splits after "Inc."
+_STARTER = re.compile(
+    r"(?:It|Its|The|This|These|That|Those|We|Our|They|Their|He|She|His|Her|In|On|As|For|"
+    r"During|After|Before|However|Also|Additionally|Mr|Ms|Mrs|Dr)\b"
+)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -219,7 +235,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     start = 0
     for m in _BOUNDARY.finditer(text):
         end = m.end()
-        if "\n" not in m.group(0) and _ABBREV.search(text[max(start, end - 12) : m.start() + 1]):
+        if (
+            "\n" not in m.group(0)
+            and _ABBREV.search(text[max(start, end - 12) : m.start() + 1])
+            and not _STARTER.match(text, end)
+        ):
             continue
         spans.append((start, end))
         start = end

@@ -232,6 +232,7 @@ def _load(text: str) -> tuple[list[Pattern], dict[str, str], list[PairRule]]:
             extra=dict(p.extra),
             names=tuple(p.names),
             phrases=tuple(p.phrases),
+            lists=tuple(p.lists),
         )
         for p in spec.patterns
     ]

@@ -330,7 +330,8 @@ class Verifier:
         conflicting values; what cannot be repaired is dropped."""
         drop: set[int] = set()
         extra: list[Candidate] = []
-        for issue in issues:
+        order = {"subject_reference": 0, "direction": 1, "compound_name": 2}
+        for issue in sorted(issues, key=lambda i: order.get(i.rule, 3)):
             c = cands[issue.index]
             rule = issue.rule
             if rule == "subject_reference":
