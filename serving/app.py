@@ -12,6 +12,7 @@ dashboard page and its static assets; each key has a rate limit; bodies over
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -61,7 +62,11 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         metrics.UP.labels("api").set(1)
+        # models and the retrieval index load at start, not on the first question
+        warm = asyncio.create_task(svc.warm_ask())
         yield
+        if not warm.done():
+            warm.cancel()
         metrics.UP.labels("api").set(0)
         for sink in app.state.social_sinks:
             sink.close()

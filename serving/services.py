@@ -37,6 +37,7 @@ class Services:
         self._lock = asyncio.Lock()
         self._llm: Any = None
         self._warming: asyncio.Task[None] | None = None
+        self._refreshing: asyncio.Task[None] | None = None
 
     def _endpoints(self) -> Any:
         from core.runtime_state import endpoints
@@ -78,9 +79,31 @@ class Services:
                     )
                     self._qa_built = time.monotonic()
                 elif stale:
+                    # rebuild the dictionary beside the questions, not inside one
                     self._qa_built = time.monotonic()
-                    await self._qa.refresh()
+                    self._refreshing = asyncio.create_task(self._refresh(self._qa))
         return self._qa
+
+    @staticmethod
+    async def _refresh(qa: CypherQA) -> None:
+        try:
+            await qa.refresh()
+        except Exception as exc:  # the old dictionary keeps answering
+            log.warning("dictionary refresh failed: %s", exc)
+
+    def ask_ready(self) -> bool:
+        """Whether the question path is built and the retrieval index warm."""
+        return self._qa is not None and (self._warming is None or self._warming.done())
+
+    async def warm_ask(self) -> None:
+        """Build the question path at API start (dictionary, embedding model, retrieval
+        index) so the first question does not pay for it; failures leave it lazy."""
+        try:
+            await self.qa()
+            if self._warming is not None:
+                await self._warming
+        except Exception as exc:  # graph not reachable yet: built on first question
+            log.warning("ask warm-up at start failed (built on first question): %s", exc)
 
     @staticmethod
     async def _warm(hybrid: Any) -> None:
@@ -125,8 +148,9 @@ class Services:
         return self._feeds
 
     async def close(self) -> None:
-        if self._warming is not None and not self._warming.done():
-            self._warming.cancel()
+        for task in (self._warming, self._refreshing):
+            if task is not None and not task.done():
+                task.cancel()
         if self._feeds is not None:
             await self._feeds.stop()
         if self._store is not None:

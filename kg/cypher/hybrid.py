@@ -6,6 +6,7 @@ id. Extractive on purpose: the embedded LLM is too weak to be trusted with numbe
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from kg.cypher.qa import Citation, HybridAnswer
@@ -44,11 +45,19 @@ class RetrievalAnswerer:
         await hybrid_search(self.store, self.embedder, "warm up", 1)
 
     async def answer(self, question: str) -> HybridAnswer | None:
+        """Retrieval, then the items that share a word with the question; None ("not
+        known") when nothing does. Stage times in ``timings`` (ms)."""
         from kg.retrieve import hybrid_search
 
+        t0 = time.perf_counter()
         items = await hybrid_search(self.store, self.embedder, question, self.k)
+        t1 = time.perf_counter()
         terms = _terms(question)
         items = [it for it in items if it.text.strip() and terms & _terms(it.text)]
+        timings = {
+            "retrieve_ms": round((t1 - t0) * 1000, 3),
+            "filter_ms": round((time.perf_counter() - t1) * 1000, 3),
+        }
         if not items:
             return None  # nothing retrieved shares a word with the question: not known
         quoted = [it.text.strip().replace("\n", " ")[:240] for it in items[:QUOTED]]
@@ -59,4 +68,5 @@ class RetrievalAnswerer:
             citations.append(Citation(id=ref, kind=kind, label=str(it.method), text=it.text[:240]))
             for d in it.provenance.doc_ids:
                 citations.append(Citation(id=d, kind="document"))
-        return HybridAnswer(answer="Related: " + " | ".join(quoted), citations=citations)
+        lead = "相关事实：" if _CJK.search(question) else "Related: "
+        return HybridAnswer(answer=lead + " | ".join(quoted), citations=citations, timings=timings)

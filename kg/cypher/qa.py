@@ -12,6 +12,7 @@ to measure what the model does) -> when still nothing, the HybridRAG answerer if
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -45,6 +46,9 @@ log = logging.getLogger(__name__)
 
 MAX_REVISED_CHARS = 2000
 MAX_EXECUTED = 4  # candidates tried before giving up on the heuristic path
+# The HybridRAG fallback's time cap: past it the answer is "not known" (the retrieval
+# keeps its index warm in the background; a question never waits for a rebuild).
+HYBRID_TIMEOUT_S = 1.5
 # The graph's data clock: the latest indicator observation. Relative times ("today",
 # "last week", "最近一周") count back from it when it is earlier than the wall clock, so a
 # replayed or backfilled day answers like a live one (on a live stream the two agree).
@@ -92,6 +96,7 @@ class AskResult(BaseModel):
 class HybridAnswer(BaseModel):
     answer: str
     citations: list[Citation] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict, description="ms per stage")
 
 
 class HybridAnswerer(Protocol):
@@ -183,8 +188,10 @@ class CypherQA:
         timeout_s: float = 5.0,
         row_limit: int = 200,
         revise_policy: Literal["fallback", "always"] = "fallback",
+        hybrid_timeout_s: float = HYBRID_TIMEOUT_S,
     ) -> None:
         self.revise_policy = revise_policy
+        self.hybrid_timeout_s = hybrid_timeout_s
         self.store = store
         self.lexicon = lexicon
         self.synth = Synthesizer(lexicon)
@@ -263,6 +270,11 @@ class CypherQA:
 
         chosen: Candidate | None = None
         rows: list[dict[str, Any]] = []
+        if frame.explain:
+            ranked = []  # "why ...": no query shape answers it; retrieval or "not known"
+        elif frame.uncovered:
+            # words the query would ignore ("did Moody's downgrade"): no guessing
+            ranked = [c for c in ranked if c.supported]
         for c in ranked[:MAX_EXECUTED]:
             try:
                 got = await self._run(c.cypher, c.params)
@@ -309,9 +321,17 @@ class CypherQA:
             )
 
         if self.hybrid is not None:
-            h = await self.hybrid.answer(question)
+            h: HybridAnswer | None = None
+            try:
+                h = await asyncio.wait_for(self.hybrid.answer(question), self.hybrid_timeout_s)
+            except TimeoutError:
+                timings["hybrid_timed_out"] = 1.0
+                log.warning("hybrid fallback ran past %.1f s: not known", self.hybrid_timeout_s)
+            except LivekgError as exc:
+                log.warning("hybrid fallback failed: %s", exc)
             lap("hybrid_ms", t)
             if h is not None:
+                timings.update({f"hybrid_{k}": v for k, v in h.timings.items()})
                 timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
                 return AskResult(
                     question=question,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kg.cypher.lexicon import Lexicon, Mention, Sense, triggers
+from kg.cypher.lexicon import STOPWORDS, Lexicon, Mention, Sense, _normalize, triggers
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
 from kg.cypher.units import TimeWindow, Units
@@ -43,6 +43,9 @@ class Candidate:
     kind: str  # series | attribute | entities | describe
     anchors: list[str] = field(default_factory=list)
     score: float = 0.0
+    # False for a guess: an entity set that uses no relation word, value or filter of the
+    # question (only run when every content word of the question is accounted for)
+    supported: bool = True
 
 
 @dataclass
@@ -66,6 +69,8 @@ class Frame:
     daily: str | None = None  # "close" | "open": one value per day, then the aggregate
     range_agg: bool = False  # high minus low
     known_at: int | None = None  # knowledge time (epoch ms): facts recorded by then only
+    uncovered: tuple[str, ...] = ()  # content words no mention or trigger accounts for
+    explain: bool = False  # "why ...", "怎么看": an explanation, not rows
 
     @property
     def agg(self) -> str | None:
@@ -151,7 +156,49 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         top=top if top and top[0] > 0 else None,
         daily=daily,
         range_agg=hit(trig["range_agg"]["patterns"]) is not None,
+        uncovered=_uncovered(question, tokens, mentions),
+        explain=hit(trig["explain"]["patterns"]) is not None,
     )
+
+
+def _trigger_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the normalized question that some trigger pattern matches."""
+    trig = triggers()
+    pats: list[str] = []
+    for table in ("aggregations", "comparisons", "times"):
+        for item in trig.get(table, []):
+            pats.extend(item["patterns"])
+    for key in ("value_words", "same_as", "when", "include_anchor", "range_agg", "spread"):
+        pats.extend(trig[key]["patterns"])
+    pats.extend(trig["dates"]["patterns"])
+    for key in ("most", "daily", "top_n"):
+        for v in trig[key].values():
+            pats.extend(v)
+    for group in trig["same_as_group"].values():
+        pats.extend(group)
+    pats.extend(trig["filler"]["patterns"])
+    return [m.span() for p in pats for m in re.finditer(p, text, re.I)]
+
+
+def _uncovered(question: str, tokens: list[str], mentions: list[Mention]) -> tuple[str, ...]:
+    covered = {i for m in mentions for i in range(m.start, m.end)}
+    trig = triggers()
+    skip = set(trig["wh"]["tokens"]) | set(trig["negation"]["tokens"]) | set(STOPWORDS)
+    text = _normalize(question)
+    spans = _trigger_spans(text)
+    out = []
+    for i, t in enumerate(tokens):
+        if i in covered or t in skip or t.isdigit() or len(t) < 2:
+            continue
+        if t.isascii() and len(t) < 3:
+            continue
+        pos = text.find(t)
+        if pos >= 0 and any(a <= pos < b for a, b in spans):
+            continue
+        if any(t in text[a:b] for a, b in spans):
+            continue
+        out.append(t)
+    return tuple(out)
 
 
 def _any(patterns: list[str], text: str) -> bool:
@@ -872,7 +919,12 @@ class Synthesizer:
                 and frame.units.time.kind not in ("as_of", "year", "month")
             ):
                 prior -= 2.0  # values over time are series questions
-            out.append(Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors]))
+            hinted = any(f":{r}]" in " ".join(pats) for r in frame.relations)
+            c = Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors])
+            c.supported = bool(used or negs or hinted or extra) or (
+                not anchors and target in frame.concepts and frame.agg == "count"
+            )
+            out.append(c)
         return out
 
     def _value_hops(
