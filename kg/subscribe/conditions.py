@@ -47,19 +47,24 @@ class Outcome:
     fired: bool
     state: dict[str, Any]
     diff: dict[str, Any] = field(default_factory=dict)
+    value: float | None = None  # threshold: the value now (kept in memory for the next diff)
+
+
+def threshold_value(cond: Condition, rows: Sequence[Row]) -> float | None:
+    return _number(rows[0].get(cond.column or "")) if rows else None
 
 
 def state_of(cond: Condition, rows: Sequence[Row]) -> dict[str, Any]:
-    """The state an answer leaves (also the baseline taken at registration)."""
-    state: dict[str, Any] = {"rows": sorted({row_digest(r) for r in rows})}
+    """The state an answer leaves (also the baseline taken at registration): only what
+    the next decision needs, so it changes (and is written) only on a transition: row
+    digests for the row conditions, whether a threshold holds, the keys over their
+    count. A value that moves on every tick is not state."""
     if cond.kind == ConditionKind.THRESHOLD:
-        value = _number(rows[0].get(cond.column or "")) if rows else None
-        state["value"] = value
-        state["holds"] = holds_threshold(cond, value)
-    elif cond.kind == ConditionKind.COUNT_WINDOW:
+        return {"holds": holds_threshold(cond, threshold_value(cond, rows))}
+    if cond.kind == ConditionKind.COUNT_WINDOW:
         counts = window_counts(cond, rows)
-        state["over"] = sorted(k for k, n in counts.items() if n > (cond.count or 0))
-    return state
+        return {"over": sorted(k for k, n in counts.items() if n > (cond.count or 0))}
+    return {"rows": sorted({row_digest(r) for r in rows})}
 
 
 def holds_threshold(cond: Condition, value: float | None) -> bool:
@@ -89,31 +94,39 @@ def window_counts(cond: Condition, rows: Sequence[Row]) -> dict[str, int]:
     return out
 
 
-def evaluate(cond: Condition, previous: dict[str, Any] | None, rows: Sequence[Row]) -> Outcome:
-    """Fire or not on the new answer ``rows`` given the previous state (None: none yet)."""
+def evaluate(
+    cond: Condition,
+    previous: dict[str, Any] | None,
+    rows: Sequence[Row],
+    *,
+    previous_value: float | None = None,
+) -> Outcome:
+    """Fire or not on the new answer ``rows`` given the previous state (None: none yet).
+    ``previous_value``: the threshold value last seen, for the diff only."""
     prev = previous or {}
     new = state_of(cond, rows)
-    before = set(prev.get("rows") or ())
-    after = set(new["rows"])
-    added = [r for r in rows if row_digest(r) not in before][:MAX_DIFF_ROWS]
-    removed = len(before - after)
-    diff: dict[str, Any] = {"added": added, "removed": removed}
     kind = cond.kind
-    if kind == ConditionKind.ANSWER_CHANGED:
-        fired = before != after
-    elif kind == ConditionKind.NEW_ROWS:
-        fired = bool(after - before)
-    elif kind == ConditionKind.THRESHOLD:
+    if kind == ConditionKind.THRESHOLD:
+        value = threshold_value(cond, rows)
         fired = bool(new["holds"]) and not prev.get("holds", False)
-        diff |= {
-            "previous": prev.get("value"),
-            "value": new["value"],
+        diff = {
+            "previous": previous_value,
+            "value": value,
             "threshold": cond.threshold,
             "direction": cond.direction,
         }
-    else:
+        return Outcome(fired=fired, state=new, diff=diff, value=value)
+    if kind == ConditionKind.COUNT_WINDOW:
         newly = sorted(set(new["over"]) - set(prev.get("over") or ()))
-        fired = bool(newly)
         counts = window_counts(cond, rows)
-        diff |= {"keys": newly, "counts": {k: counts[k] for k in newly}, "over": cond.count}
+        diff = {"keys": newly, "counts": {k: counts[k] for k in newly}, "over": cond.count}
+        return Outcome(fired=bool(newly), state=new, diff=diff)
+    before = set(prev.get("rows") or ())
+    after = set(new["rows"])
+    added = [r for r in rows if row_digest(r) not in before][:MAX_DIFF_ROWS]
+    diff = {"added": added, "removed": len(before - after)}
+    if kind == ConditionKind.ANSWER_CHANGED:
+        fired = before != after
+    else:
+        fired = bool(after - before)
     return Outcome(fired=fired, state=new, diff=diff)

@@ -53,6 +53,8 @@ class Evaluator:
         self.subs: dict[str, Subscription] = {}
         self.index = SubscriptionIndex()
         self._version: tuple[int, int] | None = None
+        # threshold values last seen, for the alert's diff only (not state: not durable)
+        self.values: dict[str, float | None] = {}
 
     def set_subscriptions(self, subs: Sequence[Subscription]) -> None:
         self.subs = {s.id: s for s in subs}
@@ -124,7 +126,9 @@ class Evaluator:
             previous = state_of(sid)
             if previous is None:
                 previous = sub.baseline
-            outcome = evaluate(sub.condition, previous, rows)
+            outcome = evaluate(sub.condition, previous, rows, previous_value=self.values.get(sid))
+            if outcome.value is not None:
+                self.values[sid] = outcome.value
             if outcome.state != previous:
                 out.states[sid] = outcome.state
             if outcome.fired:

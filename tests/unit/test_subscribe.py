@@ -143,8 +143,9 @@ def test_answer_changed_and_new_rows() -> None:
 def test_threshold_fires_on_crossing_only() -> None:
     below = Condition(kind="threshold", column="spread", threshold=0)
     s0 = state_of(below, [{"spread": 20.0}])
-    assert not s0["holds"]
-    out = evaluate(below, s0, [{"spread": -5.0}])
+    assert s0 == {"holds": False}  # the value is not state: it is not written per tick
+    assert evaluate(below, s0, [{"spread": 19.0}]).state == s0
+    out = evaluate(below, s0, [{"spread": -5.0}], previous_value=20.0)
     assert out.fired and out.diff["previous"] == 20.0 and out.diff["value"] == -5.0
     assert not evaluate(below, out.state, [{"spread": -9.0}]).fired  # still below: no repeat
     back = evaluate(below, out.state, [{"spread": 3.0}])
