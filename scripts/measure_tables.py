@@ -30,6 +30,7 @@ from kg.canonical import (  # noqa: E402
     is_self_reference,
     normalize_key,
 )
+from kg.extract.corpus import split_of  # noqa: E402
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index, short_names  # noqa: E402
 from kg.extract.table_text import scan  # noqa: E402
 from kg.extract.tables import from_data, read_table  # noqa: E402
@@ -59,10 +60,13 @@ def universe_only_index() -> AliasIndex:
     return index
 
 
-def corpus_docs() -> list[tuple[dict[str, str], ExtractDoc]]:
+def corpus_docs(split: str) -> list[tuple[dict[str, str], ExtractDoc]]:
+    """The corpus 10-K sections of one split (kg.extract.corpus: sha1(name) % 5 == 0 is test)."""
     rows = list(csv.DictReader(open(CORPUS / "index.csv", encoding="utf-8")))
     out = []
     for r in rows:
+        if split_of(r["file"]) != split:
+            continue
         text = (CORPUS / r["file"]).read_text(encoding="utf-8")
         doc = ExtractDoc(
             id=r["file"], text=text, kind="filing", company=r["ticker"], form_type="10-K",
@@ -83,10 +87,12 @@ def reference_entity(name: str, filers: dict[str, set[str]], subject: str) -> st
     return f"other:{key}"
 
 
-async def corpus_tables(sample: int, seed: int) -> dict[str, Any]:
-    docs = corpus_docs()
+async def corpus_tables(sample: int, seed: int, split: str) -> dict[str, Any]:
+    docs = corpus_docs(split)
     ex = Extractor(index=bundled_index(), use_nlp=False)
-    facts, drops, flat_rejected, flat_tables = [], Counter(), 0, 0
+    facts: list[Any] = []
+    drops: Counter[str] = Counter()
+    flat_rejected = flat_tables = 0
     for _r, doc in docs:
         s = scan(doc.text)
         flat_rejected += s.rejected
@@ -150,8 +156,8 @@ def tatqa_tables(sample: int, seed: int) -> dict[str, Any]:
     }
 
 
-async def duplicates() -> dict[str, Any]:
-    docs = corpus_docs()
+async def duplicates(split: str) -> dict[str, Any]:
+    docs = corpus_docs(split)
     filers: dict[str, set[str]] = {}
     for r, _ in docs:
         names = {r["company"], r["ticker"], f"CIK{r['cik']}", *short_names(r["company"])}
@@ -210,15 +216,15 @@ async def main() -> None:
     args = ap.parse_args()
     if not CORPUS.is_dir():
         sys.exit(f"no market corpus at {CORPUS}")
-    corpus = await corpus_tables(args.sample, args.seed)
-    facts = corpus.pop("_facts")
-    out = {
-        "corpus_10k": corpus,
-        "tatqa_dev": tatqa_tables(args.sample, args.seed),
-        "xbrl_vs_table_on_bundled_sample": xbrl_disagreement(facts),
-    }
-    if not args.skip_duplicates:
-        out["duplicate_entities_corpus"] = await duplicates()
+    out: dict[str, Any] = {}
+    for split in ("dev", "test"):
+        corpus = await corpus_tables(args.sample, args.seed, split)
+        facts = corpus.pop("_facts")
+        out[f"corpus_10k_{split}"] = corpus
+        out[f"xbrl_vs_table_{split}"] = xbrl_disagreement(facts)
+        if not args.skip_duplicates:
+            out[f"duplicate_entities_{split}"] = await duplicates(split)
+    out["tatqa_dev"] = tatqa_tables(args.sample, args.seed)
     print(json.dumps(out, indent=1, default=str))
 
 

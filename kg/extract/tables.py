@@ -427,10 +427,10 @@ def _columns(
             right = [p.period for p in cols if p.index > c.index and p.kind == "value" and p.period]
             # "2019 | change | 2018 | change | 2017": a change between two value columns
             # compares those two; "2023 | 2022 | % change": the two on its left
-            pair = [left[-1], right[0]] if left and right else left[-2:]
-            pair = pair if len(pair) == 2 else value_periods[:2]
-            if len(pair) == 2 and pair[0].end != pair[1].end:
-                cur, prior = sorted(pair, key=lambda p: p.end, reverse=True)
+            compared: list[Period] = [left[-1], right[0]] if left and right else left[-2:]
+            compared = compared if len(compared) == 2 else value_periods[:2]
+            if len(compared) == 2 and compared[0].end != compared[1].end:
+                cur, prior = sorted(compared, key=lambda p: p.end, reverse=True)
                 c.period, c.prior = cur, prior
     return cols
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core.metrics import XBRL_CHECKS, XBRL_DISAGREEMENT
-from core.records import Triple
+from core.records import Triple, stable_id
 from kg.extract.tables import parse_amount
 
 CONCEPTS_PATH = Path(__file__).resolve().parent.parent / "data" / "table_xbrl_concepts.json"
@@ -214,6 +214,7 @@ async def check_against_graph(store: Any, triples: Iterable[Triple], index: Any)
 
 def _graph_triple(r: dict[str, Any], keys: tuple[str, ...]) -> Triple:
     return Triple(
+        id=stable_id("xbrl-graph", r["filer"], r.get("concept"), r.get("period_end")),
         source="graph",
         event_time=datetime.now(UTC),
         head=r["filer"],
