@@ -272,8 +272,10 @@ async def build_bond_report(
         cites = [*(c for d in a.drivers for c in (*d.citations, *d.facts))]
         if a.policy:
             cites += [c for c in (a.policy.statement, a.policy.previous) if c]
-        seen: set[str] = set()
-        doc.citations = [c for c in cites if not (c.id in seen or seen.add(c.id))]
+        unique: dict[str, Citation] = {}
+        for c in cites:
+            unique.setdefault(c.id, c)
+        doc.citations = list(unique.values())
         allowed = allowed_for(a, [*a.statement_texts, *(c.title for c in doc.citations)])
         allowed.dates.update(c.published_at[:10] for c in doc.citations if c.published_at)
         allowed.dates.add(a.as_of)
@@ -285,7 +287,7 @@ async def build_bond_report(
         elif not use_model:
             doc.model_note = MODEL_NOTE["off"][0]
             doc.extra["model_note_zh"] = MODEL_NOTE["off"][1]
-        else:
+        elif llm is not None:
             t = time.perf_counter()
             narrative, errs = await _narrative(doc, a, cfg, llm, retriever, when, allowed)
             timings["narrative_s"] = round(time.perf_counter() - t, 4)

@@ -122,8 +122,8 @@ def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | No
         src = doc.policy.statement
         quote = "（英文原文）" if lang == "zh" else ""
         cite = f" [source {src.id}]" if src else ""
-        for d in doc.policy.dissents:
-            L.add(f"- {_t('dissent', lang)}{quote}: \u201c{d}\u201d{cite}")
+        for dissent in doc.policy.dissents:
+            L.add(f"- {_t('dissent', lang)}{quote}: \u201c{dissent}\u201d{cite}")
         if doc.policy.changed:
             L.add(f"- {_t('changed', lang)}{quote}:")
             for old, new in doc.policy.changed:
