@@ -273,8 +273,8 @@ async def build_bond_report(
         if a.policy:
             cites += [c for c in (a.policy.statement, a.policy.previous) if c]
         unique: dict[str, Citation] = {}
-        for c in cites:
-            unique.setdefault(c.id, c)
+        for cite in cites:
+            unique.setdefault(cite.id, cite)
         doc.citations = list(unique.values())
         allowed = allowed_for(a, [*a.statement_texts, *(c.title for c in doc.citations)])
         allowed.dates.update(c.published_at[:10] for c in doc.citations if c.published_at)
