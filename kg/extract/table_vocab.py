@@ -36,6 +36,8 @@ class TableVocab(BaseModel):
     statements: dict[str, list[str]]
     generic_row_labels: list[str]
     instant_rows: list[str] = Field(default_factory=list)  # balances: a date, not a span
+    metric_words: list[str] = Field(default_factory=list)  # a row label naming a metric
+    title_lead: str = ""  # "The following table summarizes" before a table's title
     footnote_marker: str
 
     @field_validator("scale_patterns")
@@ -51,6 +53,12 @@ class TableVocab(BaseModel):
             raise ValueError(f"unknown column kinds {sorted(unknown)}; known: {COLUMN_KINDS}")
         for patterns in v.values():
             _compiles(patterns)
+        return v
+
+    @field_validator("title_lead")
+    @classmethod
+    def _lead(cls, v: str) -> str:
+        re.compile(v, re.I)
         return v
 
     @field_validator("instant_rows")

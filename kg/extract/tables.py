@@ -99,6 +99,7 @@ class TableRead:
     columns: list[Column] = field(default_factory=list)
     statement: str = ""
     header_rows: int = 0
+    title: str = ""
 
 
 # -- parsing rows --------------------------------------------------------------------
@@ -442,6 +443,35 @@ def _row_unit(label: str, v: TableVocab) -> str:
     return ""
 
 
+_PARENS = re.compile(r"\([^)]*\)")
+MAX_TITLE_WORDS = 6
+
+
+def table_title(caption: str, context: str, v: TableVocab) -> str:
+    """A short title over the table ("Revenues", "Loss From Operations"): the caption rows
+    first, then the lines just above it; "" when none is short and plain enough."""
+    lead = re.compile(v.title_lead, re.I) if v.title_lead else None
+    for part in [*reversed(caption.split(" / ")), *reversed(context.split(" / "))]:
+        text = _PARENS.sub(" ", part)
+        m = lead.search(text) if lead else None
+        text = text[m.end() :] if m else text
+        text = " ".join(text.split()).strip(" :.-—")
+        words = text.split()
+        if not words or len(words) > MAX_TITLE_WORDS or not _LETTERS.search(text):
+            continue
+        if _scale(text, v) or parse_period(text) or _PERIOD_WORDS.search(text):
+            continue
+        return text
+    return ""
+
+
+def _names_a_metric(label: str, v: TableVocab) -> bool:
+    words = set(re.findall(r"[a-z]+|[\u3400-\u9fff]+", label.casefold()))
+    return bool(words & set(v.metric_words)) or any(
+        w in label for w in v.metric_words if not w.isascii()
+    )
+
+
 def _metric_name(label: str, section: str, v: TableVocab, *, repeated: bool = False) -> str:
     """The row label, under its section when alone it names nothing ("Total", "Other") or
     when the same label sits under several sections ("Granted" under RSUs and PSUs)."""
@@ -494,6 +524,8 @@ def read_table(
         (a.currency for _, _, c in amounts if (a := parse_amount(c.text)) and a.currency), ""
     )
     section = ""
+    title = table_title(frame.caption, context, v)
+    out.title = title
     instant_re = v.instant_re()
     labels = Counter(strip_footnotes(r[0].text, v).casefold() for r in frame.body if r)
     pending: list[list[str]] = []  # a header repeated inside the body ("As of ... 2018")
@@ -526,6 +558,8 @@ def read_table(
         row_unit = _row_unit(label, v)
         instant = out.statement == "balance_sheet" or bool(instant_re and instant_re.search(label))
         metric = _metric_name(label, section, v, repeated=labels[label.casefold()] > 1)
+        if title and not _names_a_metric(label, v):
+            metric = f"{title}: {metric}"  # "Revenues: Commercial Airplanes", not a bare name
         cents = bool(_CENTS.search(label))
         for j, cell, amount in values:
             if amount is None:

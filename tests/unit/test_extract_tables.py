@@ -270,6 +270,32 @@ def test_watch_counts_facts_by_kind_and_table_drops() -> None:
     assert value("livekg_table_cells_dropped_total", {"reason": "unsupported"}) == 0
 
 
+def test_a_table_title_names_rows_that_are_not_metrics() -> None:
+    rows = [
+        ["", "2022", "2021"],
+        ["Commercial Airplanes", "$25,867", "$19,493"],
+        ["Net revenues", "$1", "$2"],
+    ]
+    revenues = read_table(
+        from_data(rows),
+        CTX,
+        context="The following table summarizes Revenues: / (Dollars in millions)",
+    )
+    loss = read_table(
+        from_data([["", "2022"], ["Commercial Airplanes", "($2,370)"]]),
+        CTX,
+        context="Loss From Operations / (Dollars in millions)",
+    )
+    assert revenues.title == "Revenues" and loss.title == "Loss From Operations"
+    names = {c.tail for c in revenues.candidates + loss.candidates}
+    # the same segment in two tables: two metrics, not two values of one
+    assert names == {
+        "Revenues: Commercial Airplanes",
+        "Loss From Operations: Commercial Airplanes",
+        "Net revenues",
+    }
+
+
 def test_vocabulary_is_validated() -> None:
     v = load_vocab()
     assert v.scales["millions"] == 1e6 and "pct_change" in v.column_kinds
