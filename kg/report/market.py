@@ -135,7 +135,7 @@ def statement_sentences(text: str) -> list[str]:
 def parse_statement(text: str, day: date, prev_high: float | None) -> PolicyEvent | None:
     """The decision of an FOMC statement: target range, change against the previous
     range, and the "Voting against" sentences (dissents)."""
-    flat = re.sub(r"\s+", " ", text)
+    flat = re.sub(r"\s+", " ", re.sub("[\u2010\u2011\u2012\u2013\u2212]", "-", text))
     m = _RANGE.search(flat)
     if m is None:
         return None

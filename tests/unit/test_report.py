@@ -256,3 +256,12 @@ def test_eval_report_on_the_self_written_set(shared_data: Path) -> None:
     assert out["dev"]["n"] + out["test"]["n"] == out["n"] >= 59
     assert out["dev"]["label_agreement"] >= 0.9 and out["test"]["label_agreement"] >= 0.9
     assert set(out["per_kind"]) >= {"curve_shape", "policy_decision", "front_end_vs_policy"}
+
+
+def test_statement_with_unicode_hyphens_still_parses() -> None:
+    text = ("the Committee decided to raise the target range for the federal funds rate to "
+            "1\u20111/2 to 1-3/4 percent. Voting against this action was Esther L. George, "
+            "who preferred to raise the target range to 1-1/4 to 1-1/2 percent.")  # fmt: skip
+    e = market.parse_statement(text, date(2022, 6, 15), prev_high=1.0)
+    assert e is not None and (e.decision, e.change_bp, e.low) == ("hike", 75.0, 1.5)
+    assert len(e.dissents) == 1
