@@ -48,6 +48,7 @@ async def snapshot(settings: Settings) -> dict[str, Any]:
         store = open_store(settings, ep.falkordb_url)
         try:
             out["graph"] = {
+                "backend": store.provider.value,
                 "nodes": await store.label_counts(),
                 "relationships": await store.relationship_counts(),
             }
