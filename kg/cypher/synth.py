@@ -210,16 +210,13 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     neg = triggers()["negation"]
     words, window = set(neg["tokens"]), int(neg["window"])
     out: set[str] = set()
+    plain: set[str] = set()
     for m in mentions:
         before = tokens[max(0, m.start - window) : m.start]
-        if not any(t in words for t in before):
-            continue
-        ents = m.of("entity")
-        if ents:
-            out.add(ents[0].key)
-        for v in m.of("value"):
-            out.add(f"{v.key}={v.label}")
-    return frozenset(out)
+        keys = [s.key for s in m.of("entity")[:1]] + [f"{v.key}={v.label}" for v in m.of("value")]
+        (out if any(t in words for t in before) else plain).update(keys)
+    # "the Fed ..., not counting the Fed": named plainly too, so it only excludes itself
+    return frozenset(out - plain)
 
 
 class Synthesizer:
@@ -649,6 +646,8 @@ class Synthesizer:
         out: list[Candidate] = []
         if frame.most is not None:
             out.extend(self._group_most(frame))
+        if frame.agg == "count" and frame.units.comparisons and not frame.anchors:
+            out.extend(self._group_having(frame))
         if frame.same_as and frame.anchors:
             out.extend(self._same_group(frame))
         for target in self._targets(frame):
@@ -805,7 +804,7 @@ class Synthesizer:
                         desc = shape(S.SAME_GROUP).describe.format(
                             target=target.lower(), group=g.lower(), name=a.name
                         ) + "".join(f" with {c}" for c in used)
-                        prior = 4.0 + b1 + b2 + score + 0.5 * (len(pats) + len(used) + len(negs))
+                        prior = 5.0 + b1 + b2 + score + 0.5 * (len(pats) + len(used) + len(negs))
                         prior += 0.5 if g in frame.concepts else 0
                         out.append(Candidate(cy, params, desc, prior, "entities", [a.key]))
         return out
@@ -846,6 +845,25 @@ class Synthesizer:
                 )
                 prior = 5.5 + score + (1.0 if rel in frame.relations else 0.0)
                 out.append(Candidate(cy, params, desc, prior, "entities", []))
+        return out
+
+    def _group_having(self, frame: Frame) -> list[Candidate]:
+        """How many groups have a number of members ("industries with only one company",
+        "公司数超过两家的行业")."""
+        named = [c for c in frame.concepts if c in self._concrete_labels()]
+        group, member, rels = self._group_and_member(frame, named)
+        if group is None or member is None or group == "Entity" or group != frame.target:
+            return []
+        c = frame.units.comparisons[0]
+        if c.op not in (">", ">=", "<", "<=", "="):
+            return []
+        out = []
+        for rel in rels[:1]:
+            cy = render(S.GROUP_HAVING, group=group, rel=rel, member=member, op=c.op)
+            desc = shape(S.GROUP_HAVING).describe.format(
+                group=group.lower(), op=f"{c.op} {c.value:g}"
+            )
+            out.append(Candidate(cy, {"members": c.value}, desc, 6.0, "entities", []))
         return out
 
     def _group_and_member(
@@ -892,7 +910,7 @@ class Synthesizer:
         for pats, negs, score in combos:
             params = {**params_base, **wparams}
             extra = []
-            if same:
+            if same and not frame.include_anchor:
                 extra.append(
                     "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]"
                 )

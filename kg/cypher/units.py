@@ -17,7 +17,19 @@ from kg.cypher.lexicon import _normalize, triggers
 
 DAY = timedelta(days=1)
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
-_NUMBER = re.compile(r"(?P<n>-?\d+(?:\.\d+)?)\s*(?P<unit>%|percent|bp|bps|个基点|基点)?")
+_NUMBER = re.compile(
+    r"(?P<n>-?\d+(?:\.\d+)?|[一二两三四五六七八九十]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)"
+    r"\s*(?P<unit>%|percent|bp|bps|个基点|基点)?"
+)
+_WORD_NUMS = {
+    **{w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())},
+    **{w: i for i, w in enumerate("零一二三四五六七八九十")},
+    "两": 2,
+}
+
+
+def _num(text: str) -> float:
+    return float(_WORD_NUMS[text]) if text in _WORD_NUMS else float(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +71,7 @@ def _compiled() -> dict[str, Any]:
     return {
         "aggregations": [(a["op"], comp(a["patterns"])) for a in t["aggregations"]],
         "comparisons": [(c["op"], comp(c["patterns"])) for c in t["comparisons"]],
+        "comparisons_after": [(c["op"], comp(c["patterns"])) for c in t["comparisons_after"]],
         "times": [(x["kind"], comp(x["patterns"])) for x in t["times"]],
         "dates": comp(t["dates"]["patterns"]),
         "range": re.compile(t["range"]["between"], re.IGNORECASE),
@@ -172,6 +185,12 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
             if not m:
                 continue
             if kind == "between":
+                g = m.groupdict()
+                if g.get("ma") and g.get("mb") and g.get("y"):  # "between January and October 2026"
+                    y = int(g["y"])
+                    a = datetime(y, _MONTHS[g["ma"][:3]], 1, tzinfo=UTC)
+                    b = (datetime(y, _MONTHS[g["mb"][:3]], 1, tzinfo=UTC) + 32 * DAY).replace(day=1)
+                    return TimeWindow(kind, _ms(a), _ms(b), m.group())
                 a, b = _date(m, "a"), _date(m, "b")
                 if a and b:
                     return TimeWindow(kind, _ms(a), _ms(b + DAY), m.group())
@@ -252,11 +271,19 @@ def comparisons(question: str) -> list[Comparison]:
                 ):
                     continue  # a date, not a threshold
                 taken.add(num.start())
-                value = float(num.group("n"))
+                value = _num(num.group("n"))
                 unit = (num.group("unit") or "").strip()
                 if unit in ("bp", "bps", "个基点", "基点"):
                     value, unit = value / 100.0, "%"
                 out.append(Comparison(op, value, m.start(), unit))
+    for op, pats in _compiled()["comparisons_after"]:
+        for p in pats:
+            for m in p.finditer(text):
+                num = m.group("n")
+                if m.start() in taken:
+                    continue
+                taken.add(m.start())
+                out.append(Comparison(op, _num(num), m.start(), ""))
     return sorted(out, key=lambda c: c.pos)
 
 
