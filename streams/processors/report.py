@@ -98,31 +98,35 @@ RETURN count(o) AS n
 """
 
 
-async def curve_history_settled(ctx: WorkerContext, last: int | None) -> tuple[bool, int]:
-    """Whether the graph holds a curve history that stopped growing since ``last``
-    (the sample or a backfill is still being written while it grows)."""
+async def curve_count(ctx: WorkerContext) -> int:
     store = await ctx.graph()
     rows = await store.query(HISTORY_CYPHER, {})
-    n = int(rows[0]["n"]) if rows else 0
-    return (n >= 40 and n == last), n
+    return int(rows[0]["n"]) if rows else 0
 
 
-async def first_report(ctx: WorkerContext, state: ReportState, *, poll_s: float = 10.0,
-                       tries: int = 60) -> BondReportDoc | None:  # fmt: skip
-    """The first report as soon as a curve history is in (not 30 minutes later)."""
+async def first_report(ctx: WorkerContext, state: ReportState, *, poll_s: float = 5.0,
+                       tries: int = 120) -> BondReportDoc | None:  # fmt: skip
+    """The first report as soon as the graph holds curve data (not 30 minutes later),
+    and once more when a replay or backfill still writing history has settled."""
     last: int | None = None
+    reported: int | None = None
+    doc = None
     for _ in range(tries):
         try:
-            settled, last = await curve_history_settled(ctx, last)
+            n = await curve_count(ctx)
         except Exception as exc:  # the graph may not be up yet
             log.debug("first bond report: graph not ready: %r", exc)
-            settled = False
-        if settled:
-            doc = await run_report(ctx, state)
-            if doc is not None and doc.as_of:
-                return doc
+            n = 0
+        settled = n == last
+        if n >= 2 and n != reported and (reported is None or settled):
+            got = await run_report(ctx, state)
+            if got is not None and got.as_of:
+                doc, reported = got, n
+        if reported is not None and settled and n == reported:
+            return doc
+        last = n
         await asyncio.sleep(poll_s)
-    return None
+    return doc
 
 
 def register(app: faust.App, ctx: WorkerContext) -> None:

@@ -265,3 +265,29 @@ def test_statement_with_unicode_hyphens_still_parses() -> None:
     e = market.parse_statement(text, date(2022, 6, 15), prev_high=1.0)
     assert e is not None and (e.decision, e.change_bp, e.low) == ("hike", 75.0, 1.5)
     assert len(e.dissents) == 1
+
+
+async def test_first_report_on_start_then_once_the_history_settles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from streams.processors import report as proc
+
+    counts = iter([0, 0, 120, 900, 2000, 2000, 2000, 2000])
+
+    class Store:
+        async def query(self, cypher: str, params: dict) -> list[dict]:
+            return [{"n": next(counts)}]
+
+    class Ctx:
+        async def graph(self) -> Store:
+            return Store()
+
+    runs: list[int] = []
+
+    async def fake_run(ctx: object, state: object, *, at: object = None) -> object:
+        runs.append(1)
+        return type("Doc", (), {"as_of": "2024-09-18"})()
+
+    monkeypatch.setattr(proc, "run_report", fake_run)
+    doc = await proc.first_report(Ctx(), proc.ReportState(), poll_s=0.0, tries=8)  # type: ignore[arg-type]
+    assert doc is not None and len(runs) == 2  # as soon as data came, and once settled
