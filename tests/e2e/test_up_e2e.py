@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from core.runtime_state import pid_alive
@@ -124,6 +125,16 @@ def first_report(api: str, since: float, within_s: float = 120.0) -> dict[str, A
     raise AssertionError(f"no bond report {within_s:.0f} s after up")
 
 
+def left_behind(data: Path) -> list[str]:
+    """Live processes whose command line names the data directory (the JVM broker does)."""
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if str(data) in cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(f"{p.info['pid']} {cmd[:200]}")
+    return found
+
+
 def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
     data = tmp_path / "data"
     t_up = time.monotonic()
@@ -135,6 +146,8 @@ def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
         assert snap["topics"]["dlq"] == 0, snap
         services = snap["services"]
         assert {"broker", "worker-0", "api"} <= set(services)
+        assert snap["broker"]["kind"] == services["broker"]["kind"] == "kafka", snap["broker"]
+        assert str(snap["broker"]["version"]).startswith("4."), snap["broker"]
         assert ("graph" in services) == (backend == "falkordb")  # external: none started
         assert snap["graph"]["nodes"].get("Company", 0) > 0  # the static universe loaded
         assert all(s["alive"] for s in services.values())
@@ -157,6 +170,10 @@ def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
     assert down.returncode == 0, down.stderr
     for svc in snap["services"].values():
         assert not pid_alive(svc["pid"]), f"{svc} still running after down"
+    assert left_behind(data) == [], "processes left behind by down"
+    # no client noise while the broker starts (librdkafka printed "Connection refused")
+    console = started.stdout + started.stderr + (data / "logs" / "supervisor.log").read_text()
+    assert "Connection refused" not in console, console[-3000:]
 
     # restart on the same data directory: state resumes, the sample is not replayed twice
     again = livekg("up", "--detach", "--no-llm", data_dir=data)
@@ -172,3 +189,4 @@ def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
         assert snap2["graph"]["nodes"]["Observation"] == nodes_before["Observation"], why
     finally:
         livekg("down", data_dir=data)
+    assert left_behind(data) == [], "processes left behind by down"
