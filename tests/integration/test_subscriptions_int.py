@@ -9,18 +9,22 @@ synthetic test records, marked so in their source, in the test's own graph."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
-from core.records import Alert, GraphChange, IndicatorTick, Record, Triple
+from core.records import Alert, DeadLetter, GraphChange, IndicatorTick, Record, Triple
 from core.runtime_state import Endpoints
 from kg.cypher import CypherQA
 from kg.cypher.fixture import load_graph
@@ -31,7 +35,7 @@ from kg.subscribe.changes import change_id
 from kg.subscribe.model import Subscription, SubscriptionSpec
 from ops.cli.groups import app as cli
 from ops.cli.main import _load
-from ops.runtime import spawn_worker, stop_pid
+from ops.runtime import free_port, spawn_worker, stop_pid
 from serving.app import create_app
 from serving.services import Services
 from tests.conftest import Isolated
@@ -337,3 +341,55 @@ def test_cli_add_list_remove_per_key(iso: Isolated, graph: GraphStore) -> None:
     assert bad.exit_code == 1 and "ReadOnlyViolation" in bad.output
     gone = runner.invoke(cli, ["subscribe", "remove", sid, "--api-key", "k1"], env=env)
     assert gone.exit_code == 0 and json.loads(gone.output)["removed"] == sid
+
+
+class _Hook(BaseHTTPRequestHandler):
+    received: ClassVar[list[dict]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        type(self).received.append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+async def test_webhooks_deliver_and_dead_letter_after_retries(
+    iso: Isolated, graph: GraphStore, worker_env: dict
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    dead_port = free_port()  # nothing listens there
+    try:
+        await graph.execute(f"CREATE (:Entity {{id: '{CANARY}', round: 0}})")
+        base = canary_spec().model_dump()
+        ok = await service.register(
+            graph,
+            "key-h",
+            SubscriptionSpec(**{**base, "webhook": f"http://127.0.0.1:{server.server_port}/hook"}),
+        )
+        bad = await service.register(
+            graph,
+            "key-h",
+            SubscriptionSpec(
+                **{**base, "name": "unreachable", "webhook": f"http://127.0.0.1:{dead_port}/x"}
+            ),
+        )
+        start(worker_env)
+        await canary(iso, graph, 1, ok)
+
+        async def delivered() -> bool:
+            return any(b.get("subscription_id") == ok.id for b in _Hook.received)
+
+        await wait_for(delivered, "the webhook POST", timeout=60)
+        letters = [
+            DeadLetter.model_validate_json(v)
+            for v in read_topic(iso.bootstrap, iso.topic("dlq"), expect=1, timeout=60)
+        ]
+        (letter,) = [d for d in letters if d.error_type == "webhook_failed"]
+        alert = Alert.model_validate_json(base64.b64decode(letter.raw_value_b64))
+        assert alert.subscription_id == bad.id and str(dead_port) in letter.error
+    finally:
+        server.shutdown()
