@@ -93,6 +93,10 @@ def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
         after = [c for c in concepts if c[0] >= p]
         if after:
             return min(after)[1]
+    if positions:  # "...的行业有几个": the question word ends the question
+        before = [c for c in concepts if c[0] < positions[-1]]
+        if before:
+            return max(before)[1]
     return None
 
 
