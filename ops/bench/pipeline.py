@@ -12,8 +12,9 @@ running stack is not disturbed. Two phases:
 
 Same-work reference (``ratio``): the burst's records again, consumed by one bare
 librdkafka consumer and written with the sinks' own statements over the bare FalkorDB
-client (``same_work_rate``). ``livekg bench all`` adds the raw broker rate
-(``raw_ratio``). One worker: the figures are per worker.
+client (``same_work_rate``). Raw reference (``raw_ratio``): the same count of records
+through the broker alone, bare producer and consumer (``raw_kafka_reference``; the
+broker's kind and version beside it). One worker: the figures are per worker.
 """
 
 from __future__ import annotations
@@ -234,6 +235,9 @@ def run_pipeline_bench(
         finally:
             sampler.stop.set()
             stop_pid(proc.pid)
+    result["raw_reference"] = raw_kafka_reference(base, ep, events)
+    raw = result["raw_reference"]["value"]
+    result["raw_ratio"] = round(result["events_per_s"] / raw, 4) if raw else None
     if not same_work:
         return result
     same = same_work_rate(settings, ep, synthetic_events(events, mix, seed=1), timeout=timeout)
@@ -307,6 +311,28 @@ async def _phases(
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "partitions": settings.kafka.topic_partitions,
     }
+
+
+def raw_kafka_reference(base: Settings, ep: Endpoints, events: int) -> dict[str, Any]:
+    """The broker alone (``raw_ratio``): N records of 300 bytes produced by a bare
+    librdkafka producer and consumed back by a bare consumer, same broker, same run."""
+    from ops.bench.reference import broker_rate
+
+    state = read_state(base.state_file)
+    svc = state.services.get("broker") if state else None
+    kind = f"{svc.kind} {svc.version}" if svc is not None and svc.kind else "external"
+    try:
+        value: float | None = round(broker_rate(ep.kafka_bootstrap, n=events), 1)
+        error = None
+    except Exception as exc:  # reported beside the figure, never fatal to the bench
+        value, error = None, f"{type(exc).__name__}: {exc}"[:300]
+    out = {
+        "name": "raw_kafka_events_per_s",
+        "what": "bare librdkafka produce then consume of the same count, same broker",
+        "broker": kind,
+        "value": value,
+    }
+    return out | ({"error": error} if error else {})
 
 
 # -- same-work reference: raw consume + the same graph write ---------------------------

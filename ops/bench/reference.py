@@ -25,12 +25,15 @@ from kg.store import GraphStore, IndexSpec
 
 
 def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
-    from confluent_kafka import Consumer, Producer
+    """Produce ``n`` records, then read them back with an assigned (not subscribed)
+    consumer: the broker's own rate, without a consumer-group join in the timing."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic = f"bench-ref-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    _wait_leader(admin, topic)
     try:
         payload = b"x" * size
         prod = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
@@ -45,7 +48,7 @@ def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
                 except BufferError:
                     prod.poll(0.01)
         prod.flush(60)
-        cons.subscribe([topic])
+        cons.assign([TopicPartition(topic, 0, 0)])
         got = 0
         deadline = time.monotonic() + 120
         while got < n and time.monotonic() < deadline:
@@ -55,6 +58,17 @@ def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
         return got / elapsed
     finally:
         admin.delete_topics([topic])
+
+
+def _wait_leader(admin: Any, topic: str, timeout: float = 30.0) -> None:
+    """Kafka serves a new topic a moment after creating it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(topic, timeout=5).topics.get(topic)
+        if meta is not None and meta.error is None and meta.partitions:
+            if all(p.leader >= 0 for p in meta.partitions.values()):
+                return
+        time.sleep(0.05)
 
 
 RAW_MERGE_CYPHER = """
