@@ -29,7 +29,7 @@ def process_name(cmdline: list[str], fallback: str) -> str:
         if module == "ops.cli.main":
             return "bench " + " ".join(args[args.index("-m") + 3 : args.index("-m") + 4])
         return module
-    exe = os.path.basename(args[0]) if args else fallback
+    exe = os.path.basename(args[0].split(" ")[0]) if args else fallback  # redis: "x host:port"
     if exe.startswith("java"):  # its main class: the first argument that is no option
         rest = iter(args[1:])
         for arg in rest:

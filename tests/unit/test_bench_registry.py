@@ -58,6 +58,7 @@ def test_process_names_for_peak_rss() -> None:
     assert process_name([py, "-m", "ops.cli.main", "bench", "kg", "--json"], "p") == "bench kg"
     assert process_name([py, "-m", "streams.worker"], "p") == "streams.worker"
     assert process_name(["/usr/bin/redis-server", "*:6379"], "p") == "redis-server"
+    assert process_name(["/x/redis-server 127.0.0.1:43409"], "p") == "redis-server"
     java = ["/usr/lib/jvm/bin/java", "-Xmx512m", "-cp", "a.jar", "kafka.Kafka", "server.props"]
     assert process_name(java, "java") == "java Kafka"
     assert process_name([], "zombie") == "zombie"
