@@ -39,6 +39,7 @@ class ShapeName(StrEnum):
     SERIES_SPREAD = "series_spread"
     SERIES_SPREAD_AT = "series_spread_at"
     SERIES_ARGMAX = "series_argmax"
+    INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"
     DESCRIBE = "describe"
     WHEN_PAIR = "when_pair"

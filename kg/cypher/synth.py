@@ -27,6 +27,7 @@ from kg.ontology import Ontology, default_ontology
 ROW_LIMIT = 200
 _WH = re.compile(r"\b(which|what|who|whom|list|name|show)\b|哪|什么|谁|列出|有哪些", re.I)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WHICH = re.compile(r"\b(which|what indicator|which one)\b|哪个|哪一个|哪只|哪项", re.I)
 _NUMS = {
     **{w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())},
     **{w: i for i, w in enumerate("零一二三四五六七八九十")},
@@ -309,6 +310,8 @@ class Synthesizer:
             or frame.range_agg
         )
         inds = self._indicator_anchors(frame)
+        if not inds and wants_values and frame.agg in ("max", "min", "avg"):
+            return self._series_over_set(frame)
         if not inds or not wants_values:
             return []
         if frame.spread and len(inds) >= 2 and frame.agg not in ("count",) and not frame.range_agg:
@@ -330,6 +333,37 @@ class Synthesizer:
                 prior -= 1.5  # "who issues the bond the 10Y yield tracks": an entity
 
             out.append(self._series_one(frame, pattern, aid, prior))
+        return out
+
+    def _series_over_set(self, frame: Frame) -> list[Candidate]:
+        """Values of the indicators an entity-set path selects: the highest (lowest,
+        average) point among them, or which of them has it ("which yield tracking US
+        Treasuries had the lowest average this week")."""
+        target = frame.target or next((c for c in frame.concepts if c == "Indicator"), None)
+        if target != "Indicator" or (frame.units.time is None and not frame.units.value_word):
+            return []
+        combos = self._constraints(frame, "Indicator", list(frame.anchors)) or []
+        agg = frame.agg or "max"
+        value = {"max": "max(p.hi)", "min": "min(p.lo)", "avg": "sum(p.s) / sum(p.n)"}[agg]
+        which = frame.wh and frame.target == "Indicator" and bool(_WHICH.search(frame.question))
+        out = []
+        for pats, negs, score in combos[:2]:
+            params: dict[str, Any] = {f"a{k}": a.key for k, a in enumerate(frame.anchors)}
+            where, wparams, _used = self._target_filters(frame, "Indicator")
+            params.update(wparams)
+            slots = self._finish(frame, pats, negs, where, params)
+            head = render(S.INDICATOR_SET, **slots)
+            body = self._points("(i)", frame, params)
+            if which:
+                order = "ASC" if agg == "min" else "DESC"
+                ret = render(S.SERIES_ARGMAX, value=value, order=order)
+                desc = shape(S.SERIES_ARGMAX).describe.format(order=agg)
+            else:
+                ret = render({"max": S.SERIES_MAX, "min": S.SERIES_MIN, "avg": S.SERIES_AVG}[agg])
+                desc = f"{agg} value of the indicators"
+            cy = f"{head}\n{body}\n{ret}"
+            prior = 4.0 + score + (1.0 if frame.units.time is not None else 0.0)
+            out.append(Candidate(cy, params, desc, prior, "series", []))
         return out
 
     def _window_where(
