@@ -249,7 +249,10 @@ async def run_kg_bench_async(
     result["ratio"] = round(tps / same["triples_per_s"], 4) if same["triples_per_s"] else None
     # the same ratio in CPU-seconds (this process + the graph server), which a loaded
     # machine disturbs far less than wall time
-    result["cpu_ratio"] = round(same["cpu_s"] / result["cpu_s"], 4) if result["cpu_s"] else None
+    # (None when the graph server is not a local FalkorDB: its CPU would be missing)
+    server = _SERVERS.get(ep.falkordb_url or "")
+    cpu_ok = server is not None and result["cpu_s"]
+    result["cpu_ratio"] = round(same["cpu_s"] / result["cpu_s"], 4) if cpu_ok else None
     result["raw_ratio"] = round(tps / raw, 4) if raw else None
     return result
 
