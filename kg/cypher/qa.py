@@ -107,7 +107,7 @@ class HybridAnswerer(Protocol):
 
 class Reviser(Protocol):
     async def revise(
-        self, question: str, schema: str, cypher: str, params: dict[str, Any], answer: str = ""
+        self, question: str, schema: str, cypher: str, params: dict[str, Any]
     ) -> str | None: ...
 
 
@@ -120,7 +120,7 @@ class LLMReviser:
         self.shots = shots  # few-shot examples sent (of 16): a small model's context is short
 
     async def revise(
-        self, question: str, schema: str, cypher: str, params: dict[str, Any], answer: str = ""
+        self, question: str, schema: str, cypher: str, params: dict[str, Any]
     ) -> str | None:
         from kg.prompts.cypher import RevisedCypher, revise_v1
 
@@ -130,7 +130,6 @@ class LLMReviser:
             cypher=cypher or "(none)",
             params=params,
             shots=self.shots,
-            answer=answer,
         )
         try:
             out = await self.llm.structured(
@@ -381,13 +380,9 @@ class CypherQA:
             dict(chosen.params) if chosen else {f"a{k}": a.key for k, a in enumerate(frame.anchors)}
         )
         kind, what = answer_kind(frame)
-        text = await self.reviser.revise(
-            question,
-            relevant_schema(labels),
-            chosen.cypher if chosen else "",
-            params,
-            answer=f"{kind} {what}" if what else kind,
-        )
+        asked = f"{kind} {what}" if what else kind
+        schema = f"{relevant_schema(labels)}\nanswer kind (rows must be): {asked}"
+        text = await self.reviser.revise(question, schema, chosen.cypher if chosen else "", params)
         if not text:
             return None
         try:

@@ -121,9 +121,7 @@ def revise_v1(ctx: Context) -> list[ChatMessage]:
     msgs.append(
         user(
             f"Schema (relevant part):\n{ctx['schema']}\n\nQuestion: {ctx['question']}\n"
-            f"Parameters: {ctx['params']}\n"
-            f"Answer kind: {ctx.get('answer') or 'any'}\n"
-            "Draft query (may be wrong or empty):\n"
+            f"Parameters: {ctx['params']}\nDraft query (may be wrong or empty):\n"
             f"{ctx['cypher']}\n\nReturn the corrected query."
         )
     )

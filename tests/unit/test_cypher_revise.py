@@ -76,7 +76,7 @@ async def test_a_good_revision_is_explained_then_run_and_accepted() -> None:
     prompt = llm.messages[0][-1].content
     assert "Company" in prompt and "Person" in prompt
     assert "Regulation" not in prompt and "RiskFactor" not in prompt
-    assert "Answer kind: entities Person" in prompt
+    assert "answer kind (rows must be): entities Person" in prompt
 
 
 async def test_a_revision_that_fails_explain_never_runs() -> None:
