@@ -256,6 +256,18 @@ def eval_rag(
     emit_json(run_rag_eval(Settings(), data, k, methods.split(","), judge, services=services))
 
 
+@bench_app.command("report")
+def bench_report(
+    n: Annotated[int, typer.Option(min=2, help="reports built (en and zh alternating)")] = 20,
+    json_: JsonFlag = True,
+) -> None:
+    """The bond report's own time on the sample day, beside the same arithmetic in plain
+    Python (ratio)."""
+    from ops.bench.report import run_report_bench
+
+    emit_json(run_report_bench(Settings(), n=n))
+
+
 @bench_app.command("retrieve")
 def bench_retrieve(
     triples: Annotated[int, typer.Option(help="synthetic triples in the index")] = 100_000,
