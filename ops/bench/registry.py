@@ -71,3 +71,5 @@ register("serve", "--asks", "50", "--alerts", "30", figure="ask_p95_ms", referen
 register("idle", "--seconds", "20", "--settle", "30", figure="max_cpu_pct", reference=None)
 # graph change -> alert p95 with 10,000 subscriptions, beside the one matching query direct
 register("subscriptions", "--subscriptions", "10000", figure="p95_ms", reference=None)
+# the bond report on the sample day, in-process, beside the same arithmetic in plain Python
+register("report", "--n", "10", figure="p50_ms", reference=None)
