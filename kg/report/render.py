@@ -35,7 +35,7 @@ T = {
     "dropped": ("Dropped from the previous statement", "上次声明中被删除"),
     "changed": ("Reworded against the previous statement", "与上次声明相比措辞变化"),
     "was": ("was", "原为"),
-    "fact": ("extracted fact", "抽取的事实"),
+    "fact": ("extracted fact", "抽取的事实（原文）"),
     "dissent": ("Dissent", "反对票"),
     "no_policy": ("No policy decision in the data.", "数据中没有货币政策决议。"),
     "signals": ("signals", "信号"),
@@ -140,11 +140,11 @@ def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | No
     L.add("## " + _t("drivers", lang))
     for d in doc.drivers:
         cites = "; ".join(
-            f"{c.title}{_t('synthetic_tag', lang) if c.synthetic else ''} ({c.source}, "
+            f"\u201c{c.title}\u201d{_t('synthetic_tag', lang) if c.synthetic else ''} ({c.source}, "
             f"{c.published_at[:10]}) [source {c.id}]" for c in d.citations)  # fmt: skip
         L.add(f"- {d.move}: {cites}")
         for f in d.facts:
-            L.add(f"  {_t('fact', lang)}: {f.title} [source {f.id}]")
+            L.add(f"  {_t('fact', lang)}: \u201c{f.title}\u201d [source {f.id}]")
     L.add("")
     L.add("## " + _t("conclusions", lang))
     for c in doc.conclusions:
