@@ -174,8 +174,14 @@ def write_config(node: KafkaNode, props: dict[str, str]) -> None:
 
 def _java(node: KafkaNode, main: str, args: list[str], heap_mb: int) -> list[str]:
     jars = check_installed()
+    cds = jars / "kafka.jsa"  # made by scripts/bootstrap.sh; ~40% less CPU to start
     return [
         java_bin(),
+        *(
+            [f"-XX:SharedArchiveFile={cds}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+            if cds.exists()
+            else []
+        ),
         f"-Xmx{heap_mb}m",
         f"-Xms{min(256, heap_mb)}m",
         "-XX:+UseSerialGC",  # one core's worth of GC for a small heap; no parallel threads
