@@ -189,7 +189,9 @@ def split_list(phrase: str) -> list[str]:
     for part in _LIST_SEP.split(phrase):
         part = part.strip()
         pieces = part.split(" and ")
-        if len(pieces) == 2 and all(len(p.split()) >= 2 for p in pieces):
+        if len(pieces) == 2 and (
+            all(len(p.split()) >= 2 for p in pieces) or all(p[:1].isupper() for p in pieces)
+        ):
             items += pieces
         elif part:
             items.append(part)
@@ -290,7 +292,12 @@ def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) 
     variants = [groups]
     for g in pattern.lists:
         if g in groups:
-            variants = [{**v, g: _short(item)} for v in variants for item in split_list(v[g])]
+            variants = [
+                {**v, g: _short(clean_phrase(item))}
+                for v in variants
+                for item in split_list(v[g])
+                if clean_phrase(item)
+            ]
     span = (base + m.start(), base + m.end())
     for v in variants:
         out.extend(_emit(pattern.outs, v, span, pattern, ctx, valid_from))
