@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import ServiceUnavailable
+
 log = logging.getLogger(__name__)
 
 JARS_DIR = Path.home() / ".cache" / "livekg" / "jars" / "kafka"
@@ -52,7 +54,7 @@ LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-class KafkaMissing(RuntimeError):
+class KafkaMissing(ServiceUnavailable):
     """Java or the broker's jars are not installed (run ``scripts/bootstrap.sh``)."""
 
 
