@@ -245,6 +245,7 @@ def port_open(bootstrap: str) -> bool:
 
 
 PROBE_LOG = logging.getLogger("livekg.kafka.probe")  # client logs while probing
+PROBE_LOG.addHandler(logging.NullHandler())  # never Python's last-resort stderr
 
 
 def brokers_up(bootstrap: str, expect: int = 1) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -27,6 +28,8 @@ from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
 from streams.admin import create_topics
 
 WAIT_S = 300.0  # generous: drills run real processes on shared cores
+CLIENT_LOG = logging.getLogger("livekg.drill.client")
+CLIENT_LOG.addHandler(logging.NullHandler())  # never Python's last-resort stderr
 
 
 def wait(
@@ -101,6 +104,9 @@ class Scope:
                 "enable.idempotence": True,
                 "linger.ms": 5,
                 "message.timeout.ms": 300_000,
+                # the drills stop brokers on purpose: client errors go to logging, not
+                # the console ("Connection refused" for every retry while it is down)
+                "logger": CLIENT_LOG,
             }
         )
 
@@ -138,6 +144,7 @@ class Scope:
                 "group.id": f"drill-read-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
+                "logger": CLIENT_LOG,
             }
         )
         try:
@@ -171,7 +178,7 @@ class Scope:
     def caught_up(self, group: str, logicals: Sequence[str]) -> bool:
         """True when ``group`` committed every partition of ``logicals`` up to its end."""
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group,
-                             "enable.auto.commit": False})  # fmt: skip
+                             "enable.auto.commit": False, "logger": CLIENT_LOG})  # fmt: skip
         try:
             tps = []
             for logical in logicals:
