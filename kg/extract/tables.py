@@ -529,6 +529,7 @@ def read_table(
     instant_re = v.instant_re()
     labels = Counter(strip_footnotes(r[0].text, v).casefold() for r in frame.body if r)
     pending: list[list[str]] = []  # a header repeated inside the body ("As of ... 2018")
+    prev_label = ""
     for row in frame.body:
         label = strip_footnotes(row[0].text, v) if row else ""
         data = row[1:]
@@ -548,6 +549,12 @@ def read_table(
         if not label or not _LETTERS.search(label) or parse_amount(label) is not None:
             out.dropped[Drop.NO_ROW_LABEL] += n_amounts
             continue
+        all_pct = all(a.percent for _, _, a in values if a)
+        if all_pct and label.casefold() == prev_label.casefold():
+            # "Americas $132,426" then "Americas 46.5%": the second row is its share
+            out.dropped[Drop.SHARE_OF_TOTAL] += n_amounts
+            continue
+        prev_label = label
         if len(row) < width and any(len(h) > len(row) for h in frame.header):
             out.dropped[Drop.MISALIGNED] += n_amounts  # cells lost: the columns do not line up
             continue

@@ -156,6 +156,17 @@ def test_change_amount_column_keeps_its_currency() -> None:
     assert change["compared_to_end"] == "2021-12-31"
 
 
+def test_a_percent_row_under_the_same_label_is_its_share() -> None:
+    rows = [
+        ["(In thousands)", "2019", "2018"],
+        ["Americas", "$132,426", "$151,471"],
+        ["Americas", "46.5%", "47.9%"],
+    ]
+    read = read_table(from_data(rows), CTX)
+    assert {c.props["unit"] for c in read.candidates} == {"USD"}
+    assert read.dropped[Drop.SHARE_OF_TOTAL] == 2
+
+
 def test_change_column_between_two_years_compares_its_neighbours() -> None:
     rows = [
         [
