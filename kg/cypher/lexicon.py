@@ -211,6 +211,17 @@ class Lexicon:
     known_words: set[str] = field(default_factory=set)  # every ASCII token of every entry
     name_words: set[str] = field(default_factory=set)  # ASCII tokens of entity names
 
+    def add_new(self, phrase: str | None, sense: Sense) -> None:
+        """Add a derived name only where the dictionary has no entity of that name: a
+        derived form must never shadow or share a name that exists ("UST 10Y" is the
+        bond; "10年美债" may be the yield)."""
+        if not phrase:
+            return
+        key = join(self.tokenizer.tokens(phrase))
+        if any(s.kind == "entity" for s in self.entries.get(key, ())):
+            return
+        self.add(phrase, sense)
+
     def add(self, phrase: str | None, sense: Sense) -> None:
         if not phrase or not isinstance(phrase, str):
             return
@@ -276,6 +287,7 @@ class Lexicon:
                 lex.add(w, Sense("property", prop))
 
         distinct: dict[str, set[str]] = {}
+        derived: list[tuple[str, Sense]] = []  # added after every real name is in
         for r in rows:
             eid = str(r.get("id") or "")
             if not eid:
@@ -289,8 +301,7 @@ class Lexicon:
             for k in ("id", "name", "name_zh", "short_name", "ticker", "code"):
                 lex.add(r.get(k), sense)
             for k in ("name", "name_zh", "short_name"):
-                for w in _derived_names(r.get(k), label, trig, ontology):
-                    lex.add(w, sense)
+                derived.extend((w, sense) for w in _derived_names(r.get(k), label, trig, ontology))
             for a in r.get("aliases") or []:
                 lex.add(str(a), sense)
             for k, v in props.items():
@@ -316,7 +327,9 @@ class Lexicon:
                         f"{w}{n}年期",
                         f"{w}{n}年",
                     ):
-                        lex.add(form, sense)
+                        derived.append((form, sense))
+        for phrase, sense in derived:
+            lex.add_new(phrase, sense)
         for eid, items in trig.get("entity_aliases", {}).items():
             if eid in lex.entities:
                 e = lex.entities[eid]
@@ -368,7 +381,8 @@ class Lexicon:
 
     def _spelled(self, tok: str) -> str:
         """A misspelt name word ("microsfot", "nvidea", "goldmann") -> the one name word
-        within edit distance 1 (2 for words of 8+ letters); other words unchanged."""
+        with the same first letter within edit distance 1 (2 for words of 8+ letters);
+        other words unchanged."""
         if (
             len(tok) < FUZZY_MIN_LEN
             or not tok.isascii()
@@ -381,7 +395,7 @@ class Lexicon:
         limit = 1 if len(tok) < 8 else 2
         best: list[tuple[int, str]] = []
         for w in self.name_words:
-            if abs(len(w) - len(tok)) > limit or len(w) < FUZZY_MIN_LEN:
+            if abs(len(w) - len(tok)) > limit or len(w) < FUZZY_MIN_LEN or w[0] != tok[0]:
                 continue
             d = _edits(tok, w, limit)
             if d <= limit:
