@@ -73,6 +73,21 @@ def test_locations_and_industries() -> None:
     )
 
 
+def test_industry_lists_owned_products_and_departures() -> None:
+    got = facts("Several drug companies such as Norvale Pharma, Tessly Bio and Quill Labs "
+                "face new pricing rules.")  # fmt: skip
+    assert {h for h, r, t in got if r == "BELONGS_TO" and t == "drug"} == {
+        "Norvale Pharma", "Tessly Bio", "Quill Labs",
+    }  # fmt: skip
+    assert ("Norvale Pharma", "PRODUCES", "Zentrix") in facts(
+        "Zentrix, Norvale Pharma's blockbuster cancer drug, grew 8%."
+    )
+    left = facts("Dana Whitfield left Kestrel Freight in March.")
+    assert left[("Dana Whitfield", "EXECUTIVE_OF", "Kestrel Freight")]["change"] == "left"
+    places = facts("Brixton Retail operates 120 stores in Texas, Ohio and Florida.")
+    assert {t for h, r, t in places if r == "OPERATES_IN"} == {"Texas", "Ohio", "Florida"}
+
+
 def test_products_split_into_items() -> None:
     got = facts("Ostrava Devices manufactures industrial pumps and warehouse robots.")
     assert ("Ostrava Devices", "PRODUCES", "industrial pumps") in got
