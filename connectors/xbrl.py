@@ -39,6 +39,9 @@ COMPANYFACTS_URL = "https://data.sec.gov/api/xbrl/companyfacts/CIK{cik:010d}.jso
 TAXONOMIES = ("us-gaap", "ifrs-full", "dei")
 SOURCE = "sec-xbrl:companyfacts"
 SAMPLES_DIR = Path(__file__).parent / "samples" / "xbrl_companyfacts"
+# The bundled company facts are restated by us from 10-K text, not fetched from the SEC:
+# their triples say so in their source, and their "accession" names the 10-K section file.
+SAMPLE_SOURCE = "sample:xbrl-restated-from-10k"
 MAX_FACTS_PER_POLL = 5_000
 # SEC unit names -> ours (base units: USD, not thousands; per-share as USD/share)
 UNITS = {"USD/shares": "USD/share", "pure": "ratio", "shares": "shares"}
@@ -282,7 +285,10 @@ def sample_triples(ids: dict[int, str] | None = None) -> list[Triple]:
     out: list[Triple] = []
     for path in sample_files():
         cf = parse_companyfacts(path.read_bytes())
-        out += triples_of(cf, head_id=(ids or {}).get(cf.cik))
+        out += [
+            t.model_copy(update={"source": SAMPLE_SOURCE})
+            for t in triples_of(cf, head_id=(ids or {}).get(cf.cik))
+        ]
     return out
 
 

@@ -90,7 +90,9 @@ def test_bundled_samples_are_real_filers_in_sec_format() -> None:
         if t.attributes["concept"].endswith("RevenueFromContractWithCustomerExcludingAssessedTax")
         and t.attributes["period_end"] == "2023-06-30"
     )
-    assert rev.attributes["value"] == 211_915_000_000 and rev.source == "sec-xbrl:companyfacts"
+    assert rev.attributes["value"] == 211_915_000_000
+    # restated by us from the 10-K text, so the triple never claims to come from the SEC
+    assert rev.source == "sample:xbrl-restated-from-10k"
 
 
 async def test_connector_fetches_by_ticker_and_resumes_after_cursor() -> None:
