@@ -65,8 +65,9 @@ class BoltServer(Neo4jServer):
             self._driver = None
         super().kill()
 
-    def empty(self) -> None:
-        """Every node, constraint and index (but the built-in token lookups) dropped."""
+    def empty(self, *, schema: bool = True) -> None:
+        """Every node dropped, and with ``schema`` every constraint and index (but the
+        built-in token lookups)."""
         drv = self.driver()
         while True:
             records, _, _ = drv.execute_query(
@@ -75,6 +76,8 @@ class BoltServer(Neo4jServer):
             )
             if not records or records[0]["n"] == 0:
                 break
+        if not schema:
+            return
         constraints, _, _ = drv.execute_query("SHOW CONSTRAINTS YIELD name", database_=DATABASE)
         for row in constraints:
             drv.execute_query(f"DROP CONSTRAINT `{row['name']}` IF EXISTS", database_=DATABASE)
@@ -92,5 +95,7 @@ class BoltServer(Neo4jServer):
         return DATABASE
 
     def drop_database(self, name: str) -> None:
+        """The data goes at once; the schema when the next test takes the database
+        (dropping indexes one by one is the slow part, so it is done once per test)."""
         assert name == DATABASE, name
-        self.empty()
+        self.empty(schema=False)
