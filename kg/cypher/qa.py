@@ -37,7 +37,7 @@ from kg.cypher.lexicon import (
 )
 from kg.cypher.rank import rank
 from kg.cypher.schema_view import relevant_schema
-from kg.cypher.synth import Candidate, Synthesizer, read_frame
+from kg.cypher.synth import Candidate, Synthesizer, read_frame, spread_anchors
 from kg.embed import Embedder
 from kg.ontology import default_ontology
 from kg.store.base import GraphStore
@@ -258,6 +258,9 @@ class CypherQA:
         _tokens, mentions = self.lexicon.match(question)
         u = units_mod.parse(question, now)
         frame = read_frame(question, _tokens, mentions, u)
+        for extra in reversed(spread_anchors(question, self.lexicon.entities)):
+            if extra.key not in {a.key for a in frame.anchors}:
+                frame.anchors.insert(0, extra)
         if as_of is not None:
             frame.known_at = int(as_of.timestamp() * 1000)
         used = _time_used(now, u.time, as_of)

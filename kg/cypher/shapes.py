@@ -36,6 +36,7 @@ class ShapeName(StrEnum):
     SERIES_LIST = "series_list"
     SERIES_TOP_AVG = "series_top_avg"
     SERIES_DAILY = "series_daily"
+    SERIES_LAST_N = "series_last_n"
     SERIES_SPREAD = "series_spread"
     SERIES_SPREAD_AT = "series_spread_at"
     SERIES_ARGMAX = "series_argmax"

@@ -67,6 +67,7 @@ class Frame:
     include_anchor: bool = False  # "CCB included"
     most: str | None = None  # "max" | "min": the group with the most (fewest) members
     top: tuple[int, str] | None = None  # (n, "DESC"|"ASC"): top-n points then average
+    last_n: int | None = None  # the last n points by time
     daily: str | None = None  # "close" | "open": one value per day, then the aggregate
     range_agg: bool = False  # high minus low
     known_at: int | None = None  # knowledge time (epoch ms): facts recorded by then only
@@ -142,6 +143,11 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
             n = m.group("n").lower()
             top = (int(n) if n.isdigit() else _NUMS.get(n, 0), order)
     daily = next((k for k in ("close", "open") if hit(trig["daily"][k])), None)
+    ln = hit(trig["last_n"]["patterns"])
+    last_n = None
+    if ln:
+        n = ln.group("n").lower()
+        last_n = int(n) if n.isdigit() else _NUMS.get(n)
     return Frame(
         question,
         anchors,
@@ -161,6 +167,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         top=top if top and top[0] > 0 else None,
         daily=daily,
         range_agg=hit(trig["range_agg"]["patterns"]) is not None,
+        last_n=last_n or None,
         uncovered=_uncovered(question, tokens, mentions),
         explain=hit(trig["explain"]["patterns"]) is not None,
     )
@@ -204,6 +211,26 @@ def _uncovered(question: str, tokens: list[str], mentions: list[Mention]) -> tup
             continue
         out.append(t)
     return tuple(out)
+
+
+def spread_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[Sense]:
+    """The two series a curve-spread name stands for ("2s10s" = the 10Y, then the 2Y)."""
+    spec = triggers()["spread_names"]
+    for p in spec["patterns"]:
+        m = re.search(p, question, re.I)
+        if not m:
+            continue
+        out = []
+        for n in (m.group("b"), m.group("a")):
+            eid = spec["series"].format(n=int(n))
+            e = entities.get(eid)
+            if e is None:
+                return []
+            out.append(
+                Sense("entity", eid, str(e.get("label") or "Indicator"), str(e.get("name") or eid))
+            )
+        return out
+    return []
 
 
 def _any(patterns: list[str], text: str) -> bool:
@@ -410,6 +437,19 @@ class Synthesizer:
             params["top"] = frame.top[0]
             params["_slots"] = {"order": frame.top[1]}
             return S.SERIES_TOP_AVG
+        if frame.last_n is not None:
+            params["last"] = frame.last_n
+            fold = {
+                "max": "RETURN reduce(m = xs[0], x IN xs | "
+                "CASE WHEN x > m THEN x ELSE m END) AS value",
+                "min": "RETURN reduce(m = xs[0], x IN xs | "
+                "CASE WHEN x < m THEN x ELSE m END) AS value",
+                "avg": "RETURN reduce(s = 0.0, x IN xs | s + x) / size(xs) AS value",
+                "change": "RETURN xs[0] - xs[size(xs) - 1] AS value",
+                "count": "RETURN size(xs) AS count",
+            }.get(agg or "", "UNWIND xs AS value\nRETURN value")
+            params["_slots"] = {"agg": fold}
+            return S.SERIES_LAST_N
         if frame.range_agg:
             return S.SERIES_RANGE
         if frame.daily is not None and agg in ("max", "min", "avg", "change", None, "latest"):
@@ -445,7 +485,12 @@ class Synthesizer:
         agg = frame.agg
         win = frame.units.time
         name = self.lex.entities.get(aid, {}).get("name", aid)
-        plain = not frame.units.comparisons and frame.top is None and not frame.range_agg
+        plain = (
+            not frame.units.comparisons
+            and frame.top is None
+            and not frame.range_agg
+            and frame.last_n is None
+        )
         if agg is None and win is None and plain and frame.daily is None:
             agg = "latest"  # "what is the US 10Y yield?": its current value
         if agg == "latest" and win is None and plain and frame.known_at is None:

@@ -211,6 +211,9 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 y = int(m.group("y"))
                 a, b = datetime(y, 1, 1, tzinfo=UTC), datetime(y + 1, 1, 1, tzinfo=UTC)
                 return TimeWindow(kind, _ms(a), _ms(b), m.group())
+            elif kind == "days_ago":
+                n = int(_num(m.group("n")))
+                return TimeWindow(kind, _ms(today - n * DAY), _ms(today - (n - 1) * DAY), m.group())
             elif kind == "day_before_yesterday":
                 return TimeWindow(kind, _ms(today - 2 * DAY), _ms(today - DAY), m.group())
             elif kind == "weekday":
