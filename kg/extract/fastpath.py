@@ -29,7 +29,8 @@ _BAD_FIRST = frozenset(
     "january february march april may june july august september october november "
     "december fiscal quarter year inc inc. corp corp. "
     "ltd ltd. llc plc co co. total free net gross adjusted consolidated comparable same "
-    "organic domestic international diluted basic cash".split()
+    "organic domestic international diluted basic cash operating other selling interest "
+    "income general administrative capital cost costs revenue revenues sales".split()
 )
 # One-word names too generic to be a party ("Bank provides ...").
 _GENERIC_ONE = frozenset(
