@@ -328,7 +328,7 @@ def raw_kafka_reference(base: Settings, ep: Endpoints, events: int) -> dict[str,
         value, error = None, f"{type(exc).__name__}: {exc}"[:300]
     out = {
         "name": "raw_kafka_events_per_s",
-        "what": "bare librdkafka produce then consume of the same count, same broker",
+        "what": "bare librdkafka producer and consumer, the same count, same broker",
         "broker": kind,
         "value": value,
     }
