@@ -328,6 +328,7 @@ class Lexicon:
                         f"{w}{n}年",
                     ):
                         derived.append((form, sense))
+        derived += _other_forms(rows, lex, trig, ontology)
         for phrase, sense in derived:
             lex.add_new(phrase, sense)
         for eid, items in trig.get("entity_aliases", {}).items():
@@ -458,6 +459,47 @@ def _edits(a: str, b: str, limit: int) -> int:
             return limit + 1
         prev2, prev = prev, cur
     return prev[-1]
+
+
+def _other_forms(
+    rows: list[dict[str, Any]], lex: Lexicon, trig: dict[str, Any], ontology: Ontology
+) -> list[tuple[str, Sense]]:
+    """Names people shorten or translate: a person's surname or given name when only one
+    person has it ("Powell", "Jensen"), and a series' region word in the other language
+    ("US CPI" -> "美国CPI")."""
+    out: list[tuple[str, Sense]] = []
+    parts: dict[str, set[str]] = {}
+    regions = trig.get("region_words", {})
+    for r in rows:
+        eid = str(r.get("id") or "")
+        e = lex.entities.get(eid)
+        if not e:
+            continue
+        label = str(e["label"])
+        sense = Sense("entity", eid, label, str(r.get("name") or eid))
+        if any(
+            lb in trig.get("name_parts_en", {}).get("concepts", [])
+            for lb in ontology.ancestors(label)
+        ):
+            for part in str(r.get("name") or "").split():
+                if len(part) >= 4 and part.isalpha():
+                    parts.setdefault(part.lower(), set()).add(eid)
+        words = regions.get(str(r.get("country") or ""), [])
+        if label == "Indicator" and words:
+            for n in [r.get("name"), *(r.get("aliases") or [])]:
+                low = str(n or "").lower()
+                for w in words:
+                    if low.startswith(w + " ") or (not w.isascii() and low.startswith(w)):
+                        rest = low[len(w) :].strip()
+                        out.extend(
+                            (f"{o}{'' if not o.isascii() else ' '}{rest}", sense) for o in words
+                        )
+    for part, ids in parts.items():
+        if len(ids) == 1:
+            eid = next(iter(ids))
+            e = lex.entities[eid]
+            out.append((part, Sense("entity", eid, str(e["label"]), str(e.get("name") or eid))))
+    return out
 
 
 _LEVEL = re.compile(r"\s*(?:[ⅠⅡⅢⅣ]|\b(?:I{1,3}|IV))\s*$")
