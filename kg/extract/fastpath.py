@@ -42,6 +42,12 @@ _PHRASE_LEAD = frozenset(
     "which that who whom whose is was are were be been being it they acquired acquiring "
     "acquire purchased sold selling owned insights into about".split()
 )
+# A list item that opens with a verb is the next clause ("... software and leverages our
+# partnerships"), not one more item.
+_ITEM_VERB = frozenset(
+    "leverages provides includes allows enables uses helps offers contains features "
+    "operates serves makes sells delivers supports has is are was were".split()
+)
 _ABBREV_END = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|Jr|Sr|L\.P|N\.V|S\.A|L\.L\.C|[A-Z])\.)$")
 MAX_NAME_WORDS = 5
 
@@ -179,6 +185,7 @@ def clean_phrase(value: str) -> str:
     return phrase if any(c.isalpha() for c in phrase) else ""
 
 
+_VERB_CLAUSE = re.compile(r",?\s+and\s+(?:" + "|".join(sorted(_ITEM_VERB)) + r")\b.*$", re.S)
 _LIST_SEP = re.compile(r",\s*(?:and\s+|or\s+)?|\s+as\s+well\s+as\s+")
 
 
@@ -187,6 +194,7 @@ def split_list(phrase: str) -> list[str]:
     items; an 'and' splits only between two parts of two words or more ('electronic and
     fiber optic equipment' stays one)."""
     items: list[str] = []
+    phrase = _VERB_CLAUSE.sub("", phrase)
     for part in _LIST_SEP.split(phrase):
         part = part.strip()
         pieces = part.split(" and ")
@@ -211,7 +219,8 @@ def _groups(m: re.Match[str], pattern: Pattern) -> dict[str, str] | None:
             groups[g] = name
     for g in pattern.phrases:
         if g in groups:
-            phrase = _short(clean_phrase(groups[g]))
+            phrase = clean_phrase(groups[g])
+            phrase = phrase if g in pattern.lists else _short(phrase)
             if not phrase:
                 return None
             groups[g] = phrase
@@ -297,7 +306,7 @@ def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) 
                 {**v, g: _short(clean_phrase(item))}
                 for v in variants
                 for item in split_list(v[g])
-                if clean_phrase(item)
+                if clean_phrase(item) and item.split()[0].casefold() not in _ITEM_VERB
             ]
     span = (base + m.start(), base + m.end())
     for v in variants:
