@@ -161,6 +161,9 @@ def server_properties(
         "background.threads": "4",
         "log.cleaner.threads": "1",
         "log.segment.bytes": str(256 * 1024 * 1024),
+        # the controller appends a no-op record to the metadata log this often when
+        # idle (default 500 ms, each one fsynced): the largest part of an idle broker
+        "metadata.max.idle.interval.ms": "5000",
     }
     if flush_interval_messages > 0:
         props["log.flush.interval.messages"] = str(flush_interval_messages)
