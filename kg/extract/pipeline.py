@@ -180,6 +180,7 @@ class Extractor:
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_limit = seen_limit
         self._parsed: dict[str, Any] = {}  # chunk text -> spaCy Doc, filled by extract_many
+        self._chunked: dict[int, tuple[str, list[Chunk]]] = {}  # id(doc) -> chunks_of(doc)
         self.llm_max_chunks = llm_max_chunks
 
     # -- context ---------------------------------------------------------------------
@@ -269,23 +270,25 @@ class Extractor:
         if self.use_nlp:
             from kg.extract.nlp_en import parse_many
 
+            self._chunked = {id(d): self.chunks_of(d) for d in docs}  # chunked once
             texts = [
                 c.text
-                for d in docs
-                for c in self.chunks_of(d)[1]
+                for _, chunks in self._chunked.values()
+                for c in chunks
                 if c.kind == "text" and c.lang == "en" and c.text.strip()
             ]
             self._parsed = dict(zip(texts, await asyncio.to_thread(parse_many, texts), strict=True))
         try:
             return [await self.extract(d, mode) for d in docs]
         finally:
-            self._parsed = {}
+            self._parsed, self._chunked = {}, {}
 
     async def extract(
         self, doc: ExtractDoc, mode: Mode = Mode.FAST, *, skip_seen: bool = False
     ) -> DocResult:
         started = time.perf_counter()
-        text, chunks = await asyncio.to_thread(self.chunks_of, doc)
+        done = self._chunked.pop(id(doc), None)
+        text, chunks = done or await asyncio.to_thread(self.chunks_of, doc)
         ctx = await asyncio.to_thread(self.context, doc, text)
         result = DocResult(doc, ctx)
         version = self.prompt_version(mode)
