@@ -68,6 +68,7 @@ class Frame:
     most: str | None = None  # "max" | "min": the group with the most (fewest) members
     top: tuple[int, str] | None = None  # (n, "DESC"|"ASC"): top-n points then average
     last_n: int | None = None  # the last n points by time
+    compare: str | None = None  # "max" | "min": which of the named ones is higher (lower)
     daily: str | None = None  # "close" | "open": one value per day, then the aggregate
     range_agg: bool = False  # high minus low
     known_at: int | None = None  # knowledge time (epoch ms): facts recorded by then only
@@ -168,6 +169,9 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         daily=daily,
         range_agg=hit(trig["range_agg"]["patterns"]) is not None,
         last_n=last_n or None,
+        compare="max"
+        if hit(trig["compare"]["max"])
+        else ("min" if hit(trig["compare"]["min"]) else None),
         uncovered=_uncovered(question, tokens, mentions),
         explain=hit(trig["explain"]["patterns"]) is not None,
     )
@@ -335,6 +339,7 @@ class Synthesizer:
             or (frame.agg == "count" and bool(u.comparisons))
             or frame.spread
             or frame.range_agg
+            or frame.compare is not None
         )
         inds = self._indicator_anchors(frame)
         if not inds and wants_values and frame.agg in ("max", "min", "avg"):
@@ -343,6 +348,9 @@ class Synthesizer:
             return []
         if frame.spread and len(inds) >= 2 and frame.agg not in ("count",) and not frame.range_agg:
             return [self._spread(frame, inds[:2])]
+        direct = [aid for _p, aid, how in inds if how == "indicator"]
+        if frame.compare and frame.wh and len(direct) >= 2 and not frame.spread:
+            return [self._which_of(frame, direct)]
         out = []
         for pattern, aid, how in inds:
             prior = 3.0 if how == "indicator" else 2.0
@@ -361,6 +369,25 @@ class Synthesizer:
 
             out.append(self._series_one(frame, pattern, aid, prior))
         return out
+
+    def _which_of(self, frame: Frame, ids: list[str]) -> Candidate:
+        """Which of the named series is higher (lower): now, or its aggregate in the
+        question's window ("Which was higher on Nov 18, the US 10Y or the CN 10Y?")."""
+        params: dict[str, Any] = {"ids": ids}
+        head = render(S.INDICATOR_SET, matches="", optionals="", where="\nWHERE t.id IN $ids")
+        order = "ASC" if frame.compare == "min" else "DESC"
+        if frame.units.time is None and frame.known_at is None:
+            cy = f"{head}\n{render(S.SERIES_ARGMAX, value='i.last_value', order=order)}"
+        else:
+            value = {"min": "min(p.lo)", "avg": "sum(p.s) / sum(p.n)"}.get(
+                frame.agg or "", "max(p.hi)" if frame.compare == "max" else "min(p.lo)"
+            )
+            if frame.agg in (None, "latest"):
+                value = "sum(p.s) / sum(p.n)"  # "higher on Nov 18": the day's level
+            body = self._points("(i)", frame, params)
+            cy = f"{head}\n{body}\n{render(S.SERIES_ARGMAX, value=value, order=order)}"
+        desc = f"which of {', '.join(ids)} is {'lower' if order == 'ASC' else 'higher'}"
+        return Candidate(cy, params, desc, 6.0, "series", ids)
 
     def _series_over_set(self, frame: Frame) -> list[Candidate]:
         """Values of the indicators an entity-set path selects: the highest (lowest,

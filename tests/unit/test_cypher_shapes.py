@@ -144,3 +144,11 @@ def test_knowledge_time_reads_only_what_was_recorded() -> None:
     c = max(Synthesizer(lex).candidates(frame, NOW), key=lambda c: c.prior)
     assert "ingested_at, 0) <= $known_at" in c.cypher and "s_f0 IS NULL" in c.cypher
     assert c.params["known_at"] == frame.known_at
+
+
+def test_which_of_two_series_is_higher() -> None:
+    c = best("Which is higher, the US 10Y yield or the China 10Y yield?")
+    assert "t.id IN $ids" in c.cypher and "DESC" in c.cypher
+    assert set(c.params["ids"]) == {"US10Y", "CN10Y"}
+    c = best("What is the average of the last three China PMI readings?")
+    assert c.params["last"] == 3 and "[0..$last]" in c.cypher
