@@ -69,12 +69,23 @@ def map_batch(
     fn: Callable[[R], Record],
     agent: str,
 ) -> tuple[list[Record], list[DeadLetter]]:
-    """Apply a per-record transform; an exception in it dead-letters that record only."""
+    """Apply a per-record transform; an exception in it dead-letters that record only.
+    The dead letters are the batch's undecodable records, then the transform's failures."""
+    outputs, failed = map_records(decoded, fn, agent)
+    return outputs, [*decoded.dead, *failed]
+
+
+def map_records(
+    decoded: Decoded[R],
+    fn: Callable[[R], Record],
+    agent: str,
+) -> tuple[list[Record], list[DeadLetter]]:
+    """``map_batch`` without the undecodable records (the batch shell sends those)."""
     outputs: list[Record] = []
-    dead = list(decoded.dead)
+    failed: list[DeadLetter] = []
     for record, origin in zip(decoded.records, decoded.origins, strict=True):
         try:
             outputs.append(fn(record))
         except Exception as exc:  # one bad record must not stop the batch
-            dead.append(dead_for(origin, exc, agent))
-    return outputs, dead
+            failed.append(dead_for(origin, exc, agent))
+    return outputs, failed

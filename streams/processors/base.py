@@ -1,7 +1,12 @@
-"""The shared shell of every batch agent: take a batch, handle it, never crash.
+"""The shared shell of every batch agent: take a batch, decode it, handle it, send what
+it produced, dead-letter what failed, never crash.
 
-A handler gets ``Inbound`` items and does its work (decode, transform, write, send).
-Failures of one record are the handler's to dead-letter. Here, what escapes a handler
+Processors register a typed handler with ``typed_agent``: it receives the batch already
+decoded (``Decoded``: valid records with their origins; the undecodable ones are
+dead-lettered here with their reason) and returns an ``Outcome``: records to produce
+per topic, dead letters of records it could not handle, and work to do only once the
+outputs are acknowledged (staged table writes). Failures of one record are the
+handler's to put in ``Outcome.dead``. Here, what escapes a handler
 is treated by kind: a dependency that is down (broker, graph) is retried without limit
 so nothing is lost or skipped; a ``GraphHalt`` (an error every batch would hit) halts
 the agent, logged with its cause and ``livekg_agent_halted`` set, retried slowly until
@@ -13,22 +18,38 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 
 import faust
 
 from core import metrics
-from core.batch import Inbound, dead_for
+from core.batch import Decoded, Inbound, dead_for, decode_batch
 from core.errors import GraphHalt, ServiceUnavailable, TransientGraphError
+from core.records import DeadLetter, Record
 from streams.context import Route, WorkerContext
 from streams.lanes import Lane
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Sequence[Inbound]], Awaitable[None]]
+
+
+@dataclass
+class Outcome:
+    """What a typed handler hands back to the shell."""
+
+    outputs: dict[str, Sequence[Record]] = field(default_factory=dict)  # logical topic -> records
+    dead: list[DeadLetter] = field(default_factory=list)
+    # run once every output is acknowledged (staged state writes, bookkeeping)
+    after_ack: Callable[[], Awaitable[None] | None] | None = None
+
+
+TypedHandler = Callable[[Decoded], Awaitable[Outcome]]
 UNEXPECTED_RETRIES = 3
 HALT_BACKOFF_MAX_S = 60.0
 
@@ -134,6 +155,64 @@ def _lane(app: faust.App, ctx: WorkerContext, name: str) -> Lane:
         run_lane.__name__ = f"lane_{name}"
         app.task(run_lane)
     return lane
+
+
+def typed_shell(
+    ctx: WorkerContext,
+    name: str,
+    handler: TypedHandler,
+    *,
+    dead_letter_undecodable: bool = True,
+    observe_latency: bool = False,
+) -> Handler:
+    """The batch shell around a typed handler: decode, handle, produce (each record
+    acknowledged), ``after_ack``, dead letters, metrics. ``dead_letter_undecodable=False``
+    for an agent reading a topic another agent already dead-letters (counted only);
+    ``observe_latency``: ingest-to-processed latency of each decoded record (the sinks
+    and sentiment, whose processing latency the dashboards show)."""
+    max_bytes = ctx.settings.streams.max_record_bytes
+
+    async def shell(items: Sequence[Inbound]) -> None:
+        decoded = decode_batch(items, ctx.model_for, max_bytes=max_bytes, agent=name)
+        outcome = await handler(decoded)
+        for topic, records in outcome.outputs.items():
+            if records:
+                await ctx.send(topic, records)
+                metrics.EVENTS_OUT.labels(name, topic).inc(len(records))
+        if outcome.after_ack is not None:
+            done = outcome.after_ack()
+            if inspect.isawaitable(done):
+                await done
+        if observe_latency and decoded.records:
+            now, hist = time.time(), metrics.EVENT_LATENCY.labels(name)
+            for r in decoded.records:
+                hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+        if dead_letter_undecodable:
+            await send_dead(ctx, name, [*decoded.dead, *outcome.dead])
+        else:
+            for d in decoded.dead:
+                metrics.ERRORS.labels(name, f"skipped_{d.error_type}").inc()
+            await send_dead(ctx, name, outcome.dead)
+
+    return shell
+
+
+def typed_agent(
+    app: faust.App,
+    ctx: WorkerContext,
+    *,
+    name: str,
+    sources: Sequence[str],
+    handler: TypedHandler,
+    dead_letter_undecodable: bool = True,
+    observe_latency: bool = False,
+) -> None:
+    """Register a typed handler on ``sources`` behind the batch shell (``typed_shell``)."""
+    shell = typed_shell(
+        ctx, name, handler,
+        dead_letter_undecodable=dead_letter_undecodable, observe_latency=observe_latency,
+    )  # fmt: skip
+    batch_agent(app, ctx, name=name, sources=sources, handler=shell)
 
 
 async def send_dead(ctx: WorkerContext, agent: str, dead: list) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core import metrics
-from core.batch import Inbound, dead_for, decode_batch
+from core.batch import Decoded, dead_for
 from core.records import CleanDocument, Triple
 from core.settings import Settings
 from core.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
@@ -39,7 +39,7 @@ from kg.canonical import load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Mode
 from streams.context import WorkerContext
-from streams.processors.base import batch_agent, send_dead
+from streams.processors.base import Outcome, typed_agent
 
 log = logging.getLogger(__name__)
 
@@ -161,12 +161,8 @@ class ExtractStage:
             )
 
     # -- stage 1: LLM-free -----------------------------------------------------------
-    async def handle_fast(self, items: Sequence[Inbound]) -> None:
+    async def handle_fast(self, batch: Decoded) -> Outcome:
         ctx = self.ctx
-        batch = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
-        )
-        await send_dead(ctx, AGENT, batch.dead)
         fast, _ = await self.extractors()
         triples: list[Triple] = []
         pending: list[CleanDocument] = []
@@ -184,12 +180,7 @@ class ExtractStage:
             triples += result.triples
             if mode_for(doc, ctx, stopped=self.llm_stopped) != Mode.FAST:
                 pending.append(doc)
-        await send_dead(ctx, AGENT, dead)
-        await ctx.send(KG_TRIPLES.name, triples)
-        metrics.EVENTS_OUT.labels(AGENT, KG_TRIPLES.name).inc(len(triples))
-        if pending:
-            await ctx.send(EXTRACT_PENDING.name, pending)
-            metrics.EVENTS_OUT.labels(AGENT, EXTRACT_PENDING.name).inc(len(pending))
+        return Outcome(outputs={KG_TRIPLES.name: triples, EXTRACT_PENDING.name: pending}, dead=dead)
 
     # -- stage 2: LLM ----------------------------------------------------------------
     async def _one_llm(self, llm: Extractor, fast: Extractor, doc: CleanDocument) -> list[Triple]:
@@ -207,17 +198,12 @@ class ExtractStage:
         _count(llm_triples, result.stats)
         return llm_triples
 
-    async def handle_llm(self, items: Sequence[Inbound]) -> None:
+    async def handle_llm(self, batch: Decoded) -> Outcome:
         from kg.llm_errors import LLMUnavailable
 
-        ctx = self.ctx
-        batch = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=LLM_AGENT
-        )
-        await send_dead(ctx, LLM_AGENT, batch.dead)
         fast, llm = await self.extractors()
         if llm is None or self.llm_stopped or not batch.records:
-            return  # committed: these documents' fast triples went out in stage 1
+            return Outcome()  # committed: these documents' fast triples went out in stage 1
         metrics.EXTRACT_BACKLOG.set(len(batch.records))
         try:
             results = await asyncio.gather(
@@ -238,17 +224,15 @@ class ExtractStage:
                 continue
             triples += res
         self.count_yield(len(batch.records) - len(dead), len(triples))
-        await send_dead(ctx, LLM_AGENT, dead)
-        await ctx.send(KG_TRIPLES.name, triples)
-        metrics.EVENTS_OUT.labels(LLM_AGENT, KG_TRIPLES.name).inc(len(triples))
+        return Outcome(outputs={KG_TRIPLES.name: triples}, dead=dead)
 
 
 def register(app: Any, ctx: WorkerContext) -> None:
     if not ctx.settings.extract.enabled:
         return
     stage = ExtractStage(ctx)
-    batch_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=stage.handle_fast)
+    typed_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=stage.handle_fast)
     if llm_configured(ctx) and llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url):
-        batch_agent(
+        typed_agent(
             app, ctx, name=LLM_AGENT, sources=[EXTRACT_PENDING.name], handler=stage.handle_llm
         )

@@ -24,7 +24,7 @@ from typing import TypeVar
 import faust
 
 from core import metrics
-from core.batch import Decoded, Inbound, dead_for, decode_batch
+from core.batch import Decoded, Inbound, dead_for
 from core.codec import DecodeFailure
 from core.errors import GraphError, GraphHalt, TransientGraphError
 from core.records import DeadLetter, Record, Triple
@@ -36,7 +36,7 @@ from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from kg.subscribe.changes import tick_changes, triple_changes
 from streams.context import WorkerContext
-from streams.processors.base import batch_agent, send_dead
+from streams.processors.base import Outcome, batch_agent, typed_shell
 
 R = TypeVar("R", bound=Record)
 Writer = Callable[[GraphStore, Sequence[R]], Awaitable[int]]
@@ -69,27 +69,19 @@ async def write_isolating(
 
 
 def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer, changes=None):
-    async def handle(items: Sequence[Inbound]) -> None:
-        decoded = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
+    async def handle(decoded: Decoded) -> Outcome:
+        if not decoded.records:
+            return Outcome()
+        store = await ctx.graph()
+        written, failed = await write_isolating(
+            store, writer, decoded.records, decoded.origins, agent
         )
-        dead = list(decoded.dead)
-        if decoded.records:
-            store = await ctx.graph()
-            written, failed = await write_isolating(
-                store, writer, decoded.records, decoded.origins, agent
-            )
-            dead += failed
-            metrics.GRAPH_WRITES.labels(kind).inc(written)
-            now = time.time()
-            hist = metrics.EVENT_LATENCY.labels(agent)
-            for r in decoded.records:
-                hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
-            if changes is not None:  # what was written, for subscriptions (after the write)
-                await ctx.send(GRAPH_CHANGES.name, changes(decoded.records))
-        await send_dead(ctx, agent, dead)
+        metrics.GRAPH_WRITES.labels(kind).inc(written)
+        # what was written, for subscriptions (sent after the write)
+        out = {GRAPH_CHANGES.name: changes(decoded.records)} if changes is not None else {}
+        return Outcome(outputs=out, dead=failed)
 
-    return handle
+    return typed_shell(ctx, agent, handle, observe_latency=True)
 
 
 def rejected_letter(origin: Inbound, check: TripleCheck, agent: str) -> DeadLetter:
@@ -113,6 +105,7 @@ class TripleSink:
         self._index: AliasIndex | None = None
         self._loaded_at = 0.0
         self.known = sink.KnownEntities()
+        self._shell = typed_shell(ctx, agent, self.write_batch)
 
     async def alias_index(self, store: GraphStore) -> AliasIndex:
         refresh = self.ctx.settings.kg.alias_refresh_s
@@ -133,11 +126,12 @@ class TripleSink:
             metrics.ERRORS.labels(self.agent, "xbrl_check").inc()
 
     async def handle(self, items: Sequence[Inbound]) -> None:
+        """The agent's handler: the batch shell around ``write_batch``."""
+        await self._shell(items)
+
+    async def write_batch(self, decoded: Decoded) -> Outcome:
         ctx, agent = self.ctx, self.agent
-        decoded: Decoded = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=agent
-        )
-        dead = list(decoded.dead)
+        dead: list[DeadLetter] = []
         valid: list[Triple] = []
         origins: list[Inbound] = []
         checks: dict[int, TripleCheck] = {}
@@ -151,33 +145,33 @@ class TripleSink:
                 checks[id(record)] = check
             else:
                 dead.append(rejected_letter(origin, check, agent))
-        if valid:
-            store = await ctx.graph()
-            index = await self.alias_index(store)
-            batch = ctx.settings.graph.write_batch
+        if not valid:
+            return Outcome(dead=dead)
+        store = await ctx.graph()
+        index = await self.alias_index(store)
+        batch = ctx.settings.graph.write_batch
 
-            async def writer(store: GraphStore, recs: Sequence[Triple]) -> int:
-                return await sink.write_triples(
-                    store,
-                    recs,
-                    batch,
-                    ontology=self.ontology,
-                    index=index,
-                    checks=[checks[id(r)] for r in recs],
-                    known=self.known,
-                )
+        async def writer(store: GraphStore, recs: Sequence[Triple]) -> int:
+            return await sink.write_triples(
+                store,
+                recs,
+                batch,
+                ontology=self.ontology,
+                index=index,
+                checks=[checks[id(r)] for r in recs],
+                known=self.known,
+            )
 
-            written, failed = await write_isolating(store, writer, valid, origins, agent)
-            dead += failed
-            metrics.GRAPH_WRITES.labels("fact").inc(written)
-            now = time.time()
-            hist = metrics.EVENT_LATENCY.labels(agent)
-            for r in valid:
-                hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
-            await self.check_tables(store, valid, index)
-            found = [checks[id(r)] for r in valid]  # what was written, for subscriptions
-            await ctx.send(GRAPH_CHANGES.name, triple_changes(valid, found, self.ontology, index))
-        await send_dead(ctx, agent, dead)
+        written, failed = await write_isolating(store, writer, valid, origins, agent)
+        metrics.GRAPH_WRITES.labels("fact").inc(written)
+        now = time.time()
+        hist = metrics.EVENT_LATENCY.labels(agent)
+        for r in valid:
+            hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+        await self.check_tables(store, valid, index)
+        found = [checks[id(r)] for r in valid]  # what was written, for subscriptions
+        changes = triple_changes(valid, found, self.ontology, index)
+        return Outcome(outputs={GRAPH_CHANGES.name: changes}, dead=[*dead, *failed])
 
 
 def register(app: faust.App, ctx: WorkerContext) -> None:

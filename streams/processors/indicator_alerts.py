@@ -7,17 +7,14 @@ group, beside the tick sink that writes the graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import faust
 
-from core import metrics
-from core.batch import Inbound, decode_batch
+from core.batch import Decoded
 from core.records import Alert, IndicatorTick
 from core.topics import ALERTS_INDICATOR, RAW_TICKS
 from streams.context import WorkerContext
 from streams.moves import IndicatorState, MoveRules, update
-from streams.processors.base import batch_agent
+from streams.processors.base import Outcome, typed_agent
 from streams.tables import StagedWrites, TableState
 
 AGENT = "indicator_alerts"
@@ -31,10 +28,7 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
         app.Table(TABLE, default=None, partitions=ctx.settings.kafka.topic_partitions)
     )
 
-    async def handle(items: Sequence[Inbound]) -> None:
-        decoded = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
-        )
+    async def handle(decoded: Decoded) -> Outcome:
         alerts: list[Alert] = []
         # written once the alerts are acknowledged (a replayed tick is ignored by event
         # time, so a state written first could lose its alerts in a crash)
@@ -47,12 +41,11 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
             if new is not None and new is not state:
                 staged.set(tick.indicator_id, new.model_dump(mode="json"), origin.partition)
             alerts += fired
-        await ctx.send(ALERTS_INDICATOR.name, alerts)
-        staged.write()
-        metrics.EVENTS_OUT.labels(AGENT, ALERTS_INDICATOR.name).inc(len(alerts))
-        # Invalid ticks are dead-lettered once, by the tick sink that reads the same
-        # topic; here they are only counted.
-        for d in decoded.dead:
-            metrics.ERRORS.labels(AGENT, f"skipped_{d.error_type}").inc()
+        return Outcome(outputs={ALERTS_INDICATOR.name: alerts}, after_ack=staged.write)
 
-    batch_agent(app, ctx, name=AGENT, sources=[RAW_TICKS.name], handler=handle)
+    # Invalid ticks are dead-lettered once, by the tick sink that reads the same topic;
+    # here they are only counted.
+    typed_agent(
+        app, ctx, name=AGENT, sources=[RAW_TICKS.name], handler=handle,
+        dead_letter_undecodable=False,
+    )  # fmt: skip

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
 import faust
 
-from core import metrics
-from core.batch import Inbound, dead_for, decode_batch
+from core.batch import Decoded, Inbound, dead_for
 from core.records import Alert, CleanDocument, DeadLetter, SentimentScore, stable_id
 from core.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
 from kg.sentiment.labels import LABELS, label_of, polarity
@@ -32,7 +30,7 @@ from kg.sentiment.service import ScoreInput, ScoreOutput, SentimentEngine
 from kg.sentiment.state import AlertRules, EntityState, update
 from streams import tables
 from streams.context import WorkerContext
-from streams.processors.base import batch_agent, send_dead
+from streams.processors.base import Outcome, typed_agent
 
 log = logging.getLogger(__name__)
 
@@ -184,38 +182,24 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
                 engine = built
             return engine
 
-    async def handle(items: Sequence[Inbound]) -> None:
-        decoded = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
+    async def handle(decoded: Decoded) -> Outcome:
+        if not decoded.records:
+            return Outcome()
+        docs: list[CleanDocument] = decoded.records  # type: ignore[assignment]
+        scores, failed = await score_docs(
+            await get_engine(), docs, decoded.origins, cfg.max_entities_per_doc
         )
-        dead = list(decoded.dead)
-        if decoded.records:
-            docs: list[CleanDocument] = decoded.records  # type: ignore[assignment]
-            scores, failed = await score_docs(
-                await get_engine(), docs, decoded.origins, cfg.max_entities_per_doc
-            )
-            dead += failed
-            await ctx.send(SENTIMENT_SCORED.name, scores)
-            metrics.EVENTS_OUT.labels(AGENT, SENTIMENT_SCORED.name).inc(len(scores))
-            now = time.time()
-            hist = metrics.EVENT_LATENCY.labels(AGENT)
-            for d in docs:
-                hist.observe(max(now - d.ingest_time.timestamp(), 0.0))
-        await send_dead(ctx, AGENT, dead)
+        return Outcome(outputs={SENTIMENT_SCORED.name: scores}, dead=failed)
 
     table = app.Table(TABLE, default=None, partitions=ctx.settings.kafka.topic_partitions)
     state = TableState(table)
 
-    async def handle_state(items: Sequence[Inbound]) -> None:
-        decoded = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=STATE_AGENT
-        )
+    async def handle_state(decoded: Decoded) -> Outcome:
         staged = tables.StagedWrites(state)  # written once the alerts are acknowledged
         alerts = fold_scores(staged, decoded.records, decoded.origins, rules)  # type: ignore[arg-type]
-        await ctx.send(ALERTS_SENTIMENT.name, alerts)
-        staged.write()
-        metrics.EVENTS_OUT.labels(STATE_AGENT, ALERTS_SENTIMENT.name).inc(len(alerts))
-        await send_dead(ctx, STATE_AGENT, list(decoded.dead))
+        return Outcome(outputs={ALERTS_SENTIMENT.name: alerts}, after_ack=staged.write)
 
-    batch_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=handle)
-    batch_agent(app, ctx, name=STATE_AGENT, sources=[SENTIMENT_SCORED.name], handler=handle_state)
+    typed_agent(
+        app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=handle, observe_latency=True
+    )
+    typed_agent(app, ctx, name=STATE_AGENT, sources=[SENTIMENT_SCORED.name], handler=handle_state)

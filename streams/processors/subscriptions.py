@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 
 import faust
 import httpx
@@ -28,14 +27,14 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from core import metrics
-from core.batch import Inbound, decode_batch
+from core.batch import Decoded
 from core.codec import DecodeFailure, dead_letter
 from core.records import Alert, GraphChange
 from core.topics import ALERTS_EVENTS, GRAPH_CHANGES
 from kg.subscribe import storage
 from kg.subscribe.evaluator import Evaluator
 from streams.context import WorkerContext
-from streams.processors.base import batch_agent, send_dead
+from streams.processors.base import Outcome, send_dead, typed_agent
 from streams.tables import StagedWrites, TableState
 
 AGENT = "subscriptions"
@@ -107,31 +106,29 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
                                      failure=failure, source=f"webhook:{sub.id}")  # fmt: skip
                 await send_dead(ctx, AGENT, [letter])
 
-    async def handle(items: Sequence[Inbound]) -> None:
-        decoded = decode_batch(
-            items, ctx.model_for, max_bytes=ctx.settings.streams.max_record_bytes, agent=AGENT
-        )
-        await send_dead(ctx, AGENT, list(decoded.dead))
+    async def handle(decoded: Decoded) -> Outcome:
         changes: list[GraphChange] = [r for r in decoded.records if isinstance(r, GraphChange)]
         if not changes:
-            return
+            return Outcome()
         store = await ctx.graph()
         await evaluator.refresh(store)
         if not evaluator.subs:
-            return
+            return Outcome()
         staged = StagedWrites(table)
         result = await evaluator.evaluate_batch(store, changes, staged.get)
         for sid, state in result.states.items():
             staged.set(sid, state, 0)
-        await ctx.send(ALERTS_EVENTS.name, result.alerts)
-        staged.write()  # only once the alerts are acknowledged
-        await storage.mark_fired(store, result.fired)
-        metrics.EVENTS_OUT.labels(AGENT, ALERTS_EVENTS.name).inc(len(result.alerts))
         for _ in result.failed:
             metrics.ERRORS.labels(AGENT, "evaluation").inc()
-        if result.alerts:
-            task = asyncio.create_task(deliver(result.alerts))
-            webhooks.add(task)
-            task.add_done_callback(webhooks.discard)
 
-    batch_agent(app, ctx, name=AGENT, sources=[GRAPH_CHANGES.name], handler=handle)
+        async def acknowledged() -> None:  # only once the alerts are acknowledged
+            staged.write()
+            await storage.mark_fired(store, result.fired)
+            if result.alerts:
+                task = asyncio.create_task(deliver(result.alerts))
+                webhooks.add(task)
+                task.add_done_callback(webhooks.discard)
+
+        return Outcome(outputs={ALERTS_EVENTS.name: result.alerts}, after_ack=acknowledged)
+
+    typed_agent(app, ctx, name=AGENT, sources=[GRAPH_CHANGES.name], handler=handle)
