@@ -142,10 +142,13 @@ def _score_gold(
     from kg.extract import Mode
     from kg.extract.gold import doc_fields, read_gold, score
     from kg.extract.pipeline import ExtractDoc
+    from kg.extract.verify import VerifyStats
 
     gdocs = read_gold(path, split)
     if limit:
         gdocs = gdocs[:limit]
+
+    verification = VerifyStats()
 
     async def go() -> dict[str, list[tuple[str, str, str]]]:
         ex = _extractor(settings, mode, base_url)
@@ -155,6 +158,7 @@ def _score_gold(
             for i in range(0, len(edocs), BATCH):
                 for r in await ex.extract_many(edocs[i : i + BATCH], Mode(mode)):
                     out[r.doc.id] = [(t.head, t.relation, t.tail) for t in r.triples]
+                    verification.merge(r.stats)
         finally:
             await _close(ex)
         return out
@@ -168,6 +172,7 @@ def _score_gold(
         "predicted": sum(len(v) for v in preds.values()),
         "seconds": round(time.perf_counter() - started, 2),
         **scores.as_dict(errors=errors),
+        "verification": verification.as_dict(),
     }  # fmt: skip
 
 
