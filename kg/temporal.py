@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kg.ontology import Ontology, default_ontology
+from kg.queries import cypher
 from kg.store.base import GraphStore
 
 DAY_MS = 86_400_000
@@ -190,7 +191,7 @@ def rollup(observations: Iterable[InstantObs], cutoff_ms: int) -> list[dict[str,
 
     Pure. Each row lists the observation ids it consumed; the write merges the row into
     the day's node and deletes exactly those observations in one query, so a row is
-    applied once even if two upkeep runs overlap (see ``ROLLUP_CYPHER``).
+    applied once even if two upkeep runs overlap (see the catalogue's ``roll_up_daily``).
     """
     groups: dict[tuple[str, int], list[InstantObs]] = defaultdict(list)
     for o in observations:
@@ -220,48 +221,10 @@ def rollup(observations: Iterable[InstantObs], cutoff_ms: int) -> list[dict[str,
     return rows
 
 
-INSTANT_READ_CYPHER = """
-MATCH (o:Observation)
-WHERE o.observed_at < $cutoff AND o.frequency = 'instant'
-RETURN o.id AS id, o.indicator_id AS indicator_id, o.value AS value,
-       o.observed_at AS observed_at
-ORDER BY observed_at
-LIMIT $limit
-"""
-
 # All-or-nothing per row: only when every listed observation still exists is the day
 # updated and are they deleted (a concurrent or repeated run finds some gone and skips).
 # New values are computed in a WITH before one SET, so no SET item reads another's
 # result (the backends differ on that).
-ROLLUP_CYPHER = """
-UNWIND $rows AS r
-UNWIND r.obs_ids AS oid
-MATCH (o:Observation {id: oid})
-WITH r, collect(o) AS obs
-WHERE size(obs) = size(r.obs_ids)
-MERGE (i:Entity {id: r.indicator_id})
-  ON CREATE SET i:Indicator, i.partition = 'static', i.name = r.indicator_id,
-                i.canonical = false, i.created_at = timestamp()
-MERGE (d:DailyObservation {id: r.id})
-  ON CREATE SET d.partition = 'dynamic', d.indicator_id = r.indicator_id, d.day = r.day,
-                d.day_start = r.day_start, d.n = 0, d.sum = 0.0,
-                d.open = r.open, d.close = r.close, d.high = r.high, d.low = r.low,
-                d.first_at = r.first_at, d.last_at = r.last_at
-WITH r, obs, i, d,
-     CASE WHEN r.first_at < d.first_at THEN r.open ELSE d.open END AS open,
-     CASE WHEN r.last_at > d.last_at THEN r.close ELSE d.close END AS close,
-     CASE WHEN r.high > d.high THEN r.high ELSE d.high END AS high,
-     CASE WHEN r.low < d.low THEN r.low ELSE d.low END AS low,
-     CASE WHEN r.first_at < d.first_at THEN r.first_at ELSE d.first_at END AS first_at,
-     CASE WHEN r.last_at > d.last_at THEN r.last_at ELSE d.last_at END AS last_at,
-     d.n + r.n AS n, d.sum + r.sum AS total
-SET d.open = open, d.close = close, d.high = high, d.low = low, d.first_at = first_at,
-    d.last_at = last_at, d.n = n, d.sum = total, d.mean = total / n
-MERGE (i)-[:HAS_DAILY]->(d)
-WITH obs
-UNWIND obs AS o
-DETACH DELETE o
-"""
 
 
 async def roll_up_instant(
@@ -269,11 +232,13 @@ async def roll_up_instant(
 ) -> dict[str, int]:
     """Move instant observations older than the window into daily history."""
     cutoff = now_ms - window_ms
-    rows = await store.execute(INSTANT_READ_CYPHER, {"cutoff": cutoff, "limit": limit})
+    rows = await store.execute(
+        cypher("observations_to_roll_up"), {"cutoff": cutoff, "limit": limit}
+    )
     obs = [
         InstantObs(r["id"], r["indicator_id"], float(r["value"]), int(r["observed_at"]))
         for r in rows
     ]
     daily = rollup(obs, cutoff)
-    await store.execute_batches(ROLLUP_CYPHER, daily, batch=batch)
+    await store.execute_batches(cypher("roll_up_daily"), daily, batch=batch)
     return {"observations": len(obs), "days": len(daily)}

@@ -17,6 +17,7 @@ from core import metrics
 from core.errors import ServiceUnavailable
 from kg.cypher import AskResult
 from kg.cypher.execute import run_read_only
+from kg.queries import cypher
 from serving.services import Services
 
 router = APIRouter()
@@ -118,9 +119,7 @@ async def ask(body: AskRequest, request: Request) -> AskResult:
 @router.get("/entities/{entity_id}", response_model=Entity, tags=["graph"])
 async def entity(entity_id: EntityId, request: Request) -> Entity:
     store = await _store(request)
-    rows = await run_read_only(
-        store, "MATCH (e:Entity {id: $id}) RETURN e AS e, labels(e) AS labels", {"id": entity_id}
-    )
+    rows = await run_read_only(store, cypher("entity_with_labels"), {"id": entity_id})
     if not rows:
         raise HTTPException(404, f"no entity {entity_id!r}")
     props = dict(rows[0]["e"])
@@ -139,25 +138,11 @@ async def neighbourhood(
     """Entities within ``depth`` fact edges (facts valid at ``as_of``, default: now)."""
     store = await _store(request)
     at = _ms(as_of)
-    valid = (
-        "r.valid_to IS NULL"
-        if at is None
-        else "coalesce(r.valid_from, 0) <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)"
-    )
-    cy = f"""
-MATCH p = (c:Entity {{id: $id}})-[*1..{depth}]-(n:Entity)
-WHERE all(r IN relationships(p) WHERE r.valid_from IS NOT NULL AND {valid})
-UNWIND relationships(p) AS r
-WITH DISTINCT r
-RETURN startNode(r).id AS s, startNode(r).name AS sn, labels(startNode(r)) AS sl,
-       endNode(r).id AS t, endNode(r).name AS tn, labels(endNode(r)) AS tl,
-       type(r) AS type, r.id AS id, r.valid_from AS vf, r.valid_to AS vt
-LIMIT {limit}"""
+    validity = cypher("valid_now") if at is None else cypher("valid_at")
+    cy = cypher("neighbourhood", depth=depth, validity=validity, limit=limit)
     rows = await run_read_only(store, cy, {"id": entity_id, "at": at}, row_limit=limit)
     if not rows:
-        exists = await run_read_only(
-            store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id", {"id": entity_id}
-        )
+        exists = await run_read_only(store, cypher("entity_exists"), {"id": entity_id})
         if not exists:
             raise HTTPException(404, f"no entity {entity_id!r}")
     nodes: dict[str, GraphNode] = {}
@@ -177,9 +162,7 @@ LIMIT {limit}"""
             )
         )
     if entity_id not in nodes:
-        rows = await run_read_only(
-            store, "MATCH (e:Entity {id: $id}) RETURN e.name AS name", {"id": entity_id}
-        )
+        rows = await run_read_only(store, cypher("entity_name"), {"id": entity_id})
         nodes[entity_id] = GraphNode(id=entity_id, name=rows[0]["name"] if rows else None)
     return Neighbourhood(
         center=entity_id, depth=depth, as_of=as_of, nodes=list(nodes.values()), edges=edges
@@ -197,22 +180,10 @@ async def indicator_series(
     """Instant observations and daily closes of an indicator, oldest first."""
     store = await _store(request)
     params = {"id": indicator_id, "from": _ms(from_) or 0, "to": _ms(to) or 2**62}
-    cy = """
-MATCH (i:Entity {id: $id})
-OPTIONAL MATCH (i)-[:HAS_OBSERVATION]->(o:Observation)
-  WHERE o.observed_at >= $from AND o.observed_at < $to
-WITH i, collect({t: o.observed_at, v: o.value}) AS a
-OPTIONAL MATCH (i)-[:HAS_DAILY]->(d:DailyObservation)
-  WHERE d.last_at >= $from AND d.last_at < $to
-WITH i, a, collect({t: d.last_at, v: d.close}) AS b
-UNWIND a + b AS p
-WITH p WHERE p.t IS NOT NULL
-RETURN p.t AS t, p.v AS value ORDER BY t DESC"""
+    cy = cypher("indicator_series")
     rows = await run_read_only(store, cy, params, row_limit=limit)
     if not rows:
-        exists = await run_read_only(
-            store, "MATCH (e:Entity {id: $id}) RETURN e.id AS id", {"id": indicator_id}
-        )
+        exists = await run_read_only(store, cypher("entity_exists"), {"id": indicator_id})
         if not exists:
             raise HTTPException(404, f"no indicator {indicator_id!r}")
     points = [SeriesPoint(t=int(r["t"]), value=r["value"]) for r in reversed(rows)]

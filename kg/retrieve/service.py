@@ -19,40 +19,13 @@ from typing import Any
 import numpy as np
 
 from kg.embed import Embedder
+from kg.queries import cypher
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
 from kg.retrieve.types import Method, RetrievedItem
 from kg.retrieve.vector_cache import VectorCache, cache_path
 from kg.store.base import GraphStore
 
 INTERNAL_RELATIONS = ("HAS_OBSERVATION", "HAS_DAILY", "MENTIONS")
-
-TRIPLES_CYPHER = """
-MATCH (h:Entity)-[f]->(t:Entity)
-WHERE f.id IS NOT NULL AND NOT type(f) IN $internal
-  AND coalesce(f.written_at, f.ingested_at, 0) > $since
-RETURN f.id AS id, h.id AS head, coalesce(h.name, h.id) AS head_name, type(f) AS relation,
-       t.id AS tail, coalesce(t.name, t.id) AS tail_name, f.valid_from AS valid_from,
-       f.valid_to AS valid_to, f.sources AS sources, f.doc_ids AS doc_ids,
-       f.evidence AS evidence, coalesce(f.written_at, f.ingested_at, 0) AS written_at
-LIMIT $limit
-"""
-
-DOCS_CYPHER = """
-MATCH (d:Document)
-WHERE coalesce(d.written_at, d.ingested_at, 0) > $since
-OPTIONAL MATCH (d)-[:MENTIONS]->(e:Entity)
-RETURN d.id AS id, d.title AS title, d.text AS text, d.url AS url, d.source AS source,
-       d.published_at AS published_at, collect(e.id) AS entities,
-       coalesce(d.written_at, d.ingested_at, 0) AS written_at
-LIMIT $limit
-"""
-
-NAMES_CYPHER = """
-MATCH (e:Entity)
-WHERE e.canonical = true
-RETURN e.id AS id, e.name AS name, e.name_zh AS name_zh, e.short_name AS short_name,
-       e.aliases AS aliases, e.ticker AS ticker
-"""
 
 
 def _strs(v: Any) -> list[str]:
@@ -111,7 +84,7 @@ class RetrievalService:
             if not force and time.monotonic() - self._refreshed_at < self.refresh_s:
                 return {"triples": 0, "documents": 0}
             if not self._names_loaded:
-                rows = await self.store.query(NAMES_CYPHER)
+                rows = await self.store.query(cypher("retrieval_entity_names"))
                 self.index.add_names({
                     str(r["id"]): [x for k in ("name", "name_zh", "short_name", "ticker")
                                    for x in _strs(r.get(k))] + _strs(r.get("aliases"))
@@ -119,12 +92,13 @@ class RetrievalService:
                 })  # fmt: skip
                 self._names_loaded = True
             trows = await self.store.query(
-                TRIPLES_CYPHER,
+                cypher("retrieval_new_facts"),
                 {"since": self._since_triples, "internal": list(INTERNAL_RELATIONS),
                  "limit": self.load_limit},
             )  # fmt: skip
             drows = await self.store.query(
-                DOCS_CYPHER, {"since": self._since_docs, "limit": self.load_limit}
+                cypher("retrieval_new_documents"),
+                {"since": self._since_docs, "limit": self.load_limit},
             )
             triples = [triple_row(r) for r in trows]
             docs = [
