@@ -135,21 +135,26 @@ def _blocks(text: str) -> list[_Block]:
 def _split_long(block: _Block, max_tokens: int) -> list[tuple[str, int]]:
     """A paragraph over the cap, cut at sentence ends (hard cut if one sentence is)."""
     pieces: list[tuple[str, int]] = []
-    cur_start, cur_end = 0, 0
+    cur_start, cur_end, cur_tokens = 0, 0, 0
     text = block.text
     bounds = [m.end() for m in _SENT_END.finditer(text)] + [len(text)]
     for end in bounds:
         if end <= cur_end:
             continue
-        candidate = text[cur_start:end]
-        if approx_tokens(candidate) > max_tokens and cur_end > cur_start:
+        # Token counts add up across sentence bounds (no token spans one), so the piece's
+        # count is kept incrementally: recounting it per sentence was quadratic (minutes
+        # for a 5 MB paragraph).
+        seg_tokens = approx_tokens(text[cur_end:end])
+        if cur_tokens + seg_tokens > max_tokens and cur_end > cur_start:
             pieces.append((text[cur_start:cur_end], block.start + cur_start))
-            cur_start = cur_end
+            cur_start, cur_tokens = cur_end, 0
         cur_end = end
-        while approx_tokens(text[cur_start:cur_end]) > max_tokens:
+        cur_tokens += seg_tokens
+        while cur_tokens > max_tokens:
             cut = _hard_cut(text, cur_start, cur_end, max_tokens)
             pieces.append((text[cur_start:cut], block.start + cur_start))
             cur_start = cut
+            cur_tokens = approx_tokens(text[cur_start:cur_end])
     if text[cur_start:].strip():
         pieces.append((text[cur_start:], block.start + cur_start))
     return [(p, s) for p, s in pieces if p.strip()]
