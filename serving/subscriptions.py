@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery
 from sse_starlette.sse import EventSourceResponse
 
-from core.errors import ServiceUnavailable
+from core.errors import GraphError, ReadOnlyViolation, ServiceUnavailable, TransientGraphError
 from kg.subscribe import service, storage
 from kg.subscribe.model import Subscription, SubscriptionSpec, owner_of
 from kg.subscribe.translate import TranslationError
@@ -50,6 +50,10 @@ async def add(spec: SubscriptionSpec, request: Request, who: Owner) -> Subscript
         )
     except TranslationError as exc:
         raise HTTPException(422, str(exc)) from exc
+    except (TransientGraphError, ReadOnlyViolation):
+        raise  # busy or down: 503, worth retrying; a write: 400 (the app's handlers)
+    except GraphError as exc:  # the graph rejects the query itself (syntax, unknown function)
+        raise HTTPException(422, f"the query does not run: {exc}") from exc
 
 
 @router.get("", response_model=list[Subscription])
