@@ -78,17 +78,23 @@ def _trim_table(rows: list[list[str]]) -> list[list[str]]:
     return [[c[:MAX_CELL_CHARS] for c in r] for r in rows[:MAX_TABLE_ROWS]]
 
 
-class EdgarConnector:
-    name = "edgar"
-    topics = ("raw.filings",)
+class SecWatchlistSource:
+    """A source polling SEC endpoints for the EDGAR watch list (tickers or ``CIK...``),
+    at SEC's fair-access rate (at most 10 requests/s), tickers resolved to CIKs through
+    SEC's company_tickers.json (fetched once)."""
+
+    name = "sec"
 
     def __init__(
-        self, cfg: ConnectorSettings, *, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        cfg: ConnectorSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        min_interval_s: float = 0.0,
     ) -> None:
         self.watchlist = [w.strip().upper() for w in cfg.edgar_watchlist if w.strip()]
-        self.forms = set(cfg.edgar_forms)
         self.rate_per_s = min(cfg.rate_limits.get("edgar", 10.0), 10.0)
-        self.interval_s = cfg.intervals.get("edgar", 300.0)
+        self.interval_s = max(cfg.intervals.get("edgar", 300.0), min_interval_s)
         self.http = HttpSource.from_settings(
             self.name,
             cfg,
@@ -111,6 +117,17 @@ class EdgarConnector:
             return self._tickers[entry]
         except KeyError:
             raise SourceError(f"ticker {entry} is not in SEC's company_tickers.json") from None
+
+
+class EdgarConnector(SecWatchlistSource):
+    name = "edgar"
+    topics = ("raw.filings",)
+
+    def __init__(
+        self, cfg: ConnectorSettings, *, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        super().__init__(cfg, transport=transport)
+        self.forms = set(cfg.edgar_forms)
 
     async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
         cik = await self.cik(stream)

@@ -28,9 +28,8 @@ from typing import Any
 import httpx
 import orjson
 
-from connectors.base import Batch, SchemaDriftError, SourceError
-from connectors.edgar import TICKERS_URL, parse_tickers
-from connectors.http import HttpSource
+from connectors.base import Batch, SchemaDriftError
+from connectors.edgar import SecWatchlistSource
 from core.metrics import XBRL_FACTS
 from core.records import Triple, stable_id
 from core.settings import ConnectorSettings
@@ -292,8 +291,9 @@ def sample_triples(ids: dict[int, str] | None = None) -> list[Triple]:
     return out
 
 
-class XbrlConnector:
-    """Company facts of the EDGAR watch list -> ``kg.triples`` (cursor: last filed date)."""
+class XbrlConnector(SecWatchlistSource):
+    """Company facts of the EDGAR watch list -> ``kg.triples`` (cursor: last filed date;
+    polled at most hourly: company facts change with filings)."""
 
     name = "xbrl"
     topics = ("kg.triples",)
@@ -301,30 +301,7 @@ class XbrlConnector:
     def __init__(
         self, cfg: ConnectorSettings, *, transport: httpx.AsyncBaseTransport | None = None
     ) -> None:
-        self.watchlist = [w.strip().upper() for w in cfg.edgar_watchlist if w.strip()]
-        self.rate_per_s = min(cfg.rate_limits.get("edgar", 10.0), 10.0)
-        self.interval_s = max(cfg.intervals.get("edgar", 300.0), 3600.0)
-        self.http = HttpSource.from_settings(
-            self.name,
-            cfg,
-            rate_per_s=self.rate_per_s,
-            transport=transport,
-            headers={"Accept-Encoding": "gzip, deflate"},
-        )
-        self._tickers: dict[str, int] | None = None
-
-    def streams(self) -> list[str]:
-        return self.watchlist
-
-    async def cik(self, entry: str) -> int:
-        if entry.removeprefix("CIK").isdigit():
-            return int(entry.removeprefix("CIK"))
-        if self._tickers is None:
-            _, data = await self.http.get(TICKERS_URL, lambda r: orjson.loads(r.content))
-            self._tickers = {t: cik for t, (cik, _title) in parse_tickers(data).items()}
-        if entry not in self._tickers:
-            raise SourceError(f"ticker {entry} is not in SEC's company_tickers.json")
-        return self._tickers[entry]
+        super().__init__(cfg, transport=transport, min_interval_s=3600.0)
 
     async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
         cik = await self.cik(stream)

@@ -26,6 +26,8 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from kg.report.market import fed_rate_number
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "connectors" / "samples"
 DAY = date(2024, 9, 18)
@@ -108,17 +110,6 @@ _RANGE = re.compile(
 )
 
 
-def _frac(s: str) -> float:
-    whole, _, frac = s.partition("-")
-    if "/" in whole:
-        whole, frac = "0", whole
-    v = float(whole)
-    if frac:
-        a, b = frac.split("/")
-        v += int(a) / int(b)
-    return v
-
-
 def statement_text(corpus: Path, day: str) -> tuple[str, str]:
     raw = (corpus / "fomc_statements" / f"{day}-fomc-statement.md").read_text(encoding="utf-8")
     _, front, body = raw.split("---", 2)
@@ -135,7 +126,7 @@ def target_upper(corpus: Path) -> list[dict]:
         d = date.fromisoformat(p.name[:10])
         m = _RANGE.search(p.read_text(encoding="utf-8").replace("\n", " "))
         if m and d <= DAY:
-            decisions.append((d, _frac(m.group(2))))
+            decisions.append((d, fed_rate_number(m.group(2))))
     rows = []
     d = HISTORY_START
     while d <= DAY:

@@ -31,12 +31,17 @@ from kg.canonical import (  # noqa: E402
     normalize_key,
 )
 from kg.extract.corpus import split_of  # noqa: E402
-from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index, short_names  # noqa: E402
+from kg.extract.pipeline import (  # noqa: E402
+    ExtractDoc,
+    Extractor,
+    bundled_index,
+    short_names,
+    universe_index,
+)
 from kg.extract.table_text import scan  # noqa: E402
 from kg.extract.tables import from_data, read_table  # noqa: E402
 from kg.extract.types import DocContext  # noqa: E402
 from kg.extract.xbrl_check import compare  # noqa: E402
-from kg.static import bundled_universe_path, read_file  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 CORPUS = DATA / "market_corpus" / "sec_10k"
@@ -46,18 +51,7 @@ COMPANY_TYPES = {"Company", "Organization", "Institution"}
 
 def universe_only_index() -> AliasIndex:
     """The alias dictionary before this change: the static universe alone."""
-    index = AliasIndex()
-    for e in read_file(bundled_universe_path()).entities:
-        concept = index.ontology.concept(e.type)
-        aliases = [*e.aliases, e.name_zh or "", e.short_name or "", *short_names(e.name)]
-        index.add(
-            e.id,
-            concept.label if concept else e.type,
-            e.name,
-            aliases,
-            [e.ticker or "", e.code or ""],
-        )
-    return index
+    return universe_index()
 
 
 def corpus_docs(split: str) -> list[tuple[dict[str, str], ExtractDoc]]:

@@ -127,8 +127,16 @@ def short_names(name: str) -> list[str]:
 
 
 def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
-    """The alias dictionary of the bundled static universe (kg/data/universe.json), for
-    runs without a graph; the stream uses the graph's (``load_alias_index``)."""
+    """The alias dictionary of the bundled static universe (kg/data/universe.json) and
+    the bundled SEC ticker list, for runs without a graph; the stream uses the graph's
+    (``load_alias_index``)."""
+    index = universe_index(ontology)
+    add_sec_companies(index, bundled_sec_tickers())  # filers outside the universe: by ticker
+    return index
+
+
+def universe_index(ontology: Ontology | None = None) -> AliasIndex:
+    """The alias dictionary of the bundled static universe alone."""
     from kg.static import bundled_universe_path, read_file
 
     index = AliasIndex(ontology)
@@ -142,7 +150,6 @@ def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
             aliases,
             [e.ticker or "", e.code or ""],
         )
-    add_sec_companies(index, bundled_sec_tickers())  # filers outside the universe: by ticker
     return index
 
 

@@ -114,7 +114,8 @@ _RANGE = re.compile(
 _AGAINST = re.compile(r"Voting against.*?\.(?=\s+[A-Z][a-z]+\s|\s*$)")
 
 
-def _frac(s: str) -> float:
+def fed_rate_number(s: str) -> float:
+    """A rate as FOMC statements print it: "5-1/4" -> 5.25, "1/4" -> 0.25, "4.5" -> 4.5."""
     whole, _, frac = s.partition("-")
     if "/" in whole:
         whole, frac = "0", whole
@@ -139,7 +140,7 @@ def parse_statement(text: str, day: date, prev_high: float | None) -> PolicyEven
     m = _RANGE.search(flat)
     if m is None:
         return None
-    low, high = _frac(m.group(2)), _frac(m.group(3))
+    low, high = fed_rate_number(m.group(2)), fed_rate_number(m.group(3))
     verb = m.group(1).lower()
     if prev_high is not None:
         change = round((high - prev_high) * 100, 1)
