@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 from pathlib import Path
 
-import pytest
 import uvicorn
 
 from core.records import Alert, AlertKind, Evidence, utcnow
@@ -22,20 +20,11 @@ from ops.runtime import free_port
 from serving.app import create_app
 from serving.services import Services
 from streams.publisher import Publisher
+from tests.e2e.browser import ARGS, CHROMIUM, needs_chromium
 from tests.unit.test_report import sample_docs, sample_series
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
-
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="the chromium package is not installed")
+@needs_chromium
 async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from playwright.async_api import async_playwright, expect
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 import uvicorn
 
 from core.records import Triple
@@ -22,20 +20,11 @@ from kg.store import GraphStore
 from ops.runtime import free_port, spawn_worker, stop_pid
 from serving.app import create_app
 from serving.services import Services
+from tests.e2e.browser import ARGS, CHROMIUM, needs_chromium
 from tests.integration.streamkit import produce
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
-
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="the chromium package is not installed")
+@needs_chromium
 async def test_add_subscription_on_the_dashboard_and_see_its_alert(  # type: ignore[no-untyped-def]
     iso, graph: GraphStore, tmp_path: Path
 ) -> None:
