@@ -27,7 +27,8 @@ from kg.report.facts import indicator_catalog, series_from_rows
 AT = "2024-09-18T22:00:00Z"
 
 
-def _sample() -> tuple[list[dict[str, Any]], list[DocIn]]:
+def sample_rows() -> list[dict[str, Any]]:
+    """The bundled sample day's ticks (history, then the day) as series rows."""
     rows = []
     for name in ("ticks_history.jsonl", "ticks.jsonl"):
         for i, line in enumerate((SAMPLES_DIR / name).read_text().splitlines()):
@@ -35,14 +36,19 @@ def _sample() -> tuple[list[dict[str, Any]], list[DocIn]]:
             t = datetime.fromisoformat(r["event_time"].replace("Z", "+00:00"))
             rows.append({"ind": r["indicator_id"], "t": int(t.timestamp() * 1000),
                          "v": r["value"], "id": f"{name}:{i}", "src": r["source"]})  # fmt: skip
+    return rows
+
+
+def sample_docs() -> list[DocIn]:
+    """The bundled sample news as report documents (ids ``sample-news-<line>``)."""
     docs = []
     for i, line in enumerate((SAMPLES_DIR / "news.jsonl").read_text().splitlines()):
         r = json.loads(line)
         t = datetime.fromisoformat(r["event_time"].replace("Z", "+00:00"))
-        docs.append(DocIn(id=f"news-{i}", title=r["title"], text=r.get("body") or "",
+        docs.append(DocIn(id=f"sample-news-{i}", title=r["title"], text=r.get("body") or "",
                           source=r["source"], published_at=int(t.timestamp() * 1000),
                           entities=r.get("entities", [])))  # fmt: skip
-    return rows, docs
+    return docs
 
 
 def _reference(rows: list[dict[str, Any]]) -> str:
@@ -65,7 +71,7 @@ def _reference(rows: list[dict[str, Any]]) -> str:
 
 
 def run_report_bench(settings: Settings, *, n: int = 20) -> dict[str, Any]:
-    rows, docs = _sample()
+    rows, docs = sample_rows(), sample_docs()
     series = series_from_rows(rows, indicator_catalog())
     cfg = settings.report
     times: list[float] = []

@@ -5,7 +5,6 @@ its budget. The sample day (connectors/samples, 2024-09-18) is read without a gr
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -13,36 +12,18 @@ import pytest
 
 from core.settings import ReportSettings
 from kg.llm_errors import LLMUnavailable
-from kg.report import DocIn, build_bond_report, latest_report, load_rules, market
+from kg.report import build_bond_report, latest_report, load_rules, market
 from kg.report.facts import IndicatorMeta, Point, Series, indicator_catalog, series_from_rows
 from kg.report.rules import Rules, evaluate
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem
+from ops.bench.report import sample_docs, sample_rows
 from tests.fakes.llm import FakeLLM
 
-SAMPLES = Path(__file__).resolve().parents[2] / "connectors" / "samples"
 AT = datetime(2024, 9, 18, 22, tzinfo=UTC)
 
 
 def sample_series() -> dict[str, Series]:
-    rows = []
-    for name in ("ticks_history.jsonl", "ticks.jsonl"):
-        for i, line in enumerate((SAMPLES / name).read_text().splitlines()):
-            r = json.loads(line)
-            t = datetime.fromisoformat(r["event_time"].replace("Z", "+00:00"))
-            rows.append({"ind": r["indicator_id"], "t": int(t.timestamp() * 1000),
-                         "v": r["value"], "id": f"{name}:{i}", "src": r["source"]})  # fmt: skip
-    return series_from_rows(rows, indicator_catalog())
-
-
-def sample_docs() -> list[DocIn]:
-    out = []
-    for i, line in enumerate((SAMPLES / "news.jsonl").read_text().splitlines()):
-        r = json.loads(line)
-        t = datetime.fromisoformat(r["event_time"].replace("Z", "+00:00"))
-        out.append(DocIn(id=f"sample-news-{i}", title=r["title"], text=r.get("body") or "",
-                         source=r["source"], published_at=int(t.timestamp() * 1000),
-                         entities=r.get("entities", [])))  # fmt: skip
-    return out
+    return series_from_rows(sample_rows(), indicator_catalog())
 
 
 def _series(ind: str, values: list[float], start: date) -> Series:
