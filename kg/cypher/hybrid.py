@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from kg.cypher.qa import Citation, HybridAnswer
+from kg.retrieve import hybrid_search
 from kg.store.base import GraphStore
 
 QUOTED = 3
@@ -40,15 +41,11 @@ class RetrievalAnswerer:
     async def warm(self) -> None:
         """Build the retrieval index now (about 20 s on the sample graph on 2 busy
         cores) instead of inside the first question that falls back to retrieval."""
-        from kg.retrieve import hybrid_search
-
         await hybrid_search(self.store, self.embedder, "warm up", 1)
 
     async def answer(self, question: str) -> HybridAnswer | None:
         """Retrieval, then the items that share a word with the question; None ("not
         known") when nothing does. Stage times in ``timings`` (ms)."""
-        from kg.retrieve import hybrid_search
-
         t0 = time.perf_counter()
         items = await hybrid_search(self.store, self.embedder, question, self.k)
         t1 = time.perf_counter()

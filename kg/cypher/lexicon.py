@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+import jieba
+
 from kg.ontology import Ontology, default_ontology
 
 TRIGGERS_PATH = Path(__file__).with_name("triggers.toml")
@@ -148,8 +150,6 @@ class Tokenizer:
     """English words (singularised) and jieba tokens for Chinese runs."""
 
     def __init__(self) -> None:
-        import jieba
-
         self._jieba = jieba.Tokenizer()
         self._jieba.initialize()
         self._added: set[str] = set()

@@ -40,6 +40,7 @@ from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Candidate, Synthesizer, read_frame, spread_anchors
 from kg.embed import Embedder
 from kg.ontology import default_ontology
+from kg.prompts.cypher import RevisedCypher, revise_v1
 from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -122,8 +123,6 @@ class LLMReviser:
     async def revise(
         self, question: str, schema: str, cypher: str, params: dict[str, Any]
     ) -> str | None:
-        from kg.prompts.cypher import RevisedCypher, revise_v1
-
         msgs = revise_v1(
             question=question,
             schema=schema,
@@ -302,24 +301,30 @@ class CypherQA:
                 revised = True
             t = lap("revision_ms", t)
 
+        def result(method: Literal["cypher", "hybrid", "none"], **kw: Any) -> AskResult:
+            timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            return AskResult(
+                question=question,
+                method=method,
+                cypher=cypher,
+                params=params,
+                timings=timings,
+                candidates=len(cands),
+                time=used,
+                **kw,
+            )
+
         if chosen is not None and chosen.kind == "when" and cypher == chosen.cypher:
             rows = [_dated(r) for r in rows]
         if cypher is not None and _has_values(rows):
             citations = await self._citations(frame.anchors, rows, chosen)
             lap("citations_ms", t)
-            timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-            return AskResult(
-                question=question,
-                method="cypher",
-                cypher=cypher,
-                params=params,
+            return result(
+                "cypher",
                 rows=rows,
                 answer=render(question, rows, self._unit(chosen)),
                 citations=citations,
-                timings=timings,
                 revised=revised,
-                candidates=len(cands),
-                time=used,
             )
 
         if self.hybrid is not None:
@@ -334,30 +339,8 @@ class CypherQA:
             lap("hybrid_ms", t)
             if h is not None:
                 timings.update({f"hybrid_{k}": v for k, v in h.timings.items()})
-                timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-                return AskResult(
-                    question=question,
-                    method="hybrid",
-                    cypher=cypher,
-                    params=params,
-                    answer=h.answer,
-                    citations=h.citations,
-                    timings=timings,
-                    candidates=len(cands),
-                    time=used,
-                )
-        timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-        return AskResult(
-            question=question,
-            method="none" if cypher is None else "cypher",
-            cypher=cypher,
-            params=params,
-            rows=[],
-            answer=render(question, []),
-            timings=timings,
-            candidates=len(cands),
-            time=used,
-        )
+                return result("hybrid", answer=h.answer, citations=h.citations)
+        return result("none" if cypher is None else "cypher", answer=render(question, []))
 
     def _unit(self, chosen: Candidate | None) -> str:
         """The unit of a series answer (from the indicator in the dictionary)."""

@@ -35,6 +35,26 @@ _NUMS = {
 }
 
 
+def _folds(xs: str) -> dict[str, str]:
+    """Aggregates over a Cypher list variable (one value per day, the last n points)."""
+    return {
+        "max": f"reduce(m = {xs}[0], x IN {xs} | CASE WHEN x > m THEN x ELSE m END)",
+        "min": f"reduce(m = {xs}[0], x IN {xs} | CASE WHEN x < m THEN x ELSE m END)",
+        "avg": f"reduce(s = 0.0, x IN {xs} | s + x) / size({xs})",
+        "change": f"{xs}[size({xs}) - 1] - {xs}[0]",
+    }
+
+
+_AGG_SHAPES = {
+    "count": S.SERIES_COUNT,
+    "max": S.SERIES_MAX,
+    "min": S.SERIES_MIN,
+    "avg": S.SERIES_AVG,
+    "change": S.SERIES_CHANGE,
+    "first": S.SERIES_FIRST,
+}
+
+
 @dataclass
 class Candidate:
     cypher: str
@@ -466,41 +486,21 @@ class Synthesizer:
             return S.SERIES_TOP_AVG
         if frame.last_n is not None:
             params["last"] = frame.last_n
-            fold = {
-                "max": "RETURN reduce(m = xs[0], x IN xs | "
-                "CASE WHEN x > m THEN x ELSE m END) AS value",
-                "min": "RETURN reduce(m = xs[0], x IN xs | "
-                "CASE WHEN x < m THEN x ELSE m END) AS value",
-                "avg": "RETURN reduce(s = 0.0, x IN xs | s + x) / size(xs) AS value",
-                "change": "RETURN xs[0] - xs[size(xs) - 1] AS value",
-                "count": "RETURN size(xs) AS count",
-            }.get(agg or "", "UNWIND xs AS value\nRETURN value")
+            folds = {k: f"RETURN {v} AS value" for k, v in _folds("xs").items()}
+            folds["change"] = "RETURN xs[0] - xs[size(xs) - 1] AS value"  # newest first
+            folds["count"] = "RETURN size(xs) AS count"
+            fold = folds.get(agg or "", "UNWIND xs AS value\nRETURN value")
             params["_slots"] = {"agg": fold}
             return S.SERIES_LAST_N
         if frame.range_agg:
             return S.SERIES_RANGE
         if frame.daily is not None and agg in ("max", "min", "avg", "change", None, "latest"):
             pick = "vs[size(vs) - 1]" if frame.daily == "close" else "vs[0]"
-            fold = {
-                "max": "reduce(m = dv[0], x IN dv | CASE WHEN x > m THEN x ELSE m END)",
-                "min": "reduce(m = dv[0], x IN dv | CASE WHEN x < m THEN x ELSE m END)",
-                "avg": "reduce(s = 0.0, x IN dv | s + x) / size(dv)",
-                "change": "dv[size(dv) - 1] - dv[0]",
-            }.get(agg or "", "dv[size(dv) - 1]")
+            fold = _folds("dv").get(agg or "", "dv[size(dv) - 1]")
             params["_slots"] = {"pick": pick, "agg": fold}
             return S.SERIES_DAILY
-        if agg == "count":
-            return S.SERIES_COUNT
-        if agg == "max":
-            return S.SERIES_MAX
-        if agg == "min":
-            return S.SERIES_MIN
-        if agg == "avg":
-            return S.SERIES_AVG
-        if agg == "change":
-            return S.SERIES_CHANGE
-        if agg == "first":
-            return S.SERIES_FIRST
+        if agg in _AGG_SHAPES:
+            return _AGG_SHAPES[agg]
         if agg == "latest" or (win is not None and win.point):
             return S.SERIES_LAST
         if win is not None and win.kind in _ONE_VALUE_WINDOWS:
