@@ -6,8 +6,11 @@ from typing import Annotated
 
 import typer
 
+from core.settings import GraphBackend
 from ops.cli.groups import app
 from ops.cli.output import emit_json
+from ops.drill import FULL_SIZES, run_drills
+from ops.drill.result import DrillResult
 
 
 @app.command("drill")
@@ -18,17 +21,17 @@ def drill(
     events: Annotated[
         int | None, typer.Option(help="override the event count of every drill that sends")
     ] = None,
+    graph: Annotated[
+        GraphBackend, typer.Option("--graph", help="the drill stack's graph: falkordb or neo4j")
+    ] = GraphBackend.FALKORDB,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Crash, restart and outage drills on a private embedded stack; exits 1 if any fails.
 
     Prints one line per drill on stderr as it finishes, then one JSON line
-    ``{"drills": [{"name", "sent", "in_graph", "outputs", "lost", "duplicated",
-    "recovery_s", ...}]}``.
+    ``{"graph", "drills": [{"name", "sent", "in_graph", "outputs", "lost", "duplicated",
+    "recovery_s", ...}]}``. ``--graph neo4j`` runs them on the local Neo4j 5 Community.
     """
-    from ops.drill import FULL_SIZES, run_drills
-    from ops.drill.result import DrillResult
-
     sizes = {k: dict(v) for k, v in FULL_SIZES.items()}
     if events is not None:
         for v in sizes.values():
@@ -45,9 +48,9 @@ def drill(
         )
 
     try:
-        results = run_drills(only or None, sizes=sizes, on_result=show)
+        results = run_drills(only or None, sizes=sizes, on_result=show, graph=graph.value)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    emit_json({"drills": [r.model_dump(mode="json") for r in results]})
+    emit_json({"graph": graph.value, "drills": [r.model_dump(mode="json") for r in results]})
     if not all(r.ok for r in results):
         raise typer.Exit(1)

@@ -3,7 +3,8 @@
 ``run_drills`` starts a private embedded stack (broker and graph on fixed ports, in a
 temporary data directory), runs the selected drills one after another and stops it.
 The fault suite (tests/faults) and ``livekg drill`` both call the functions in
-``ops.drill.drills``; sizes differ (CI-sized in tests, full sizes in the command).
+``ops.drill.drills``; sizes differ (CI-sized in tests, full sizes in the command). The
+graph is FalkorDB or the local Neo4j (``graph``; ``livekg drill --graph neo4j``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def run_drills(
     sizes: dict[str, dict[str, Any]] | None = None,
     on_result: Callable[[DrillResult], None] | None = None,
     data_dir: Path | None = None,
+    graph: str = "falkordb",
 ) -> list[DrillResult]:
+    """``graph``: the stack's graph, ``falkordb`` or ``neo4j`` (the local Neo4j 5)."""
     from ops.drill.drills import DRILLS
     from ops.drill.harness import DrillStack
 
@@ -44,7 +47,7 @@ def run_drills(
     sizes = FULL_SIZES if sizes is None else sizes
     results = []
     with tempfile.TemporaryDirectory(prefix="livekg-drill-", dir=data_dir) as tmp:
-        stack = DrillStack(Path(tmp))
+        stack = DrillStack(Path(tmp), graph=graph)
         stack.start()
         try:
             for name in chosen:

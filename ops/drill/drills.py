@@ -5,6 +5,7 @@ topics by id. One function per drill; the fault suite and ``livekg drill`` call 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -19,6 +20,7 @@ import httpx
 import orjson
 
 from connectors.replay import SAMPLE_FILES, SAMPLE_HISTORY, SAMPLES_DIR, read_jsonl
+from connectors.social import PostIn, to_record
 from core.records import (
     CleanDocument,
     DeadLetter,
@@ -26,10 +28,15 @@ from core.records import (
     SentimentScore,
     stable_id,
 )
+from core.settings import Settings
+from kg.llm import make_llm_client
+from kg.report import build_bond_report
 from kg.sentiment.state import AlertRules, EntityState, update
+from kg.store import open_store
 from ops.drill import events
 from ops.drill.cluster import KafkaCluster
 from ops.drill.harness import DrillStack, Scope, wait
+from ops.drill.llm_fault import SlowModelHop
 from ops.drill.result import DrillResult, Output, check_output, summarize
 from ops.runtime import free_port, http_ready, stop_pid
 from streams.normalize import normalize
@@ -239,17 +246,31 @@ def graph_outage(stack: DrillStack, *, events_n: int = 3000, outage_s: float = 3
         return result
 
 
+def graph_env(settings: Settings, falkordb_url: str | None) -> dict[str, str]:
+    """The scope's graph (FalkorDB graph key, or the local Neo4j) for a child process."""
+    g = settings.graph
+    return {
+        "LIVEKG_GRAPH__BACKEND": g.backend.value,
+        "LIVEKG_GRAPH__GRAPH_NAME": g.graph_name,
+        "LIVEKG_GRAPH__FALKORDB_URL": falkordb_url or "",
+        "LIVEKG_GRAPH__NEO4J_URI": g.neo4j_uri,
+        "LIVEKG_GRAPH__NEO4J_USER": g.neo4j_user,
+        "LIVEKG_GRAPH__NEO4J_PASSWORD": g.neo4j_password,
+        "LIVEKG_GRAPH__NEO4J_DATABASE": g.neo4j_database,
+    }
+
+
 def api_process(
     sc: Scope, extra_env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """The HTTP API (social webhook) as a child process on this scope's broker."""
+    """The HTTP API (social webhook) as a child process on this scope's broker and graph."""
     port = free_port()
     env = {
         **os.environ,
         "LIVEKG_DATA_DIR": str(sc.data),
         "LIVEKG_KAFKA__BOOTSTRAP_SERVERS": sc.bootstrap,
         "LIVEKG_KAFKA__TOPIC_PREFIX": sc.settings.kafka.topic_prefix,
-        "LIVEKG_GRAPH__FALKORDB_URL": sc.endpoints.falkordb_url or "",
+        **graph_env(sc.settings, sc.endpoints.falkordb_url),
         "LIVEKG_API__API_KEYS": orjson.dumps(sc.settings.api.api_keys).decode(),
         **(extra_env or {}),
     }
@@ -419,8 +440,6 @@ def broker_cluster(
 
 
 def _posts_as_records(payloads: list[dict]) -> list:
-    from connectors.social import PostIn, to_record
-
     return [to_record(PostIn.model_validate(p)) for p in payloads]
 
 
@@ -560,11 +579,6 @@ def _sample_ticks() -> list[IndicatorTick]:
 def _report_says_model_missing(sc: Scope, base_url: str) -> tuple[bool, str]:
     """A bond report built while the model is down (on the sample day's indicators, so
     it has facts to ask the model about): it must finish and say the model is missing."""
-    import asyncio
-
-    from kg.llm import make_llm_client
-    from kg.report import build_bond_report
-    from kg.store import open_store
 
     async def run() -> tuple[bool, str]:
         store = open_store(sc.settings, sc.endpoints.falkordb_url)
@@ -597,8 +611,6 @@ def llm_outage(
     classifier, a report says the model is missing, and the news wait parked on
     ``extract.pending``. Then the real model server starts behind a hop that adds
     ``delay_s`` to every completion: the parked documents are extracted, once."""
-    from ops.drill.llm_fault import SlowModelHop
-
     procs = [*WITH_SENTIMENT, "extract"]
     modes = {"news": "single", "social": "fast", "filing": "fast", "commentary": "fast"}
     hop = SlowModelHop(free_port(), delay_s)

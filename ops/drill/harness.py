@@ -1,6 +1,10 @@
 """A private embedded stack that drills may break: broker and graph on fixed ports (so a
 restarted service comes back at the same address), workers and connectors as real child
 processes, and readers that look at topics, consumer groups and the graph by id.
+
+The graph is FalkorDB (a graph key per drill) or the local Neo4j 5 Community
+(``graph="neo4j"``): Community has one database, so each drill's scope empties its data
+(schema kept) before the drill starts; drills run one at a time on a stack.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from core.errors import ServiceUnavailable
 from core.records import Record
 from core.runtime_state import Endpoints, pid_alive
-from core.settings import Settings
+from core.settings import GraphBackend, Settings
+from kg.store import open_store
 from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
 from streams.admin import create_topics
 
@@ -196,8 +201,6 @@ class Scope:
             consumer.close()
 
     def graph(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        from kg.store import open_store
-
         async def run() -> list[dict[str, Any]]:
             store = open_store(self.settings, self.endpoints.falkordb_url)
             try:
@@ -207,16 +210,42 @@ class Scope:
 
         return asyncio.run(run())
 
+    def empty_graph(self, batch: int = 10_000) -> None:
+        """Delete every node (schema kept), in batches: Neo4j's one database between drills."""
+
+        async def run() -> None:
+            store = open_store(self.settings, self.endpoints.falkordb_url)
+            try:
+                while True:
+                    rows = await store.execute(
+                        "MATCH (n) WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n",
+                        {"batch": batch},
+                    )
+                    if not rows or not rows[0]["n"]:
+                        return
+            finally:
+                await store.close()
+
+        asyncio.run(run())
+
 
 class DrillStack:
     """Broker + graph for drills, in ``data_dir``, on ports fixed for the stack's life."""
 
-    def __init__(self, data_dir: Path, base: Settings | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, base: Settings | None = None, *, graph: str = "falkordb"
+    ) -> None:
         base = base or Settings()
+        self.backend = GraphBackend(graph)
         self.settings = base.with_overrides(
             data_dir=data_dir,
             kafka={"bootstrap_servers": "", "embedded_port": free_port(), "topic_prefix": ""},
-            graph={"backend": "falkordb", "falkordb_url": "", "embedded_port": free_port()},
+            graph={
+                "backend": self.backend.value,
+                "falkordb_url": "",
+                "neo4j_uri": "",
+                "embedded_port": free_port(),
+            },
         )
         self.runtime = EmbeddedRuntime(self.settings)
         self.endpoints: Endpoints | None = None
@@ -234,7 +263,7 @@ class DrillStack:
         svc = self.runtime.state.services.pop(name, None)
         if svc is None:  # never started (its start failed)
             return
-        stop_pid(svc.pid)
+        stop_pid(svc.pid, timeout=60.0 if svc.kind == "neo4j" else 10.0)
         proc = self.runtime._procs.pop(name, None)
         if proc is not None:
             with contextlib.suppress(Exception):
@@ -276,7 +305,11 @@ class DrillStack:
                 "topic_partitions": 2,
                 "replication_factor": replication,
             },
-            "graph": {"falkordb_url": self.endpoints.falkordb_url, "graph_name": f"g{tag}"},
+            "graph": {
+                "falkordb_url": self.endpoints.falkordb_url or "",
+                "graph_name": f"g{tag}",
+                "neo4j_uri": self.endpoints.neo4j_uri or "",
+            },
             "streams": {"store": "memory://"},
         }
         for key, value in overrides.items():
@@ -290,6 +323,8 @@ class DrillStack:
         create_topics(bootstrap, partitions=2, replication=replication, prefix=f"{tag}.")
         ep = self.endpoints.model_copy(update={"kafka_bootstrap": bootstrap})
         scope = Scope(settings=settings, endpoints=ep, data=Path(settings.data_dir))
+        if self.backend == GraphBackend.NEO4J:  # one database: the last drill's data goes
+            scope.empty_graph()
         try:
             yield scope
         finally:

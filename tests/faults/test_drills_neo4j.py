@@ -1,0 +1,63 @@
+"""The fault drills at CI size on the local Neo4j 5 Community (tests/faults/test_drills.py
+runs them on FalkorDB): real worker, broker, Neo4j, API and model-server processes.
+
+One drill stack with its own Neo4j for the module (a cold JVM takes 30-45 s on 2 cores);
+each drill empties the one database before it starts. Lost 0 and duplicated 0 hold as on
+FalkorDB; the drills that never touch the graph (connector_kill, unwritable_data_dir) are
+not repeated here. Where Java or Neo4j's jars are missing the module skips, except in CI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from ops.drill import drills
+from ops.drill.harness import DrillStack
+from tests.bolt_server import neo4j_available
+from tests.faults.test_drills import assert_clean
+
+
+@pytest.fixture(scope="module")
+def neo4j_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DrillStack]:
+    missing = neo4j_available()
+    if missing is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"no local Neo4j in CI: {missing}")
+        pytest.skip(f"no local Neo4j for the drills: {missing}")
+    stack = DrillStack(tmp_path_factory.mktemp("drills-neo4j"), graph="neo4j")
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+
+
+def test_stack_runs_on_neo4j(neo4j_stack: DrillStack) -> None:
+    """The drills below really run on Neo4j (not a FalkorDB left as the default)."""
+    assert neo4j_stack.endpoints is not None
+    assert (neo4j_stack.endpoints.neo4j_uri or "").startswith("bolt://")
+    assert neo4j_stack.runtime.state.services["graph"].kind == "neo4j"
+    with neo4j_stack.scope("probe") as sc:
+        assert sc.settings.graph.backend.value == "neo4j"
+        assert sc.graph("MATCH (n) RETURN count(n) AS c") == [{"c": 0}]  # emptied for it
+
+
+@pytest.mark.timeout(600)
+def test_graph_outage_neo4j(neo4j_stack: DrillStack) -> None:
+    """Neo4j stopped mid-stream and started again (a cold JVM: the outage lasts its
+    restart too); the sinks back off, then drain the backlog."""
+    r = drills.graph_outage(neo4j_stack, events_n=1000, outage_s=5.0)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 1000
+    assert not any("dead letters" in n for n in r.notes)
+
+
+@pytest.mark.timeout(600)
+def test_worker_kill_neo4j(neo4j_stack: DrillStack) -> None:
+    r = drills.worker_kill(neo4j_stack, events_n=2000)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 2000
+    assert set(r.outputs) == {"docs.clean", "sentiment.scored", "alerts.sentiment"}
