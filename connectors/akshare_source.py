@@ -205,7 +205,7 @@ def _midnight(d: date) -> datetime:
 
 def _default_fetcher(name: str) -> Fetcher:
     def call(**kwargs: Any) -> Any:
-        import akshare  # heavy import (pandas, requests); only when actually fetching
+        import akshare  # optional: heavy (pandas, requests), loaded only when fetching
 
         return getattr(akshare, name)(**kwargs)
 

@@ -7,6 +7,7 @@ test is the live one; only the bytes on the wire are recorded.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
@@ -27,8 +28,6 @@ def retry_after_seconds(value: str | None) -> float | None:
     except ValueError:
         pass
     try:
-        from datetime import UTC, datetime
-
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None

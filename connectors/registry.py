@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from connectors.akshare_source import AkshareConnector
 from connectors.base import Connector
+from connectors.edgar import EdgarConnector
+from connectors.feeds import FeedConnector
+from connectors.replay import FileConnector
+from connectors.social import SocialFeedConnector
+from connectors.xbrl import XbrlConnector
+from connectors.yfinance_source import YFinanceConnector
 from core.settings import Settings
 
 
@@ -18,44 +25,30 @@ class SourceInfo:
 
 
 def _akshare(s: Settings) -> Connector:
-    from connectors.akshare_source import AkshareConnector
-
     return AkshareConnector(s.connectors)
 
 
 def _yfinance(s: Settings) -> Connector:
-    from connectors.yfinance_source import YFinanceConnector
-
     return YFinanceConnector(s.connectors)
 
 
 def _edgar(s: Settings) -> Connector:
-    from connectors.edgar import EdgarConnector
-
     return EdgarConnector(s.connectors)
 
 
 def _xbrl(s: Settings) -> Connector:
-    from connectors.xbrl import XbrlConnector
-
     return XbrlConnector(s.connectors)
 
 
 def _feeds(s: Settings) -> Connector:
-    from connectors.feeds import FeedConnector
-
     return FeedConnector(s.connectors.feeds, s.connectors)
 
 
 def _social(s: Settings) -> Connector:
-    from connectors.social import SocialFeedConnector
-
     return SocialFeedConnector(s.connectors.social_feeds, s.connectors)
 
 
 def _file(s: Settings) -> Connector:
-    from connectors.replay import FileConnector
-
     return FileConnector(s.connectors.files, s.connectors)
 
 

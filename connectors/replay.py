@@ -12,6 +12,7 @@ runs (``livekg connect run file``).
 from __future__ import annotations
 
 import csv
+import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +24,7 @@ import orjson
 from confluent_kafka import Producer
 from pydantic import ValidationError
 
-from connectors.base import SchemaDriftError
+from connectors.base import Batch, SchemaDriftError
 from connectors.xbrl import sample_triples
 from core.records import Record
 from core.topics import spec
@@ -257,8 +258,6 @@ def replay_file(
     jobs = ((topic, path.name, c) for c in _chunks(read_rows(path), CHUNK_ROWS))
     pool = None
     if workers > 1:
-        import multiprocessing as mp
-
         pool = mp.get_context("fork").Pool(workers)  # before the producer's threads exist
     try:
         sender = _Sender(prod or producer(bootstrap), prefix + topic, rate, progress)
@@ -328,8 +327,6 @@ class FileConnector:
         return list(self.files)
 
     async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Any:
-        from connectors.base import Batch
-
         topic = self.files[stream]
         model = spec(topic).record
         after = int(cursor) if cursor else 0

@@ -47,6 +47,7 @@ from core.metrics import (
     CONNECTOR_SKIPPED,
 )
 from core.records import Record, content_hash, utcnow
+from core.runtime_state import endpoints
 from core.settings import ConnectorSettings, Settings
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,6 @@ def kafka_bootstrap(settings: Settings) -> str:
     """Connectors need only the broker: a configured one, else the running embedded one."""
     if settings.kafka.bootstrap_servers:
         return settings.kafka.bootstrap_servers
-    from core.runtime_state import endpoints
 
     return endpoints(settings).kafka_bootstrap
 

@@ -24,8 +24,10 @@ from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field, ValidationError
 
 from connectors.base import Batch
-from connectors.feeds import parse_json_feed
+from connectors.feeds import conditional_headers, parse_json_feed, validators
 from connectors.http import HttpSource
+from connectors.replay import producer
+from connectors.runner import kafka_bootstrap
 from connectors.text import cashtags
 from core.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
 from core.records import MAX_TEXT_CHARS, Id, Name, RawSocialPost, stable_id, utcnow
@@ -81,8 +83,6 @@ class SocialSink:
         self._lock = threading.Lock()
 
     def _new_producer(self) -> Producer:
-        from connectors.replay import producer
-
         return producer(self._bootstrap, **{"linger.ms": 1})
 
     def _send(self, records: list[RawSocialPost]) -> None:
@@ -131,8 +131,6 @@ def get_sink() -> SocialSink:
     """The process-wide sink, built from settings on first use (override in tests)."""
     global _sink
     if _sink is None:
-        from connectors.runner import kafka_bootstrap
-
         s = Settings()
         _sink = SocialSink(kafka_bootstrap(s), s.kafka.topic_prefix)
     return _sink
@@ -194,8 +192,6 @@ class SocialFeedConnector:
         return self.urls
 
     async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
-        from connectors.feeds import conditional_headers, validators
-
         resp, entries = await self.http.get(
             stream,
             lambda r: parse_json_feed(r.json()),

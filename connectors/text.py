@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+import lxml.etree
+import lxml.html
+
 CASHTAG = re.compile(r"(?<![\w$])\$([A-Za-z]{1,6}(?:\.[A-Za-z]{1,2})?)\b")
 _WS = re.compile(r"[ \t\r\f\v]+")
 _BLANKS = re.compile(r"\n\s*\n+")
@@ -61,9 +64,6 @@ def html_document(html: str | bytes, *, with_tables: bool = False) -> HtmlDoc:
     Each table is also left in the text as tab-separated rows so no content is lost to
     readers of ``text`` alone; ``table_pos`` says where it sits.
     """
-    import lxml.etree
-    import lxml.html
-
     if not html.strip():
         return HtmlDoc("")
     try:

@@ -36,7 +36,7 @@ News = Callable[[str], list[dict[str, Any]]]
 
 
 def _history(ticker: str, period: str, interval: str) -> Any:
-    import yfinance as yf
+    import yfinance as yf  # optional: heavy (pandas, requests), loaded only when fetching
 
     return yf.Ticker(ticker).history(
         period=period, interval=interval, auto_adjust=False, raise_errors=True
@@ -44,7 +44,7 @@ def _history(ticker: str, period: str, interval: str) -> Any:
 
 
 def _news(ticker: str) -> list[dict[str, Any]]:
-    import yfinance as yf
+    import yfinance as yf  # optional: heavy (pandas, requests), loaded only when fetching
 
     return list(yf.Ticker(ticker).news or [])
 
