@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from kg import heavy
+
 if TYPE_CHECKING:
     import torch
     from tokenizers import Tokenizer
@@ -263,6 +265,7 @@ class E5Tokenizer:
         norm: dict[int, tuple[int, ...]],
         max_positions: int,
     ) -> None:
+        # optional: tokenizers (~0.1 s) is needed only when the e5 tokenizer is built
         from tokenizers import Tokenizer, models
 
         vocab = [(p, float(s)) for p, s in zip(pieces, scores, strict=True)]
@@ -326,8 +329,7 @@ class E5Tokenizer:
 
 def _pad(rows: Sequence[Sequence[int]], pad_id: int) -> dict[str, torch.Tensor]:
     """Right-pad to the longest row."""
-    import torch
-
+    torch = heavy.torch()
     width = max((len(r) for r in rows), default=0)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -343,19 +345,18 @@ def _pad(rows: Sequence[Sequence[int]], pad_id: int) -> dict[str, torch.Tensor]:
 @contextlib.contextmanager
 def _skip_init() -> Iterator[None]:
     """Skip the random init of ~100M weights that are overwritten right after (saves seconds)."""
-    try:
-        from transformers.initialization import no_init_weights
-    except ImportError:  # older/newer transformers: plain (slower) construction
+    initialization = getattr(heavy.transformers(), "initialization", None)
+    if initialization is None:  # older transformers: plain (slower) construction
         yield
         return
-    with no_init_weights():
+    with initialization.no_init_weights():
         yield
 
 
 def build_model(f: E5File, arch: Arch = "xlm-roberta") -> PreTrainedModel:
     """A float32 transformers encoder (no pooler) carrying the file's dequantized weights."""
-    import torch
-
+    torch = heavy.torch()
+    transformers = heavy.transformers()
     common = dict(
         vocab_size=f.VOC,
         hidden_size=f.H,
@@ -370,17 +371,13 @@ def build_model(f: E5File, arch: Arch = "xlm-roberta") -> PreTrainedModel:
         eos_token_id=f.eos,
     )
     if arch == "xlm-roberta":
-        from transformers import XLMRobertaConfig, XLMRobertaModel
-
         pos_offset = f.pad + 1  # HF numbers positions from padding_idx + 1; e5.c from 0
-        cfg = XLMRobertaConfig(max_position_embeddings=f.MAXP + pos_offset, **common)
-        cls: type[PreTrainedModel] = XLMRobertaModel
+        cfg = transformers.XLMRobertaConfig(max_position_embeddings=f.MAXP + pos_offset, **common)
+        cls: type[PreTrainedModel] = transformers.XLMRobertaModel
     elif arch == "bert":
-        from transformers import BertConfig, BertModel
-
         pos_offset = 0
-        cfg = BertConfig(max_position_embeddings=f.MAXP, **common)
-        cls = BertModel
+        cfg = transformers.BertConfig(max_position_embeddings=f.MAXP, **common)
+        cls = transformers.BertModel
     else:
         raise ValueError(f"unknown arch {arch!r}")
     with _skip_init():
@@ -489,8 +486,7 @@ def embed(
     ``<s> window </s>``, and their mean-pooled vectors averaged weighted by window length,
     exactly as e5.c's ``embed_n``. Returns ``(n, 384)`` float32 (``(384,)`` for one str).
     """
-    import torch
-
+    torch = heavy.torch()
     if model is None or tokenizer is None:
         model, tokenizer = _default()
     single = isinstance(texts, str)

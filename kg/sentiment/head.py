@@ -1,0 +1,42 @@
+"""The linear head every embedding classifier ends in, and its softmax.
+
+Below the classifiers (``model.py``), the encoders (``encoder.py``) and training, which
+all build or load heads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class LinearHead:
+    """Multinomial logistic regression on fixed embeddings: softmax(x W^T + b)."""
+
+    def __init__(self, weight: np.ndarray, bias: np.ndarray, model_id: str = "head") -> None:
+        self.weight = np.asarray(weight, dtype=np.float32)
+        self.bias = np.asarray(bias, dtype=np.float32)
+        self.model_id = model_id
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        return softmax(x @ self.weight.T + self.bias)
+
+    def save(self, path: Path, **meta: str | float | int) -> None:
+        np.savez(
+            path,
+            weight=self.weight.astype(np.float16),
+            bias=self.bias,
+            **{f"meta.{k}": np.asarray(v) for k, v in {"model_id": self.model_id, **meta}.items()},
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> LinearHead:
+        data = np.load(path, allow_pickle=False)
+        return cls(data["weight"], data["bias"], str(data["meta.model_id"].item()))
