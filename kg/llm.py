@@ -57,6 +57,7 @@ from kg.llm_errors import (
     OutputTruncated,
     StructuredOutputError,
 )
+from kg.llm_runtime import local_model_path
 from kg.prompts.base import ChatMessage
 from kg.prompts.structured import repair_v1, schema_hint_v1
 
@@ -547,9 +548,7 @@ class InProcessLLM(LLMClient):
 
     def _load(self) -> Any:
         if self._llama is None:
-            from llama_cpp import Llama
-
-            from kg.llm_runtime import local_model_path
+            from llama_cpp import Llama  # optional: native library; in-process serving only
 
             path = self._model_path or local_model_path()
             self._llama = Llama(

@@ -152,6 +152,7 @@ def install_slot_pool(app_module: Any, proxies: Sequence[Any]) -> None:
 
 def serve(argv: Sequence[str] | None = None) -> None:
     """``python -m kg.llm_runtime --replicas N <llama_cpp.server flags>``."""
+    # optional: the model server process's own dependencies (server start only)
     import uvicorn
     from llama_cpp.server import app as app_module
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args

@@ -20,7 +20,8 @@ from typing import Any
 from core import metrics
 from core.records import stable_id
 from core.settings import ReportSettings, Settings
-from kg.llm import LLMClient
+from kg.llm import LLMClient, make_llm_client
+from kg.prompts.chat import simple_v1
 from kg.report.compose import Analysis, DocIn, analyse
 from kg.report.facts import DAY_MS, Series, load_history
 from kg.report.model import BondReportDoc, Citation, Driver, Section
@@ -358,8 +359,6 @@ def report_llm(settings: Settings, base_url: str | None) -> LLMClient:
     """The report's model client: a per-call deadline of ``report.llm_timeout_s`` and no
     retries, so a slow local model cannot push a report past its time budget; served
     before the stream's extraction calls by the embedded server."""
-    from kg.llm import make_llm_client
-
     tight = settings.with_overrides(
         llm={"timeout_s": settings.report.llm_timeout_s, "max_retries": 0}
     )
@@ -369,8 +368,6 @@ def report_llm(settings: Settings, base_url: str | None) -> LLMClient:
 async def warm_up(llm: LLMClient) -> str | None:
     """One tiny call before the report, so loading an in-process model is not charged
     to the first real call's deadline. Returns why it failed (then skip the model)."""
-    from kg.prompts.chat import simple_v1
-
     try:
         await llm.chat(simple_v1(text="Say OK."), prompt_name=simple_v1.id, max_tokens=1)
     except Exception as exc:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kg.static import bundled_universe_path
 from kg.store.base import GraphStore
 
 DAY_MS = 86_400_000
@@ -60,8 +61,6 @@ class IndicatorMeta(BaseModel):
 @lru_cache(maxsize=1)
 def indicator_catalog() -> dict[str, IndicatorMeta]:
     """Indicators of the bundled static universe (names, units, frequencies)."""
-    from kg.static import bundled_universe_path
-
     data = json.loads(bundled_universe_path().read_text(encoding="utf-8"))
     out = {}
     for e in data["entities"]:
