@@ -15,6 +15,15 @@ lost in a crash only means the batch is delivered again, and writes are idempote
 A lane stopped between batches commits once more, waiting, so its last commit landed.
 Static membership (``group.instance.id``) lets a worker restarted after a crash take
 its partitions back at once.
+
+A consumer that librdkafka failed *fatally* never fetches again; the lane closes it and
+builds a new one (same group, same instance id) that resumes from the committed offsets.
+The fatal error we met: a static member whose session expired on the client side while
+the group coordinator's broker was dead rejoins and is fenced by its own earlier member
+id ("Static consumer fenced by other consumer with same group.instance.id",
+librdkafka issue #3437). Before, the lane logged it as any consumer error and went on
+calling ``consume()`` on the dead consumer: a worker alive, nothing fetched, the lag
+never drained (the three-broker drill's stall, docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -37,6 +46,11 @@ from streams.context import Route, WorkerContext
 from streams.kafka_compat import idle_pause
 
 log = logging.getLogger(__name__)
+REBUILD_BACKOFF_MAX_S = 30.0  # between rebuilds of a consumer that keeps failing fatally
+
+
+class ConsumerFailed(Exception):
+    """librdkafka failed the lane's consumer fatally: it will never fetch again."""
 
 
 @dataclass
@@ -78,7 +92,7 @@ class Lane:
         s = self.ctx.settings.streams
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane-{self.name}")
         loop = asyncio.get_running_loop()
-        consumer = await loop.run_in_executor(pool, self._consumer)
+        consumer: Consumer | None = await loop.run_in_executor(pool, self._consumer)
         admin = AdminClient({"bootstrap.servers": self.ctx.endpoints.kafka_bootstrap})
         by_topic: dict[str, list[Route]] = defaultdict(list)
         for route in self.routes:
@@ -88,38 +102,54 @@ class Lane:
         idle_max_s = self.ctx.settings.ops.idle_max_pause_ms / 1000.0
         last_data = time.monotonic()
         between_batches = True  # nothing consumed that is not handled and committed
+        rebuild_backoff = 1.0
         try:
             while True:
+                if consumer is None:
+                    consumer = await loop.run_in_executor(pool, self._consumer)
                 between_batches = False
-                msgs = await loop.run_in_executor(
-                    pool, consumer.consume, s.batch_size, s.batch_within_s
-                )
-                if not msgs and idle_s > 0:
-                    # Idle: fetching would spin (the broker may not long-poll, see
-                    # streams/kafka_compat.py), so pause until the log has new records,
-                    # then wait for the first one and gather a batch as usual.
-                    idle_for = time.monotonic() - last_data
-                    pause = idle_pause(idle_s, idle_max_s, idle_for)
-                    waited = loop.run_in_executor(pool, _wait_for_data, consumer, admin, pause)
-                    if not await waited:
-                        continue
-                    msgs = await loop.run_in_executor(pool, consumer.consume, 1, 2.0)
-                    if msgs:
-                        msgs += await loop.run_in_executor(
-                            pool, consumer.consume, s.batch_size - 1, s.batch_within_s
-                        )
-                items = self._inbound(msgs)
+                try:
+                    msgs = await loop.run_in_executor(
+                        pool, _consume, consumer, s.batch_size, s.batch_within_s
+                    )
+                    if not msgs and idle_s > 0:
+                        # Idle: fetching would spin (the broker may not long-poll, see
+                        # streams/kafka_compat.py), so pause until the log has new records,
+                        # then wait for the first one and gather a batch as usual.
+                        pause = idle_pause(idle_s, idle_max_s, time.monotonic() - last_data)
+                        waited = loop.run_in_executor(pool, _wait_for_data, consumer, admin, pause)
+                        if await waited:
+                            msgs = await loop.run_in_executor(pool, _consume, consumer, 1, 2.0)
+                        if msgs:
+                            msgs += await loop.run_in_executor(
+                                pool, _consume, consumer, s.batch_size - 1, s.batch_within_s
+                            )
+                    items = self._inbound(msgs)
+                except ConsumerFailed as exc:
+                    # Nothing of this batch was handled; what is not committed comes again
+                    # through the new consumer (at-least-once, idempotent writes).
+                    metrics.ERRORS.labels(f"lane:{self.name}", "consumer_fatal").inc()
+                    log.error("lane %s: consumer failed fatally; a new one in %.0fs: %s",
+                              self.name, rebuild_backoff, exc)  # fmt: skip
+                    failed, consumer = consumer, None
+                    await loop.run_in_executor(pool, _close_quietly, failed)
+                    between_batches = True
+                    await asyncio.sleep(rebuild_backoff)
+                    rebuild_backoff = min(rebuild_backoff * 2, REBUILD_BACKOFF_MAX_S)
+                    continue
                 if not items:
                     between_batches = True
                     continue
                 last_data = time.monotonic()
+                rebuild_backoff = 1.0
                 await self._dispatch(items, by_topic)
                 _commit(consumer, wait=False)
                 between_batches = True
         finally:
-            if between_batches:  # never commit a batch whose handlers were cut short
-                await loop.run_in_executor(pool, _commit, consumer)
-            await loop.run_in_executor(pool, consumer.close)
+            if consumer is not None:
+                if between_batches:  # never commit a batch whose handlers were cut short
+                    await loop.run_in_executor(pool, _commit, consumer)
+                await loop.run_in_executor(pool, consumer.close)
             pool.shutdown(wait=False)
 
     def _inbound(self, msgs: Sequence[Message]) -> list[Inbound]:
@@ -127,6 +157,8 @@ class Lane:
         for m in msgs:
             err = m.error()
             if err is not None:
+                if _is_fatal(err):
+                    raise ConsumerFailed(str(err))
                 if err.code() != KafkaError._PARTITION_EOF:
                     log.warning("lane %s: consumer error: %s", self.name, err)
                     metrics.ERRORS.labels(f"lane:{self.name}", "consumer").inc()
@@ -157,6 +189,30 @@ class Lane:
             metrics.BATCH_SIZE.labels(route.agent).observe(len(batch))
 
         await asyncio.gather(*(run(r, b) for r, b in per_route.values()))
+
+
+def _consume(consumer: Consumer, n: int, timeout: float) -> list[Message]:
+    """``consumer.consume``; a fatal error raised out of it becomes ``ConsumerFailed``."""
+    try:
+        return consumer.consume(n, timeout)
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else None
+        if isinstance(err, KafkaError) and _is_fatal(err):
+            raise ConsumerFailed(str(err)) from exc
+        raise
+
+
+def _is_fatal(err: KafkaError) -> bool:
+    """A fatal error reaches ``consume()`` as code ``_FATAL`` without ``fatal()`` set."""
+    return err.fatal() or err.code() == KafkaError._FATAL
+
+
+def _close_quietly(consumer: Consumer) -> None:
+    """Close a fatally failed consumer (it cannot commit or leave; it only lets go)."""
+    try:
+        consumer.close()
+    except (KafkaException, RuntimeError) as exc:
+        log.warning("closing a failed consumer: %s", exc)
 
 
 def _commit(consumer: Consumer, *, wait: bool = True) -> None:
