@@ -112,7 +112,13 @@ class StreamSettings(BaseModel):
     batch_within_s: float = 0.02  # stream.take() max wait
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store: str = "rocksdb://"  # faust table store
-    broker_session_timeout_s: float = 10.0
+    # Consumer group session (faust and the lanes). Longer than a cluster needs to move a
+    # killed broker's group coordinator (KRaft fences it after 9 s, measured 11 s in the
+    # three-broker drill): with 10 s the consumers' sessions expired on the client side,
+    # and a static member rejoining then can be fenced fatally by its own old member id
+    # (librdkafka #3437). 45 s is Kafka's client default (KIP-735); a restarted worker
+    # takes its place at once (static membership), one gone for good after 45 s.
+    broker_session_timeout_s: float = 45.0
     # How long a rebalance waits for members to rejoin; bounds a restart's pause.
     rebalance_timeout_s: float = 20.0
     # Pause after an empty fetch (ms). Kafka long-polls empty fetches, so 0; the
