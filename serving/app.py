@@ -21,18 +21,24 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import APIKeyHeader, APIKeyQuery
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from connectors import social
 from core import metrics
-from core.errors import GraphError, ReadOnlyViolation, ServiceUnavailable
+from core.errors import GraphError, LivekgError, ReadOnlyViolation, ServiceUnavailable
+from core.runtime_state import endpoints
 from core.settings import Settings
 from kg.cypher.execute import QueryTimeout
+from serving.routes import router
 from serving.security import CODES, BodyLimit, RateLimiter, error_body, key_ok
 from serving.services import Services
 from serving.status import snapshot
+from serving.subscriptions import router as subscriptions_router
 
 STATIC = Path(__file__).parent / "static"
 
@@ -121,8 +127,6 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     _errors(app)
     app.add_middleware(BodyLimit, max_bytes=settings.query.max_body_bytes)
     if settings.query.cors_origins:
-        from fastapi.middleware.cors import CORSMiddleware
-
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.query.cors_origins,
@@ -147,10 +151,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     async def status() -> dict[str, Any]:
         return await snapshot(settings)
 
-    from serving.routes import router
-
     app.include_router(router, dependencies=[Depends(require_key)])
-    from serving.subscriptions import router as subscriptions_router
 
     app.include_router(subscriptions_router, dependencies=[Depends(require_key)])
     _mount_ingest(app, settings, require_key)
@@ -173,8 +174,6 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
         return reply(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
-
-    from starlette.exceptions import HTTPException as StarletteHTTPException
 
     @app.exception_handler(StarletteHTTPException)
     async def starlette_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -204,16 +203,11 @@ def _errors(app: FastAPI) -> None:
 
 def _mount_ingest(app: FastAPI, settings: Settings, require_key: Callable[..., Any]) -> None:
     """The social-post webhook (connectors.social), producing to this stack's broker."""
-    from connectors import social
-
     sinks: list[social.SocialSink] = []
     app.state.social_sinks = sinks  # closed by the lifespan
 
     def sink() -> social.SocialSink:
         if not sinks:
-            from core.errors import LivekgError
-            from core.runtime_state import endpoints
-
             try:
                 bootstrap = endpoints(settings).kafka_bootstrap
             except LivekgError as exc:

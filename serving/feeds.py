@@ -23,8 +23,10 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from core.records import to_epoch_ms
 from core.topics import ALERT_TOPICS, REPORTS_BOND, SENTIMENT_SCORED
 from streams.tail import Message, TopicReader
 
@@ -171,10 +173,6 @@ class LiveFeeds:
             self._loop.call_soon_threadsafe(self._publish, alerts)
 
     def _add_sentiment(self, data: dict[str, Any]) -> None:
-        from datetime import datetime
-
-        from core.records import to_epoch_ms
-
         try:
             t = to_epoch_ms(datetime.fromisoformat(str(data["event_time"]).replace("Z", "+00:00")))
             point = SentimentPoint(

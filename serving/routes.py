@@ -18,6 +18,7 @@ from core.errors import ServiceUnavailable
 from kg.cypher import AskResult
 from kg.cypher.execute import run_read_only
 from kg.queries import cypher
+from kg.report import latest_report, reports_dir
 from serving.services import Services
 
 router = APIRouter()
@@ -209,8 +210,6 @@ async def sentiment(
 
 
 def _stored_report(request: Request) -> Any:
-    from kg.report import latest_report, reports_dir
-
     s = request.app.state.settings
     return latest_report(reports_dir(s.data_dir, s.report))
 

@@ -9,8 +9,13 @@ import logging
 import time
 from typing import Any
 
+from core.runtime_state import endpoints
 from core.settings import Settings
 from kg.cypher import CypherQA, LLMReviser
+from kg.cypher.hybrid import RetrievalAnswerer
+from kg.embed import make_embedder
+from kg.llm import make_llm_client
+from kg.store import open_store
 from kg.store.base import GraphStore
 from serving.feeds import LiveFeeds
 
@@ -40,16 +45,12 @@ class Services:
         self._refreshing: asyncio.Task[None] | None = None
 
     def _endpoints(self) -> Any:
-        from core.runtime_state import endpoints
-
         return endpoints(self.settings)  # raises ServiceUnavailable with the reason
 
     async def store(self) -> GraphStore:
         if self._store is None:
             async with self._lock:
                 if self._store is None:
-                    from kg.store import open_store
-
                     ep = self._endpoints()
                     self._store = open_store(self.settings, ep.falkordb_url)
         return self._store
@@ -64,8 +65,6 @@ class Services:
                     lexicon = await CypherQA.load_lexicon(store)
                     embedder = await self._get_embedder()
                     if self._hybrid is None and embedder is not None:
-                        from kg.cypher.hybrid import RetrievalAnswerer
-
                         self._hybrid = RetrievalAnswerer(store, embedder)
                         self._warming = asyncio.create_task(self._warm(self._hybrid))
                     self._qa = CypherQA(
@@ -114,15 +113,12 @@ class Services:
 
     async def _get_embedder(self) -> Any:
         if self._embedder is None and self.settings.query.rank_with_embeddings:
-            from kg.embed import make_embedder
-
             self._embedder = await asyncio.to_thread(make_embedder, self.settings.embed)
         return self._embedder
 
     def _reviser(self) -> LLMReviser | None:
         if not self.settings.query.revise:
             return None
-        from kg.llm import make_llm_client
 
         try:
             url = self._endpoints().llm_base_url

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from core.errors import LivekgError
 from core.runtime_state import endpoints, pid_alive, read_state
 from core.settings import Settings
+from kg.store import open_store
+from streams.admin import topic_counts
 
 
 async def snapshot(settings: Settings) -> dict[str, Any]:
@@ -32,9 +35,6 @@ async def snapshot(settings: Settings) -> dict[str, Any]:
         if broker is not None and broker.kind
         else {"kind": "external kafka", "version": None, "bootstrap": ep.kafka_bootstrap}
     )
-    import asyncio
-
-    from streams.admin import topic_counts
 
     try:
         out["topics"] = await asyncio.to_thread(
@@ -42,7 +42,6 @@ async def snapshot(settings: Settings) -> dict[str, Any]:
         )
     except Exception as exc:  # broker trouble is reported, not raised
         out["topics_error"] = str(exc)
-    from kg.store import open_store
 
     try:
         store = open_store(settings, ep.falkordb_url)
