@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -28,6 +28,9 @@ NEW_PREFIX = "new:"
 FUZZY_THRESHOLD = 0.88  # SequenceMatcher ratio on normalized keys
 FUZZY_MARGIN = 0.04  # the best candidate must beat the runner-up (another id) by this
 MIN_FUZZY_KEY = 4  # shorter keys only match exactly (tickers, acronyms)
+# A candidate scoring below this can neither win (needs FUZZY_THRESHOLD) nor make the
+# winner ambiguous (needs to be within FUZZY_MARGIN of it): it is not scored in full.
+_RELEVANT_SCORE = FUZZY_THRESHOLD - FUZZY_MARGIN - 1e-9
 CACHE_LIMIT = 200_000
 
 # Legal-form words that do not distinguish one company from another.
@@ -121,6 +124,7 @@ class AliasIndex:
         self._grams: dict[str, set[str]] = defaultdict(set)
         self._gram_count: dict[str, int] = {}
         self._cache: dict[tuple[str, str], Resolution] = {}
+        self._compat: dict[tuple[str, str], bool] = {}
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -202,8 +206,13 @@ class AliasIndex:
         the Company of the same name."""
         if entry.label == label:
             return True
-        shared = set(self.ontology.ancestors(entry.label)) & set(self.ontology.ancestors(label))
-        return bool(shared - {ENTITY_LABEL})
+        pair = (entry.label, label)
+        ok = self._compat.get(pair)
+        if ok is None:
+            ancestors = self.ontology.ancestors
+            shared = set(ancestors(entry.label)) & set(ancestors(label))
+            ok = self._compat[pair] = bool(shared - {ENTITY_LABEL})
+        return ok
 
     def _resolve(self, mention: str, label: str) -> Resolution:
         entry = self._by_id.get(mention)
@@ -226,18 +235,26 @@ class AliasIndex:
         if len(key) < MIN_FUZZY_KEY:
             return None
         grams = _trigrams(key)
-        counts: dict[str, int] = defaultdict(int)
+        counts: Counter[str] = Counter()
         for g in grams:
-            for k in self._grams.get(g, ()):
-                counts[k] += 1
+            keys = self._grams.get(g)
+            if keys:
+                counts.update(keys)
         # Dice on trigrams prunes; SequenceMatcher decides.
+        n_grams, gram_count = len(grams), self._gram_count
         shortlist = sorted(
-            (k for k, c in counts.items() if 2 * c / (len(grams) + self._gram_count[k]) >= 0.5),
+            (k for k, c in counts.items() if 2 * c / (n_grams + gram_count[k]) >= 0.5),
             key=lambda k: -counts[k],
         )[:20]
         scored: list[tuple[float, AliasEntry]] = []
         for k in shortlist:
-            ratio = SequenceMatcher(None, key, k, autojunk=False).ratio()
+            matcher = SequenceMatcher(None, key, k, autojunk=False)
+            # upper bounds first: most shortlisted keys are not close enough to matter
+            if matcher.real_quick_ratio() < _RELEVANT_SCORE:
+                continue
+            if matcher.quick_ratio() < _RELEVANT_SCORE:
+                continue
+            ratio = matcher.ratio()
             for e in self._by_key[k]:
                 if self._compatible(e, label):
                     scored.append((ratio, e))

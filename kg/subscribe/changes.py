@@ -4,6 +4,9 @@ the record's id (a replayed write gives the same change id)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from core.records import GraphChange, IndicatorTick, Triple, stable_id
 from kg.canonical import AliasIndex
@@ -12,6 +15,8 @@ from kg.ontology import Ontology, TripleCheck
 SOURCE = "livekg.graph"
 TICK_LABELS = ["Entity", "Indicator", "Observation"]
 TICK_RELATIONS = ["HAS_OBSERVATION"]
+# One validation call per batch instead of one model construction per record.
+_CHANGES = TypeAdapter(list[GraphChange])
 
 
 def change_id(record_id: str) -> str:
@@ -39,32 +44,43 @@ def triple_changes(
     checks: Sequence[TripleCheck],
     ontology: Ontology,
     index: AliasIndex | None,
+    endpoints: Sequence[tuple[str, str] | None] | None = None,
 ) -> list[GraphChange]:
     """Changes of valid triples (``checks[i]`` is triple i's ontology check); entity ids
-    are the canonical ids the sink wrote (the same alias index resolves them)."""
-    out: list[GraphChange] = []
-    for t, check in zip(triples, checks, strict=True):
+    are the canonical ids the sink wrote: ``endpoints[i]`` when the sink hands them over
+    (``kg.sink.PreparedTriples.endpoints``), else resolved again with the same alias
+    index. Built as one batch: label sets once per pair of concepts, one validation."""
+    rows: list[dict[str, Any]] = []
+    labels_of: dict[tuple[str, str], list[str]] = {}
+    for i, (t, check) in enumerate(zip(triples, checks, strict=True)):
         if not check.ok or not check.relation:
             continue
-        assert check.head_label and check.tail_label
-        if index is not None:
-            ids = [index.resolve(t.head, check.head_label).id,
-                   index.resolve(t.tail, check.tail_label).id]  # fmt: skip
+        head_label, tail_label = check.head_label, check.tail_label
+        assert head_label and tail_label
+        ends = endpoints[i] if endpoints is not None else None
+        if ends is not None:
+            head_id, tail_id = ends
+        elif index is not None:
+            head_id = index.resolve(t.head, head_label).id
+            tail_id = index.resolve(t.tail, tail_label).id
         else:
-            ids = [t.head_id or t.head, t.tail_id or t.tail]
-        labels = set(ontology.label_path(check.head_label).split(":"))
-        labels |= set(ontology.label_path(check.tail_label).split(":"))
-        out.append(
-            GraphChange(
-                id=change_id(t.id),
-                source=SOURCE,
-                event_time=t.event_time,
-                kind="triple",
-                record_id=t.id,
-                entity_ids=list(dict.fromkeys(ids)),
-                relation_types=[check.relation],
-                labels=sorted(labels),
-                doc_ids=[t.doc_id] if t.doc_id else [],
-            )
+            head_id, tail_id = t.head_id or t.head, t.tail_id or t.tail
+        labels = labels_of.get((head_label, tail_label))
+        if labels is None:
+            both = ontology.label_path(head_label).split(":")
+            both += ontology.label_path(tail_label).split(":")
+            labels = labels_of[(head_label, tail_label)] = sorted(set(both))
+        rows.append(
+            {
+                "id": change_id(t.id),
+                "source": SOURCE,
+                "event_time": t.event_time,
+                "kind": "triple",
+                "record_id": t.id,
+                "entity_ids": [head_id] if head_id == tail_id else [head_id, tail_id],
+                "relation_types": [check.relation],
+                "labels": labels,  # validation copies the list
+                "doc_ids": [t.doc_id] if t.doc_id else [],
+            }
         )
-    return out
+    return _CHANGES.validate_python(rows)

@@ -38,7 +38,7 @@ import psutil
 from core.batch import Inbound
 from core.codec import encode
 from core.records import Record, Triple
-from core.runtime_state import Endpoints
+from core.runtime_state import Endpoints, read_state, running_service
 from core.settings import Settings
 from kg.canonical import load_alias_index
 from kg.ontology import Cardinality, Ontology, default_ontology
@@ -50,7 +50,7 @@ from ops.bench import reference
 from ops.bench.neo4j_reference import bare_neo4j_runner
 from ops.bench.reference import raw_merge_rate
 from ops.neo4j_server import Neo4jServer
-from ops.runtime import free_port
+from ops.runtime import EmbeddedRuntime, free_port
 from streams.context import WorkerContext
 from streams.processors.graph_sink import TripleSink
 
@@ -365,9 +365,6 @@ def graph_service(settings: Settings) -> Iterator[Endpoints]:
 
     Neo4j with no URI: a throwaway local Neo4j started for this block (``neo4j_uri`` of
     the endpoints, no auth), never the stack's: Community has one database only."""
-    from core.runtime_state import read_state, running_service
-    from ops.runtime import EmbeddedRuntime
-
     if settings.graph.backend == GraphProvider.NEO4J.value:
         if uri := settings.graph.neo4j_uri:
             yield Endpoints(kafka_bootstrap="", falkordb_url=None, neo4j_uri=uri)

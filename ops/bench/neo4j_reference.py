@@ -9,7 +9,7 @@ from typing import Any
 
 def bare_neo4j_runner(uri: str, auth: tuple[str, str] | None, database: str) -> tuple[Any, Any]:
     """``(run, close)`` over the async driver alone (as ``bare_falkordb_runner``)."""
-    import neo4j
+    import neo4j  # optional: the Neo4j driver is loaded only for a Neo4j run
 
     driver = neo4j.AsyncGraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import orjson
 import psutil
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 
 from connectors.replay import producer
 from core.records import CleanDocument, IndicatorTick, RawNews, Record
@@ -42,6 +42,7 @@ from core.runtime_state import Endpoints, read_state
 from core.settings import Settings
 from kg import sink
 from kg.store import GraphStore, open_store
+from ops.bench.reference import bare_falkordb_runner, broker_rate
 from ops.runtime import spawn_worker, stop_pid
 from streams.admin import create_topics
 from streams.normalize import normalize
@@ -316,8 +317,6 @@ async def _phases(
 def raw_kafka_reference(base: Settings, ep: Endpoints, events: int) -> dict[str, Any]:
     """The broker alone (``raw_ratio``): N records of 300 bytes produced by a bare
     librdkafka producer and consumed back by a bare consumer, same broker, same run."""
-    from ops.bench.reference import broker_rate
-
     state = read_state(base.state_file)
     svc = state.services.get("broker") if state else None
     kind = f"{svc.kind} {svc.version}" if svc is not None and svc.kind else "external"
@@ -379,10 +378,6 @@ def same_work_rate(
     the last write returned. One consume + one write per event, where the pipeline also
     normalizes and passes documents through ``docs.clean``: the ratio says what that
     and the worker's shell cost."""
-    from confluent_kafka import Consumer
-
-    from ops.bench.reference import bare_falkordb_runner
-
     if not ep.falkordb_url:
         return {"events_per_s": None, "error": "same-work reference: FalkorDB only"}
     tag = uuid.uuid4().hex[:8]

@@ -20,10 +20,19 @@ import threading
 import time
 import uuid
 from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from falkordb.asyncio import FalkorDB
 
 from core.runtime_state import Endpoints
 from core.settings import Settings
+from kg.embed import make_embedder
 from kg.store import GraphStore, IndexSpec
+from kg.store.scratch import scratch_graph
+from ops.bench.embed import bench_texts
 
 
 def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
@@ -31,9 +40,6 @@ def broker_rate(bootstrap: str, n: int = 20_000, size: int = 300) -> float:
     while a bare consumer, assigned (no group join) and already fetching, reads them
     back; the clock runs from the first produce to the last record read, so produce and
     consume overlap as they do in the pipeline."""
-    from confluent_kafka import Consumer, Producer, TopicPartition
-    from confluent_kafka.admin import AdminClient, NewTopic
-
     topic = f"bench-ref-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
@@ -105,8 +111,6 @@ async def raw_merge_rate(store: GraphStore, rows: int, batch: int) -> float:
 
 
 def graph_rate(settings: Settings, ep: Endpoints, rows: int = 20_000) -> float:
-    from kg.store.scratch import scratch_graph
-
     async def go() -> float:
         async with scratch_graph(settings, ep.falkordb_url, purpose="ref") as (s, store):
             return await raw_merge_rate(store, rows, s.graph.write_batch)
@@ -115,9 +119,6 @@ def graph_rate(settings: Settings, ep: Endpoints, rows: int = 20_000) -> float:
 
 
 def encoder_rate(settings: Settings, n: int = 256) -> float:
-    from kg.embed import make_embedder
-    from ops.bench.embed import bench_texts
-
     emb = make_embedder(settings.embed)
     texts = bench_texts(n + 64)
     emb._encode(texts[:64], "passage")  # warm-up (model load, first allocation)
@@ -128,8 +129,6 @@ def encoder_rate(settings: Settings, n: int = 256) -> float:
 
 
 def model_server_rate(base_url: str, model: str, requests: int = 3, max_tokens: int = 64) -> float:
-    import httpx
-
     tokens, seconds = 0, 0.0
     with httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=120) as client:
         for i in range(requests):
@@ -228,10 +227,6 @@ async def run_statements(
 
 def bare_falkordb_runner(url: str, graph_name: str) -> tuple[Any, Any]:
     """``(run, close)`` over the FalkorDB client alone (its own parameter encoding)."""
-    from urllib.parse import urlparse
-
-    from falkordb.asyncio import FalkorDB
-
     parsed = urlparse(url if "://" in url else f"redis://{url}")
     db = FalkorDB(host=parsed.hostname or "127.0.0.1", port=parsed.port or 6379)
     graph = db.select_graph(graph_name)

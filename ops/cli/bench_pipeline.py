@@ -7,8 +7,11 @@ from typing import Annotated
 import typer
 
 from core.settings import Settings
+from ops.bench.pipeline import run_pipeline_bench
+from ops.bench.sentiment_stream import run_sentiment_stream_bench
 from ops.cli.groups import bench_app
 from ops.cli.output import emit_json
+from ops.runtime import services
 
 
 @bench_app.command("pipeline")
@@ -22,9 +25,6 @@ def bench_pipeline(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Broker -> normalize -> graph sink throughput and produce-to-graph latency."""
-    from ops.bench.pipeline import run_pipeline_bench
-    from ops.runtime import services
-
     if mix not in {"docs", "ticks", "mixed"}:
         raise typer.BadParameter("mix must be docs, ticks or mixed")
     steady = steady_events if steady_events is not None else int(min(events, 10 * rate))
@@ -42,9 +42,6 @@ def bench_sentiment_stream(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Clean document -> sentiment score latency through the broker and a real worker."""
-    from ops.bench.sentiment_stream import run_sentiment_stream_bench
-    from ops.runtime import services
-
     with services(Settings()) as (settings, ep):
         result = run_sentiment_stream_bench(settings, ep, rate=rate, seconds=seconds)
     emit_json(result)

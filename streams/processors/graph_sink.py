@@ -150,17 +150,20 @@ class TripleSink:
         store = await ctx.graph()
         index = await self.alias_index(store)
         batch = ctx.settings.graph.write_batch
+        found = [checks[id(r)] for r in valid]
+        # canonicalized and shaped once; a bisection (a record the graph rejects) shapes
+        # its halves again
+        whole = sink.prepare_triples(valid, self.ontology, index, checks=found)
 
         async def writer(store: GraphStore, recs: Sequence[Triple]) -> int:
-            return await sink.write_triples(
-                store,
-                recs,
-                batch,
-                ontology=self.ontology,
-                index=index,
-                checks=[checks[id(r)] for r in recs],
-                known=self.known,
+            prepared = (
+                whole
+                if recs is valid
+                else sink.prepare_triples(
+                    recs, self.ontology, index, checks=[checks[id(r)] for r in recs]
+                )
             )
+            return await sink.write_prepared(store, prepared, batch, known=self.known)
 
         written, failed = await write_isolating(store, writer, valid, origins, agent)
         metrics.GRAPH_WRITES.labels("fact").inc(written)
@@ -169,8 +172,8 @@ class TripleSink:
         for r in valid:
             hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
         await self.check_tables(store, valid, index)
-        found = [checks[id(r)] for r in valid]  # what was written, for subscriptions
-        changes = triple_changes(valid, found, self.ontology, index)
+        # what was written, for subscriptions (ids as the sink resolved them)
+        changes = triple_changes(valid, found, self.ontology, index, whole.endpoints)
         return Outcome(outputs={GRAPH_CHANGES.name: changes}, dead=[*dead, *failed])
 
 

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import random
+from collections import defaultdict
+from difflib import SequenceMatcher
+
 import pytest
 
-from kg.canonical import AliasIndex, Method, is_new_id, normalize_key
+from kg.canonical import (
+    FUZZY_MARGIN,
+    FUZZY_THRESHOLD,
+    AliasIndex,
+    Method,
+    _trigrams,
+    is_new_id,
+    normalize_key,
+)
 from kg.static import bundled_universe_path, read_file
 
 
@@ -71,3 +83,55 @@ def test_fuzzy_takes_a_clear_winner_and_refuses_a_tie() -> None:
     assert (clear.id, clear.method) == ("X1", Method.FUZZY)
     tie = idx.resolve("Orion Capital Wast", "Company")  # as close to East as to West
     assert tie.method == Method.NEW
+
+
+def _fuzzy_scoring_every_candidate(idx: AliasIndex, key: str, label: str) -> object:
+    """The fuzzy match as first written: every shortlisted key scored in full."""
+    grams = _trigrams(key)
+    counts: dict[str, int] = defaultdict(int)
+    for g in grams:
+        for k in idx._grams.get(g, ()):
+            counts[k] += 1
+    shortlist = sorted(
+        (k for k, c in counts.items() if 2 * c / (len(grams) + idx._gram_count[k]) >= 0.5),
+        key=lambda k: -counts[k],
+    )[:20]
+    scored = [
+        (SequenceMatcher(None, key, k, autojunk=False).ratio(), e)
+        for k in shortlist
+        for e in idx._by_key[k]
+        if idx._compatible(e, label)
+    ]
+    if not scored:
+        return None
+    scored.sort(key=lambda t: (-t[0], t[1].id))
+    best_score, best = scored[0]
+    if best_score < FUZZY_THRESHOLD:
+        return None
+    runner = next((s for s, e in scored[1:] if e.id != best.id), 0.0)
+    if best_score - runner < FUZZY_MARGIN:
+        return None
+    return (best.id, round(best_score, 3))
+
+
+def test_fuzzy_skips_only_candidates_that_cannot_change_the_outcome(index: AliasIndex) -> None:
+    """Keys whose upper-bound similarity is below threshold - margin are not scored in
+    full: over misspellings of every universe name the outcome is the same."""
+    rng = random.Random(3)
+    mentions = []
+    for e in read_file(bundled_universe_path()).entities:
+        name = normalize_key(e.name)
+        for _ in range(3):
+            chars = list(name)
+            for _ in range(rng.randint(1, 3)):
+                i = rng.randrange(len(chars))
+                chars[i] = rng.choice("abcdefghijklmnopqrstuvwxyz")
+            mentions.append(("".join(chars), e.type))
+    mentions += [("orioncapitaleas", "Company"), ("orioncapitalwast", "Company")]
+    fuzzy = 0
+    for key, label in mentions:
+        got = index._fuzzy(key, label)
+        want = _fuzzy_scoring_every_candidate(index, key, label)
+        assert (None if got is None else (got.id, got.score)) == want, key
+        fuzzy += got is not None
+    assert fuzzy > 10  # the comparison covered matches, not only misses

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 from core.batch import Inbound, decode_batch
 from core.codec import encode
 from core.records import Triple, stable_id, to_epoch_ms
 from kg import sink
+from kg.canonical import AliasIndex
+from kg.ontology import default_ontology
 from kg.store.falkor import params_header
+from kg.subscribe.changes import triple_changes
 from kg.temporal import FactVersion, unpack_versions
 
 
@@ -117,8 +121,6 @@ def test_fact_cypher_props_and_string_encoding() -> None:
 
 
 def test_prepare_uses_given_checks() -> None:
-    from kg.ontology import default_ontology
-
     triples = [_triple(), _triple(relation="NOPE")]
     onto = default_ontology()
     checks = [sink.check_triple(t, onto) for t in triples]
@@ -149,8 +151,6 @@ def test_packed_chain_versions() -> None:
 def test_fact_rows_carry_no_per_row_constants() -> None:
     """The partition is one parameter of the statement and extracted facts carry no
     empty ``props`` map: neither is encoded and parsed once per row."""
-    from kg.ontology import default_ontology
-
     prepared = sink.prepare_triples([_triple()], default_ontology(), partition="static")
     rows = [r for by_id in prepared.facts.values() for r in by_id.values()]
     assert rows and all("partition" not in r and "props" not in r for r in rows)
@@ -160,9 +160,6 @@ def test_fact_rows_carry_no_per_row_constants() -> None:
 def test_an_empty_alias_index_is_used_not_replaced() -> None:
     """``AliasIndex`` has a length, so an empty one is falsy: it must still be the one
     that resolves (and caches), not a fresh index per batch."""
-    from kg.canonical import AliasIndex
-    from kg.ontology import default_ontology
-
     onto = default_ontology()
     index = AliasIndex(onto)
     assert not index
@@ -180,10 +177,6 @@ def test_chain_statement_is_one_write_of_changed_facts_only() -> None:
 def test_every_merge_key_of_the_sink_has_an_index() -> None:
     """Each ``MERGE``/``MATCH`` on ``{id: ...}`` in the sink's statements is backed by
     an index created at start (``ensure_schema``), or every write scans its label."""
-    import re
-
-    from kg.ontology import default_ontology
-
     indexed = {(i.label, i.prop) for i in sink.INDEXES}
     texts = [sink.INDICATORS_CYPHER, sink.TICKS_CYPHER, sink.LATEST_CYPHER, sink.DOCS_CYPHER,
              sink.fact_cypher("X"), sink.chain_cypher("X"),
@@ -194,3 +187,33 @@ def test_every_merge_key_of_the_sink_has_an_index() -> None:
             keyed.add((label, prop))
     assert keyed >= {("Entity", "id"), ("Observation", "id"), ("Document", "id")}
     assert keyed <= indexed, keyed - indexed
+
+
+def test_fact_id_is_the_generic_stable_id() -> None:
+    for parts in (("AAPL", "HAS_CEO", "new:person:timcook", 1767225600000),
+                  ("贵州茅台", "PRODUCES", "new:product:茅台酒", None),
+                  ("a\ud800", "R", "b", 0)):  # fmt: skip
+        head, rel, tail, vf = parts
+        expected = stable_id("fact", head, rel, tail, "" if vf is None else vf)
+        assert sink.fact_id(head, rel, tail, vf) == expected
+
+
+def test_changes_from_the_sinks_endpoints_equal_changes_resolved_again() -> None:
+    """The change records built from the ids the sink wrote under are the ones the alias
+    index gives when asked again (and a rejected triple has none)."""
+    onto = default_ontology()
+    index = AliasIndex(onto)
+    index.add("AAPL", "Company", "Apple Inc.", ["Apple"], ["AAPL"])
+    triples = [_triple(), _triple(relation="NOPE"), _triple(head="Apple Inc", tail="Apple")]
+    checks = [sink.check_triple(t, onto) for t in triples]
+    prepared = sink.prepare_triples(triples, onto, index, checks=checks)
+    assert prepared.endpoints[1] is None and prepared.endpoints[0] == (
+        "AAPL",
+        prepared.endpoints[0][1],
+    )
+    fast = triple_changes(triples, checks, onto, index, prepared.endpoints)
+    slow = triple_changes(triples, checks, onto, index)
+    dump = [c.model_dump(exclude={"ingest_time"}) for c in fast]
+    assert dump == [c.model_dump(exclude={"ingest_time"}) for c in slow]
+    assert len(fast) == 2 and fast[0].entity_ids[0] == "AAPL"
+    assert fast[0].labels is not fast[1].labels  # each record has its own list
