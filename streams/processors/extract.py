@@ -38,6 +38,8 @@ from core.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
 from kg.canonical import load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Mode
+from kg.llm import make_llm_client
+from kg.llm_errors import LLMUnavailable
 from streams.context import WorkerContext
 from streams.processors.base import Outcome, typed_agent
 
@@ -130,8 +132,6 @@ class ExtractStage:
                 if self.llm_on():
                     client = self._llm.llm.client if self._llm and self._llm.llm else None
                     if client is None:
-                        from kg.llm import make_llm_client
-
                         client = make_llm_client(self.ctx.settings, self.ctx.endpoints.llm_base_url)
                         self.ctx.closers.append(client.aclose)
                     self._llm = Extractor(client=client, **common)
@@ -199,8 +199,6 @@ class ExtractStage:
         return llm_triples
 
     async def handle_llm(self, batch: Decoded) -> Outcome:
-        from kg.llm_errors import LLMUnavailable
-
         fast, llm = await self.extractors()
         if llm is None or self.llm_stopped or not batch.records:
             return Outcome()  # committed: these documents' fast triples went out in stage 1

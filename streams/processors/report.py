@@ -22,9 +22,11 @@ from typing import Any
 import faust
 
 from core import metrics
+from kg.embed import make_embedder
 from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
 from kg.report.model import BondReportDoc
 from kg.report.publish import records_for
+from kg.retrieve import MethodRetriever, RetrievalService
 from streams.context import WorkerContext
 
 log = logging.getLogger(__name__)
@@ -50,9 +52,6 @@ async def run_report(
             if not (cfg.use_llm and served):
                 pass  # retrieval feeds the model's prose only
             elif state.service is None:
-                from kg.embed import make_embedder
-                from kg.retrieve import RetrievalService
-
                 r = cfg.retrieve
                 state.service = RetrievalService(
                     store, make_embedder(ctx.settings.embed), refresh_s=r.refresh_s,
@@ -63,7 +62,6 @@ async def run_report(
                 if time.monotonic() - state.rebuilt_at > cfg.retrieve.rebuild_interval_s:
                     await state.service.rebuild()
                     state.rebuilt_at = time.monotonic()
-                from kg.retrieve import MethodRetriever
 
                 retriever = MethodRetriever(state.service, cfg.method)
         except Exception as exc:

@@ -25,8 +25,12 @@ import faust
 from core.batch import Decoded, Inbound, dead_for
 from core.records import Alert, CleanDocument, DeadLetter, SentimentScore, stable_id
 from core.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
+from kg.llm import make_llm_client
+from kg.sentiment.external_search import external_sources
 from kg.sentiment.labels import LABELS, label_of, polarity
-from kg.sentiment.service import ScoreInput, ScoreOutput, SentimentEngine
+from kg.sentiment.model import load_from_settings, load_parts
+from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
+from kg.sentiment.service import LLMSentiment, ScoreInput, ScoreOutput, SentimentEngine
 from kg.sentiment.state import AlertRules, EntityState, update
 from streams import tables
 from streams.context import WorkerContext
@@ -72,11 +76,6 @@ def scores_for(doc: CleanDocument, out: ScoreOutput, max_entities: int) -> list[
 def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     """Build the configured engine (its lazily built models are loaded by ``register``'s
     ``get_engine`` before the first score, in a thread)."""
-    from kg.sentiment.external_search import external_sources
-    from kg.sentiment.model import load_from_settings
-    from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
-    from kg.sentiment.service import LLMSentiment
-
     cfg = ctx.settings.sentiment
     retriever = None
     if cfg.rag and store is not None:
@@ -93,8 +92,6 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
         "future": timedelta(hours=cfg.rag_future_hours),
     }
     if cfg.classifier == "llm":
-        from kg.llm import make_llm_client
-
         client = make_llm_client(ctx.settings, ctx.endpoints.llm_base_url)
         return SentimentEngine(llm=LLMSentiment(client), **common)
     return SentimentEngine(load_from_settings(cfg), **common)
@@ -176,8 +173,6 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
                 store = await ctx.graph() if cfg.rag else None
                 built = make_engine(ctx, store)
                 if built.classifier is not None:  # load every model before the first score
-                    from kg.sentiment.model import load_parts
-
                     await asyncio.to_thread(load_parts, built.classifier)
                 engine = built
             return engine
