@@ -18,9 +18,11 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from kg.extract.deps_en import dependency_candidates
 from kg.extract.fastpath import clean_name, role_relations
 from kg.extract.patterns import PAIR_RULES, PairRule
 from kg.extract.regions import is_region
+from kg.extract.relclf import classify_sentence
 from kg.extract.types import Candidate, Component, DocContext
 
 MAX_WORDS = 5
@@ -348,7 +350,7 @@ def extract_en(text: str, ctx: DocContext, doc: Any | None = None) -> list[Candi
         st = sent.text
         if len(st) < 20:
             continue
-        out += pair_candidates(sent, text)
+        out += pair_candidates(sent, text) + dependency_candidates(sent) + classify_sentence(sent)
         about_main = _main(ctx) and _refers_to_main(st, ctx)
         if _main(ctx):
             for m in METRIC.finditer(st):

@@ -23,6 +23,8 @@ from kg.canonical import AliasIndex, add_sec_companies, bundled_sec_tickers
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
+from kg.extract.nlp_en import extract_en, guess_main_entity, parse_many
+from kg.extract.relclf import RELCLF_RULE, suppress_known
 from kg.extract.table_text import scan as scan_flat_tables
 from kg.extract.tables import (
     caption_before,
@@ -34,7 +36,9 @@ from kg.extract.tables import (
 from kg.extract.types import Candidate, DocContext, Mode
 from kg.extract.verify import Verified, Verifier, VerifyStats
 from kg.extract.watch import TABLE_DROP_PREFIX, observe
+from kg.extract.zh import extract_zh
 from kg.ontology import Ontology, default_ontology
+from kg.static import bundled_universe_path, read_file
 
 FAST_VERSION = "fast.v1"
 MAX_DOC_CHARS = 5_000_000
@@ -137,8 +141,6 @@ def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
 
 def universe_index(ontology: Ontology | None = None) -> AliasIndex:
     """The alias dictionary of the bundled static universe alone."""
-    from kg.static import bundled_universe_path, read_file
-
     index = AliasIndex(ontology)
     for e in read_file(bundled_universe_path()).entities:
         concept = index.ontology.concept(e.type)
@@ -219,8 +221,6 @@ class Extractor:
             and doc.kind in ("filing", "news")
             and (len(text) >= MIN_GUESS_CHARS or doc.title)
         ):
-            from kg.extract.nlp_en import guess_main_entity
-
             main = guess_main_entity(f"{doc.title}\n{text}")
             if (
                 main
@@ -250,13 +250,13 @@ class Extractor:
                 drops.update({TABLE_DROP_PREFIX + k: n for k, n in read.dropped.items() if n})
             return out
         if chunk.lang == "zh" or re.search(r"[\u4e00-\u9fff]{4}", text):
-            from kg.extract.zh import extract_zh
-
             out += extract_zh(text, ctx)
         if chunk.lang == "en" and self.use_nlp:
-            from kg.extract.nlp_en import extract_en
-
-            out += extract_en(text, ctx, doc=self._parsed.get(text))
+            found = extract_en(text, ctx, doc=self._parsed.get(text))
+            general = [c for c in found if c.rule == RELCLF_RULE or c.rule.startswith("dep:")]
+            out += [c for c in found if c not in general]
+            for c in general:  # the narrow rules' reading wins where both speak
+                out += suppress_known([c], out)
         return out
 
     def chunks_of(self, doc: ExtractDoc) -> tuple[str, list[Chunk]]:
@@ -275,8 +275,6 @@ class Extractor:
         """``extract`` for a batch: the English text chunks of all documents are parsed by
         spaCy in one ``nlp.pipe`` call first (batching is most of spaCy's speed)."""
         if self.use_nlp:
-            from kg.extract.nlp_en import parse_many
-
             self._chunked = {id(d): self.chunks_of(d) for d in docs}  # chunked once
             texts = [
                 c.text

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.types import Candidate, DocContext
+from kg.extract.zh import _jieba
 from kg.ontology import Ontology, default_ontology
 
 MAX_WORDS = 5
@@ -58,8 +59,6 @@ def norm(text: str) -> str:
 def word_count(name: str) -> int:
     """Words of a name; a CJK name counts its jieba words (一个词 is not one character)."""
     if _CJK.search(name):
-        from kg.extract.zh import _jieba
-
         return sum(1 for w in _jieba().cut(name) if w.word.strip())
     return len(name.split())
 

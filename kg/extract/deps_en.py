@@ -1,0 +1,272 @@
+"""English relations read off spaCy's dependency parse between two parties of one sentence.
+
+The regex pair rules (``pairs`` in extract_patterns_en.json) need the exact words between
+two entities; these rules ask the parse instead, with word lists kept as data
+(``kg/data/extract_lexicon_en.json``), so they carry over to sentences worded otherwise:
+
+* kind of organisation: an ORG with an organisation noun in apposition, before it in its
+  own noun phrase or as its predicate ("oilfield pump maker Lufkin Industries", "Ernst &
+  Young LLP, a registered public accounting firm", "X is a biotechnology company")
+  -> ORG BELONGS_TO the noun phrase (an industry);
+* products: an ORG subject of a make/sell/launch verb -> ORG PRODUCES each object noun
+  phrase (not negated, not under a modal, not a generic word such as "services");
+* employment: a PERSON and an ORG joined by a short dependency path through job titles
+  and employment verbs only ("Mrs. Whitley served as the Finance Director of Global
+  Energy Development PLC") -> PERSON EXECUTIVE_OF ORG.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from kg.extract.relclf import span_name
+from kg.extract.types import Candidate, Component
+
+LEXICON_FILE = "extract_lexicon_en.json"
+MAX_WORDS = 5
+MAX_PATH = 5
+EMPLOY_VERBS = frozenset(
+    {"worked", "works", "work", "working", "served", "serves", "serve", "employed"}
+)
+NEAR = 6  # an organisation noun this many tokens from the name at most
+NOT_EMPLOYERS = re.compile(r"^(?:the\s+)?(?:board|committee|council|audit|compensation)\b", re.I)
+MODALS = {"may", "might", "could", "would", "should", "can"}
+NEG = {"not", "never", "no", "n't"}
+
+
+class Lexicon(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: str
+    description: str = ""
+    org_nouns: frozenset[str]
+    drop_modifiers: frozenset[str]
+    produce_verbs: frozenset[str]
+    role_nouns: frozenset[str]
+    path_words: frozenset[str]
+    generic_objects: frozenset[str]
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            if not v or any(not isinstance(w, str) or w != w.strip().lower() for w in v):
+                raise ValueError("a non-empty list of lower-case words")
+            return frozenset(v)
+        return v
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    text = resources.files("kg.data").joinpath(LEXICON_FILE).read_text(encoding="utf-8")
+    return Lexicon.model_validate(json.loads(text))
+
+
+def _negated_or_hedged(tok: Any) -> bool:
+    """The clause of ``tok`` is negated or under a modal ("may acquire", "did not make")."""
+    for t in (tok, tok.head):
+        if any(c.dep_ == "neg" or (c.dep_ == "aux" and c.lower_ in MODALS) for c in t.children):
+            return True
+    return False
+
+
+def noun_phrase(tok: Any, lex: Lexicon) -> str:
+    """``tok`` with the compounds/adjectives directly before it, less rank and size words,
+    nationalities and "X-based"; plus "of <noun phrase>" after a provider/maker noun."""
+    left = [t for t in tok.doc[tok.left_edge.i : tok.i] if t.i >= tok.sent.start]
+    cut = max((n + 1 for n, t in enumerate(left) if t.is_punct and t.text != "-"), default=0)
+    left = left[cut:]
+    while left and (
+        left[0].lower_ in lex.drop_modifiers
+        or left[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "NUM", "ADV")
+        or left[0].ent_type_ in ("NORP", "GPE", "ORG", "PERSON", "CARDINAL", "ORDINAL", "DATE")
+        or left[0].is_punct
+        or left[0].lower_.endswith("-based")
+    ):
+        left.pop(0)
+    words = [t.text for t in left] + [tok.text]
+    of = next((c for c in tok.rights if c.dep_ == "prep" and c.lower_ == "of"), None)
+    pobj = next((c for c in of.children if c.dep_ == "pobj"), None) if of is not None else None
+    if pobj is not None and pobj.pos_ in ("NOUN", "PROPN") and pobj.ent_type_ not in ("ORG",):
+        more = noun_phrase(pobj, lex).split()
+        if len(words) + 1 + len(more) <= MAX_WORDS:
+            words += ["of", *more]
+    while len(words) > MAX_WORDS:
+        words.pop(0)
+    return span_name(" ".join(words).replace(" - ", "-"))
+
+
+def _org_ents(sent: Any) -> list[Any]:
+    return [e for e in sent.ents if e.label_ == "ORG"]
+
+
+def _kind_nouns(ent: Any, lex: Lexicon) -> list[Any]:
+    """Organisation nouns said of ``ent``: its appositions, its predicate, or the noun right
+    before it inside its own noun phrase."""
+    root, out = ent.root, []
+    out += [c for c in root.children if c.dep_ == "appos" and c.i >= ent.end]
+    if root.dep_ == "appos" and root.head.i < ent.start:
+        out.append(root.head)
+    if root.dep_ in ("nsubj", "nsubjpass") and root.head.lower_ in ("is", "was", "be", "became"):
+        out += [c for c in root.head.children if c.dep_ == "attr"]
+    if ent.start > 0:
+        prev = ent.doc[ent.start - 1]
+        if prev.dep_ in ("compound", "amod", "appos") and ent.start <= prev.head.i < ent.end:
+            out.append(prev)
+    return [
+        n
+        for n in out
+        if n.lower_ in lex.org_nouns
+        and n.pos_ in ("NOUN", "PROPN")
+        and min(abs(n.i - ent.start), abs(n.i - ent.end + 1)) <= NEAR
+    ]
+
+
+def org_kinds(sent: Any, lex: Lexicon) -> list[Candidate]:
+    out = []
+    for ent in _org_ents(sent):
+        name = span_name(ent.text)
+        for noun in _kind_nouns(ent, lex):
+            phrase = noun_phrase(noun, lex)
+            words = phrase.lower().split()
+            if len(words) < 2 or not phrase or phrase.lower() in name.lower():
+                continue  # "a company" says nothing of the industry
+            out.append(_cand(name, "Company", "BELONGS_TO", phrase, "Industry", sent, "org_kind"))
+    return out
+
+
+def _conjuncts(tok: Any) -> list[Any]:
+    """``tok`` and everything coordinated with it ("A, B and C")."""
+    out, todo = [], [tok]
+    while todo and len(out) < 12:
+        t = todo.pop(0)
+        out.append(t)
+        todo += [c for c in t.children if c.dep_ == "conj"]
+    return out
+
+
+def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
+    """The make/sell verbs ``subj`` is the subject of: its own verb, verbs coordinated with
+    it ("manufactures ... and provides ..."), and an infinitive it governs ("agreed to
+    manufacture")."""
+    if subj.dep_ != "nsubj":
+        return []
+    verbs = _conjuncts(subj.head)
+    verbs += [x for v in verbs for x in v.children if x.dep_ == "xcomp"]
+    return [
+        v
+        for v in verbs
+        if v.lower_ in lex.produce_verbs
+        and not _negated_or_hedged(v)
+        and not any(c.dep_ in ("nsubj", "nsubjpass") and c.i != subj.i for c in v.children)
+    ]
+
+
+def _product_phrase(o: Any, lex: Lexicon) -> str:
+    if o.pos_ not in ("NOUN", "PROPN") or o.ent_type_ in ("ORG", "PERSON"):
+        return ""
+    phrase = noun_phrase(o, lex)
+    if not phrase or phrase.lower() in lex.generic_objects:
+        return ""
+    if o.lower_ in lex.generic_objects and len(phrase.split()) < 2:
+        return ""
+    return phrase
+
+
+PRODUCER_NOUNS = frozenset({"maker", "manufacturer", "producer", "developer", "provider",
+                            "supplier", "designer", "builder", "distributor"})  # fmt: skip
+
+
+def products(sent: Any, lex: Lexicon) -> list[Candidate]:
+    out = []
+    for ent in _org_ents(sent):
+        name = span_name(ent.text)
+        objs = [c for v in _produce_verbs(ent.root, lex) for c in v.children if c.dep_ == "dobj"]
+        for noun in _kind_nouns(ent, lex):  # "a manufacturer of engineered magnets"
+            if noun.lower_ in PRODUCER_NOUNS:
+                of = [c for c in noun.children if c.dep_ == "prep" and c.lower_ == "of"]
+                objs += [c for p in of for c in p.children if c.dep_ == "pobj"]
+        for o in [x for obj in objs for x in _conjuncts(obj)]:
+            phrase = _product_phrase(o, lex)
+            if phrase:
+                out.append(_cand(name, "Company", "PRODUCES", phrase, "Product", sent, "makes"))
+    return out
+
+
+def _path(a: Any, b: Any) -> list[Any] | None:
+    """Tokens strictly between ``a`` and ``b`` on the dependency tree, or None."""
+    up_a, up_b = [a], [b]
+    while up_a[-1].head.i != up_a[-1].i and len(up_a) < 30:
+        up_a.append(up_a[-1].head)
+    while up_b[-1].head.i != up_b[-1].i and len(up_b) < 30:
+        up_b.append(up_b[-1].head)
+    ids_b = [t.i for t in up_b]
+    for n, t in enumerate(up_a):
+        if t.i in ids_b:
+            return up_a[1 : n + 1] + list(reversed(up_b[1 : ids_b.index(t.i)]))
+    return None
+
+
+def _titled_employer(org: Any, lex: Lexicon) -> bool:
+    """The ORG hangs off a job title: "Director of X", "CEO at X", "X's CEO", "X CEO"."""
+    root = org.root
+    while root.dep_ == "conj" and root.head.i != root.i:  # "CFO for A, B and C"
+        root = root.head
+    if root.dep_ == "pobj" and root.head.lower_ in ("of", "at", "for", "with"):
+        word = root.head.head.lower_
+        return word in lex.role_nouns or word in EMPLOY_VERBS
+    return root.dep_ in ("poss", "compound") and root.head.lower_ in lex.role_nouns
+
+
+def executives(sent: Any, lex: Lexicon) -> list[Candidate]:
+    out = []
+    people = [e for e in sent.ents if e.label_ == "PERSON"]
+    for p in people:
+        for o in _org_ents(sent):
+            if NOT_EMPLOYERS.match(o.text) or (
+                o.root.dep_ == "compound" and o.root.head.lower_ in lex.role_nouns
+            ):
+                continue  # "Chairman of the Board", "the Finance Director"
+            if not _titled_employer(o, lex):
+                continue
+            path = _path(p.root, o.root)
+            if path is None or not path or len(path) > MAX_PATH:
+                continue
+            words = [t.lower_ for t in path if t.i < o.start or t.i >= o.end]
+            if any(t.i >= p.start and t.i < p.end for t in path):
+                continue
+            if not any(w in lex.role_nouns or w in EMPLOY_VERBS for w in words):
+                continue
+            inner = [t for t in path if not (o.start <= t.i < o.end)]
+            if any(
+                t.lower_ not in lex.role_nouns and t.lower_ not in lex.path_words
+                and t.dep_ not in ("compound", "amod")
+                and not (t.ent_type_ == "ORG" and o.root.dep_ == "conj")  # "for A and B"
+                for t in inner
+            ):  # fmt: skip
+                continue
+            if any(_negated_or_hedged(t) for t in inner if t.pos_ in ("VERB", "AUX")):
+                continue
+            out.append(
+                _cand(span_name(p.text), "Person", "EXECUTIVE_OF", span_name(o.text), "Company",
+                      sent, "works_at")
+            )  # fmt: skip
+    return out
+
+
+def _cand(head: str, ht: str, rel: str, tail: str, tt: str, sent: Any, rule: str) -> Candidate:
+    return Candidate(head, ht, rel, tail, tt, sent.start_char, sent.end_char, Component.NLP,
+                     f"dep:{rule}", None, {}, 0.7)  # fmt: skip
+
+
+def dependency_candidates(sent: Any) -> list[Candidate]:
+    """All the dependency rules on one parsed sentence."""
+    lex = lexicon()
+    if not any(e.label_ == "ORG" for e in sent.ents):
+        return []
+    return org_kinds(sent, lex) + products(sent, lex) + executives(sent, lex)
