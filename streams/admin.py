@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
@@ -19,13 +20,19 @@ def create_topics(
     bootstrap: str, *, partitions: int, replication: int = 1, prefix: str = ""
 ) -> list[str]:
     """Create every catalog topic that does not exist yet; returns the ones created."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    existing = set(admin.list_topics(timeout=10).topics)
     wanted = [
         NewTopic(f"{prefix}{spec.name}", spec.partitions or partitions, replication)
         for spec in CATALOG.values()
-        if f"{prefix}{spec.name}" not in existing
     ]
+    return create_missing(bootstrap, wanted)
+
+
+def create_missing(bootstrap: str, topics: Sequence[NewTopic]) -> list[str]:
+    """Create those of ``topics`` that do not exist yet and wait until they are served;
+    returns the ones created (one that another process created meanwhile is fine)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    existing = set(admin.list_topics(timeout=10).topics)
+    wanted = [t for t in topics if t.topic not in existing]
     if not wanted:
         return []
     created = []

@@ -17,6 +17,7 @@ from core.settings import Settings
 from core.topics import CATALOG
 from streams.context import WorkerContext
 from streams.kafka_compat import install_empty_fetch_backoff
+from streams.lag import LagProbe, run_probe
 from streams.processors import enabled as enabled_processors
 
 
@@ -103,8 +104,6 @@ def _lag_probe(app: faust.App, ctx: WorkerContext) -> None:
         return
 
     async def consumer_lag() -> None:
-        from streams.lag import LagProbe, run_probe
-
         probe = LagProbe(ctx.endpoints.kafka_bootstrap, lag_groups(app, ctx))
         await run_probe(probe, interval)
 

@@ -15,6 +15,7 @@ import faust
 from core.runtime_state import endpoints
 from core.settings import Settings
 from streams.app import build_app
+from streams.tables import ensure_changelogs
 
 
 def default_worker_id() -> str:
@@ -28,8 +29,12 @@ def default_worker_id() -> str:
 def run_worker(settings: Settings | None = None, worker_id: str | None = None) -> None:
     settings = settings or Settings()
     worker_id = worker_id or default_worker_id()
-    app, _ctx = build_app(settings, endpoints(settings), worker_id=worker_id)
+    ep = endpoints(settings)
+    app, _ctx = build_app(settings, ep, worker_id=worker_id)
     logging.basicConfig(level=settings.log_level.upper())
+    # before joining the group: a table whose changelog is missing at the first
+    # rebalance is not recovered (streams/tables.py)
+    ensure_changelogs(app, ep.kafka_bootstrap)
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     # faust's terminal spinner sets the root logger to DEBUG so that it spins on every
     # record: every aiokafka debug call then built a LogRecord (~4% of a busy worker).

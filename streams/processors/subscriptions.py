@@ -22,8 +22,6 @@ import logging
 
 import faust
 import httpx
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
 from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
 
 from core import metrics
@@ -58,32 +56,11 @@ async def post_webhook(client: httpx.AsyncClient, url: str, alert: Alert) -> Non
             resp.raise_for_status()
 
 
-def ensure_changelog(bootstrap: str, name: str, partitions: int, replication: int) -> None:
-    """Create the state table's changelog before faust starts. Left to faust, it could
-    still be missing at the first rebalance ("Ignoring missing topic"): state written
-    then was not recovered after a kill -9, and a replayed change fired a second time."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    if name in admin.list_topics(timeout=10).topics:
-        return
-    topic = NewTopic(name, partitions, replication, config={"cleanup.policy": "compact"})
-    for fut in admin.create_topics([topic], operation_timeout=10).values():
-        try:
-            fut.result()
-        except KafkaException as exc:
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
-
-
 def register(app: faust.App, ctx: WorkerContext) -> None:
     q = ctx.settings.query
     evaluator = Evaluator(timeout_s=q.timeout_s, row_limit=q.row_limit)
+    # its changelog topic is created by the worker before it joins (streams/tables.py)
     partitions = GRAPH_CHANGES.partitions or ctx.settings.kafka.topic_partitions
-    ensure_changelog(
-        ctx.endpoints.kafka_bootstrap,
-        f"{app.conf.id}-{TABLE}-changelog",
-        partitions,
-        ctx.settings.kafka.replication_factor,
-    )
     table = TableState(app.Table(TABLE, default=None, partitions=partitions))
     webhooks: set[asyncio.Task[None]] = set()
     client: list[httpx.AsyncClient] = []
