@@ -133,7 +133,7 @@ def cluster_embeddings(vectors: np.ndarray, threshold: float = DEFAULT_THRESHOLD
         return np.zeros(0, dtype=np.int64)
     if n == 1:
         return np.zeros(1, dtype=np.int64)
-    from scipy.cluster.hierarchy import fcluster, linkage  # lazy: import cost
+    from scipy.cluster.hierarchy import fcluster, linkage  # optional: heavy to import
 
     v = np.asarray(vectors, dtype=np.float64)
     z = linkage(v, method="average", metric="cosine")

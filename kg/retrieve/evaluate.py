@@ -16,17 +16,27 @@ used for a choice: the figures to quote).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core.records import CleanDocument, DocKind, content_hash
+from kg import sink
+from kg.canonical import load_alias_index
+from kg.embed import make_embedder
+from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.retrieve.index import RetrievalIndex
+from kg.retrieve.service import RetrievalService
 from kg.retrieve.types import ItemKind, Method, RetrievedItem
+from kg.static import load_universe
+from kg.store import open_store
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_eval.jsonl"
 SAMPLES = Path(__file__).resolve().parents[2] / "connectors" / "samples"
@@ -179,13 +189,6 @@ async def tune_tfr(service: Any, tune: Sequence[EvalQuery], test: Sequence[EvalQ
 async def load_sample_graph(store: Any) -> dict[str, int]:
     """The bundled sample universe, news and a few sample triples into ``store``
     (used when the evaluation runs on an empty temporary graph)."""
-    from datetime import UTC, datetime
-
-    from core.records import CleanDocument, DocKind, content_hash
-    from kg import sink
-    from kg.canonical import load_alias_index
-    from kg.static import load_universe
-
     await sink.ensure_schema(store)
     await load_universe(store)
     docs = []
@@ -202,8 +205,6 @@ async def load_sample_graph(store: Any) -> dict[str, int]:
     index = await load_alias_index(store)
     # the facts the stream would extract from them (the LLM-free paths), so the graph
     # methods have news facts to find, not only the static universe
-    from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
-
     extractor = Extractor(index=bundled_index())
     triples = [t for d in docs for t in (await extractor.extract(ExtractDoc.from_clean(d))).triples]
     await sink.write_triples(store, triples, index=index)
@@ -217,8 +218,6 @@ def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str],
     """On the running graph, or a temporary one loaded with the bundled samples;
     ``tune``: the TFR grid on the tune split, judged on ``split``. ``services`` is the
     runtime's context manager (given by the CLI, so kg never imports the top floor)."""
-    import asyncio
-
     queries = load_queries(data, split)
     tune_qs = load_queries(data, "tune") if tune else None
     with services(settings) as (s, ep):
@@ -228,10 +227,6 @@ def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str],
 async def _run_eval(settings: Any, falkordb_url: str | None, queries: list[EvalQuery], k: int,
                     methods: Sequence[str], tune_qs: list[EvalQuery] | None = None,
                     split: str | None = None) -> dict:  # fmt: skip
-    from kg.embed import make_embedder
-    from kg.retrieve.service import RetrievalService
-    from kg.store import open_store
-
     store = open_store(settings, falkordb_url)
     try:
         loaded = None

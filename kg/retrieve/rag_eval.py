@@ -21,6 +21,7 @@ measures retrieval (context precision and recall), not generation.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from kg.llm import LLMClient
+from kg.embed import make_embedder
+from kg.llm import LLMClient, make_llm_client
 from kg.prompts.rag_eval import (
     Questions,
     Statements,
@@ -42,10 +44,11 @@ from kg.prompts.rag_eval import (
     statements_v1,
     verify_v1,
 )
-from kg.retrieve.evaluate import context_precision
-from kg.retrieve.service import context_text
+from kg.retrieve.evaluate import context_precision, load_sample_graph
+from kg.retrieve.service import RetrievalService, context_text
 from kg.retrieve.text import norm, sentences
 from kg.retrieve.types import RetrievedItem
+from kg.store import open_store
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "rag_eval.jsonl"
 SUPPORT = 0.6  # share of a statement's content tokens found in the context
@@ -261,8 +264,6 @@ def run_rag_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str
     ``judge``: ``llm`` (the configured model), ``lexical`` or ``auto`` (the model only
     when one is served: ``llm.base_url``; the embedded 135M model is no judge).
     ``services`` is the runtime's context manager, given by the CLI."""
-    import asyncio
-
     questions = load_rag_questions(data)
     use_llm = judge == "llm" or (judge == "auto" and bool(settings.llm.base_url))
     with services(settings, llm=use_llm) as (s, ep):
@@ -273,12 +274,6 @@ def run_rag_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str
 async def _run(settings: Any, falkordb_url: str | None, llm_url: str | None,
                questions: list[RagQuestion], k: int, methods: Sequence[str],
                use_llm: bool) -> dict[str, Any]:  # fmt: skip
-    from kg.embed import make_embedder
-    from kg.llm import make_llm_client
-    from kg.retrieve.evaluate import load_sample_graph
-    from kg.retrieve.service import RetrievalService
-    from kg.store import open_store
-
     store = open_store(settings, falkordb_url)
     client = make_llm_client(settings, llm_url) if use_llm else None
     try:

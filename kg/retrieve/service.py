@@ -6,11 +6,19 @@
 index, so indexes follow the stream incrementally; clusters are assigned as nodes
 arrive and rebuilt in full when enough have arrived (``NodeClusters.stale``) or on
 ``rebuild``. Searches refresh first when the index is older than ``refresh_s``.
+
+Dense document search on Neo4j goes through the graph's vector index
+(``kg.retrieve.graph_vectors``): refresh writes each new chunk's vector to a ``:Chunk``
+node, and ``dense_docs`` asks ``db.index.vector.queryNodes`` for the candidates. Until
+every chunk of the mirror is in the graph (a failed write is retried at the next
+refresh) and when the index query fails, the in-memory search answers, with a warning.
+Triple methods (dense triples, TFR, neighbourhood) and FalkorDB stay in memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,12 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from core.errors import GraphError
 from kg.embed import Embedder
 from kg.queries import cypher
+from kg.retrieve.graph_vectors import GraphChunkVectors, VectorIndexMismatch, supported
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
 from kg.retrieve.types import Method, RetrievedItem
 from kg.retrieve.vector_cache import VectorCache, cache_path
 from kg.store.base import GraphStore
+
+log = logging.getLogger(__name__)
 
 INTERNAL_RELATIONS = ("HAS_OBSERVATION", "HAS_DAILY", "MENTIONS")
 
@@ -56,8 +68,11 @@ class RetrievalService:
         load_limit: int = 500_000,
         index: RetrievalIndex | None = None,
         cache_dir: Path | None = None,
+        graph_vectors: bool | None = None,
         **index_kw: Any,
     ) -> None:
+        """``graph_vectors``: dense document search through the graph's vector index
+        (default: where the graph has one that retrieval uses, Neo4j)."""
         self.store = store
         self.embedder = embedder
         self.refresh_s = refresh_s
@@ -72,6 +87,11 @@ class RetrievalService:
         if cache_dir is not None:  # passage vectors on disk between processes
             self.cache = VectorCache(cache_path(cache_dir, self.embedder.model_id), embedder.dim)
         self._encode = self._embed if self.cache is None else self.cache.wrap(self._embed)
+        use_graph = supported(store) if graph_vectors is None else graph_vectors
+        self.graph_vectors: GraphChunkVectors | None = None
+        if use_graph and store is not None:
+            self.graph_vectors = GraphChunkVectors(store, embedder.dim, embedder.model_id)
+        self._graph_chunks = 0  # chunks (by mirror position) already in the graph's index
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed_sync(texts, "passage")
@@ -110,6 +130,7 @@ class RetrievalService:
             ]  # fmt: skip
             added_t = await asyncio.to_thread(self.index.add_triples, triples, self._encode)
             added_d = await asyncio.to_thread(self.index.add_documents, docs, self._encode)
+            await self._sync_graph_vectors()
             if self.cache is not None and self.cache.dirty:
                 await asyncio.to_thread(self.cache.save)
             for r in trows:
@@ -118,6 +139,45 @@ class RetrievalService:
                 self._since_docs = max(self._since_docs, int(r["written_at"] or 0))
             self._refreshed_at = time.monotonic()
             return {"triples": added_t, "documents": added_d}
+
+    async def _sync_graph_vectors(self) -> None:
+        """Write the chunks the graph's vector index does not have yet."""
+        total = len(self.index.chunk_text)
+        if self.graph_vectors is None or self._graph_chunks >= total:
+            return
+        ids, doc_ids, vecs = self.index.chunk_rows(self._graph_chunks, total)
+        try:
+            await self.graph_vectors.write(ids, doc_ids, vecs)
+        except VectorIndexMismatch as exc:  # lasting: this service searches in memory
+            log.error("%s; dense search stays in memory", exc)
+            self.graph_vectors = None
+            return
+        except GraphError as exc:
+            log.warning("chunk vectors not written to the graph (in-memory dense search "
+                        "until the next refresh writes them): %s", exc)  # fmt: skip
+            return
+        self._graph_chunks = total
+
+    @property
+    def dense_in_graph(self) -> bool:
+        """True when dense document search goes through the graph's vector index."""
+        return self.graph_vectors is not None and self._graph_chunks == len(self.index.chunk_text)
+
+    async def dense_docs(
+        self, qvec: np.ndarray, k: int, at: int | None = None
+    ) -> list[RetrievedItem]:
+        """The ``k`` best documents by their best chunk: the graph's vector index on
+        Neo4j (candidates as many as the in-memory search ranks), else the mirror."""
+        ix = self.index
+        if self.graph_vectors is None or not ix.chunk_text:
+            return ix.dense_docs(qvec, k, at)
+        if self.dense_in_graph:
+            try:
+                chunk_ids, scores = await self.graph_vectors.search(qvec, max(4 * k, 50))
+                return ix.dense_docs_scored(chunk_ids, scores, k, at)
+            except GraphError as exc:
+                log.warning("graph vector search failed, in-memory dense search: %s", exc)
+        return ix.dense_docs(qvec, k, at)
 
     async def rebuild(self) -> None:
         """The periodic full cluster rebuild (assignments drift as the graph grows)."""
@@ -140,7 +200,7 @@ class RetrievalService:
             return await self.hybrid(query, k, at=at)
         qvec = await self.query_vector(query)
         if method is Method.DENSE:
-            return ix.dense_docs(qvec, k, at)
+            return await self.dense_docs(qvec, k, at)
         if method is Method.TRIPLES:
             return ix.dense_triples(qvec, k, at)
         if method is Method.TFR:
@@ -157,7 +217,7 @@ class RetrievalService:
         qvec = await self.query_vector(query)
         ix = self.index
         kg_ = k if k_graph is None else k_graph
-        vector = ix.dense_docs(qvec, k, at)
+        vector = await self.dense_docs(qvec, k, at)
         graph = ix.neighbourhood(query, qvec, kg_, at=at) or ix.tfr_triples(qvec, kg_, at)
         return [*vector, *graph]
 

@@ -1,8 +1,10 @@
 """Graph-side vector indexes, generated per backend (FalkorDB and Neo4j 5 both have one).
 
-The retrievers search the in-memory mirror (``kg.retrieve.index``); these indexes let
-Cypher users and the query service run vector search inside the graph too, through
-``write_embeddings`` and ``vector_query``. Labels come from code, never from input.
+On Neo4j the retrieval service's dense stage searches ``:Chunk`` vectors through these
+(``kg.retrieve.graph_vectors``); on FalkorDB the retrievers search the in-memory mirror
+(``kg.retrieve.index``) and the index serves Cypher users. ``vector_query`` returns the
+cosine similarity on both, as the in-memory search does. Labels come from code, never
+from input.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ def vector_index_ddl(
     if dim < 1:
         raise ValueError("dim must be >= 1")
     if provider == GraphProvider.NEO4J:
-        name = f"{label.lower()}_{prop}_vec"
         return [
-            f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop}) "
+            f"CREATE VECTOR INDEX {index_name(label, prop)} IF NOT EXISTS "
+            f"FOR (n:{label}) ON (n.{prop}) "
             f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dim}, "
-            f"`vector.similarity_function`: 'cosine'}}}}"
+            "`vector.similarity_function`: 'cosine', "
+            # 5.26 quantizes to int8 by default: scores then differ from the cosine by
+            # ~0.02 and reorder close candidates; full floats keep them exact
+            "`vector.quantization.enabled`: false}}"
         ]
     return [
         f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.{prop}) "
@@ -44,14 +49,21 @@ def vector_index_ddl(
     ]
 
 
+def index_name(label: str, prop: str = "embedding") -> str:
+    """Neo4j's name of the vector index on ``label.prop``."""
+    _check(label, prop)
+    return f"{label.lower()}_{prop}_vec"
+
+
 def vector_query(provider: GraphProvider, label: str, prop: str = "embedding") -> str:
-    """Cypher returning ``id`` and ``score`` (higher is closer) for ``$k`` and ``$v``."""
+    """Cypher returning ``id`` and ``score`` (the cosine similarity, as the in-memory
+    search gives it) of the ``$k`` nodes nearest ``$v``, best first."""
     _check(label, prop)
     if provider == GraphProvider.NEO4J:
-        name = f"{label.lower()}_{prop}_vec"
+        # Neo4j's cosine score is (1 + cosine) / 2, in [0, 1]
         return (
-            f"CALL db.index.vector.queryNodes('{name}', $k, $v) YIELD node, score "
-            "RETURN node.id AS id, score"
+            f"CALL db.index.vector.queryNodes('{index_name(label, prop)}', $k, $v) "
+            "YIELD node, score RETURN node.id AS id, 2.0 * score - 1.0 AS score"
         )
     # FalkorDB returns a cosine distance; 1 - distance is the similarity.
     return (

@@ -91,7 +91,7 @@ class VectorSearch:
         return out
 
     def train(self) -> None:
-        from sklearn.cluster import MiniBatchKMeans  # lazy: import cost
+        from sklearn.cluster import MiniBatchKMeans  # optional: heavy, 5 s to import
 
         data = self.rows.view
         n = len(data)

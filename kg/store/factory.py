@@ -4,6 +4,8 @@ from core.errors import ConfigError, ServiceUnavailable
 from core.runtime_state import local_graph_url
 from core.settings import GraphBackend, Settings
 from kg.store.base import GraphStore
+from kg.store.falkor import FalkorStore
+from kg.store.neo4j import Neo4jStore
 
 
 def open_store(settings: Settings, falkordb_url: str | None = None) -> GraphStore:
@@ -20,14 +22,10 @@ def open_store(settings: Settings, falkordb_url: str | None = None) -> GraphStor
                 "graph.backend is neo4j with no URI and no local Neo4j running: "
                 "start `livekg up --graph neo4j` or set LIVEKG_GRAPH__NEO4J_URI"
             )
-        from kg.store.neo4j import Neo4jStore
-
         return Neo4jStore(uri, g.neo4j_user, g.neo4j_password, g.neo4j_database)
     url = falkordb_url or g.falkordb_url or local
     if not url:
         raise ConfigError(
             "no FalkorDB address: start `livekg up` or set LIVEKG_GRAPH__FALKORDB_URL"
         )
-    from kg.store.falkor import FalkorStore
-
     return FalkorStore(url, g.graph_name)

@@ -51,7 +51,7 @@ SYSTEM_DATABASE = "system"
 
 
 def _plain(value: Any) -> Any:
-    import neo4j.graph as g
+    import neo4j.graph as g  # optional: the Neo4j driver, as above
 
     if isinstance(value, g.Node):
         return {**dict(value), "_labels": sorted(value.labels)}
@@ -85,7 +85,7 @@ class Neo4jStore(GraphStore):
         driver: Any | None = None,
         read_timeout_s: float = READ_TX_TIMEOUT_S,
     ) -> None:
-        import neo4j
+        import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
         self.uri, self.database, self.user = uri, database, user
         self.read_timeout_s = read_timeout_s
@@ -119,7 +119,7 @@ class Neo4jStore(GraphStore):
             log.debug("abandoned neo4j query failed: %s", task.exception())
 
     async def _run_once(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
-        import neo4j
+        import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
         access = neo4j.READ_ACCESS if read_only else neo4j.WRITE_ACCESS
         try:
@@ -137,13 +137,13 @@ class Neo4jStore(GraphStore):
 
     @property
     def _read_tx(self) -> Any:
-        import neo4j
+        import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
         return neo4j.unit_of_work(timeout=self.read_timeout_s)(_collect)
 
     def _translate(self, exc: Exception) -> Exception:
         """Driver errors -> core.errors (see the module docstring for the classes)."""
-        import neo4j.exceptions as nx
+        import neo4j.exceptions as nx  # optional: the Neo4j driver, as above
 
         where = f"neo4j at {self.uri} (database {self.database!r})"
         if isinstance(exc, nx.AuthError):
@@ -176,7 +176,7 @@ class Neo4jStore(GraphStore):
     async def _auto_commit(
         self, cypher: str, database: str, params: dict[str, Any] | None = None
     ) -> None:
-        import neo4j
+        import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
         try:
             async with self._driver.session(
@@ -189,6 +189,12 @@ class Neo4jStore(GraphStore):
             if translated is exc:
                 raise
             raise translated from exc
+
+    async def query_procedure(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        """A read calling a read-only procedure (``db.index.vector.queryNodes``) with
+        livekg's own fixed Cypher: the read-only guard refuses ``CALL db.`` in user
+        Cypher; the server itself refuses writes in this read-access transaction."""
+        return await self._retrying(cypher, self._prepare_params(params), read_only=True)
 
     def index_ddl(self, index: IndexSpec) -> list[str]:
         name = f"{index.label.lower()}_{index.prop}"

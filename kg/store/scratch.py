@@ -17,6 +17,7 @@ from core.errors import ConfigError
 from core.settings import GraphBackend, Settings
 from kg.store.base import GraphStore
 from kg.store.factory import open_store
+from kg.store.neo4j import Neo4jStore
 
 EMPTY_BATCH = 5000
 
@@ -58,8 +59,6 @@ async def scratch_graph(
             finally:
                 await store.close()
         return
-    from kg.store.neo4j import Neo4jStore
-
     created = database is None and not private_server
     name = database or (g.neo4j_database if private_server else f"livekg-{purpose}-{tag}")
     if name == g.neo4j_database and not private_server:

@@ -9,21 +9,29 @@ vectors plus a little noise, a triple's the normalized sum of head, relation and
 are new sentences naming random entities; embedding the query is timed apart
 (every query is new: no cache hits) in ``end_to_end_p95_ms``; ``p95_ms`` is the search
 alone and ``cpu_p95_ms`` its process CPU time (all BLAS threads; steadier than wall
-time on a shared machine). The cluster threshold is the 5th percentile of pairwise
-cosine distances of the entity vectors (composed vectors are closer than real names).
+time on a shared machine). ``--graph neo4j`` (``run_retrieve_graph_bench``) times the
+dense stage through Neo4j's vector index instead, on a throwaway local Neo4j, beside
+the in-memory dense search of the same chunks. The cluster threshold is the 5th
+percentile of pairwise cosine distances of the entity vectors (composed vectors are
+closer than real names).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import Any
 
 import numpy as np
 
+from core.runtime_state import Endpoints
 from core.settings import Settings
 from kg.embed import make_embedder, unit_rows
+from kg.retrieve.graph_vectors import GraphChunkVectors
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
+from kg.store import open_store
+from ops.bench.kg import graph_service
 
 PLACES = ("Hunan", "Jiangsu", "Shanghai", "Texas", "Ohio", "Bavaria", "Osaka", "Ontario",
           "Sichuan", "Guangdong", "Zhejiang", "California", "Lyon", "Milan", "Seoul",
@@ -162,4 +170,74 @@ def run_retrieve_bench(settings: Settings, *, triples: int, queries: int) -> dic
         "reference": {"name": "bare_topk_p95_ms", "value": ref_ms},
         "ratio": round(worst / ref_ms, 2) if ref_ms else None,
         "methods": results,
+    }  # fmt: skip
+
+
+async def _graph_dense(
+    settings: Settings, ep: Endpoints, index: RetrievalIndex, qvecs: list[np.ndarray], k: int
+) -> dict[str, Any]:
+    """The dense document stage through Neo4j's vector index (the service's path on
+    Neo4j) beside the in-memory search of the same chunks and queries."""
+    store = open_store(settings.with_overrides(graph={"neo4j_uri": ep.neo4j_uri or ""}))
+    try:
+        gv = GraphChunkVectors(store, index.dim, "bench/composed")
+        t0 = time.perf_counter()
+        ids, docs, vecs = index.chunk_rows(0, len(index.chunk_text))
+        await gv.write(ids, docs, vecs)
+        write_s = time.perf_counter() - t0
+        while True:  # the vector index fills in the background
+            rows = await store.query(
+                "SHOW INDEXES YIELD name, populationPercent WHERE name = $n "
+                "RETURN populationPercent AS p",
+                {"n": gv.index},
+            )
+            if rows and float(rows[0]["p"]) >= 100.0:
+                break
+            await asyncio.sleep(0.5)
+        indexed_s = time.perf_counter() - t0
+        graph_t, mem_t, same = [], [], 0
+        for q in qvecs:
+            start = time.perf_counter()
+            cids, scores = await gv.search(q, max(4 * k, 50))
+            got = index.dense_docs_scored(cids, scores, k)
+            graph_t.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            want = index.dense_docs(q, k)
+            mem_t.append(time.perf_counter() - start)
+            same += [i.id for i in got] == [i.id for i in want]
+    finally:
+        await store.close()
+    g95, m95 = _p(graph_t, 95), _p(mem_t, 95)
+    return {
+        "chunks": len(index.chunk_text), "write_s": round(write_s, 2),
+        "write_rows_per_s": round(len(index.chunk_text) / write_s, 1) if write_s else None,
+        "indexed_s": round(indexed_s, 2),
+        "dense_p50_ms": _p(graph_t, 50), "dense_p95_ms": g95,
+        "same_top_k_as_memory": round(same / len(qvecs), 4) if qvecs else None,
+        "reference": {"name": "in_memory_dense_p95_ms", "value": m95},
+        "ratio": round(g95 / m95, 2) if m95 else None,
+    }  # fmt: skip
+
+
+def run_retrieve_graph_bench(settings: Settings, *, triples: int, queries: int) -> dict[str, Any]:
+    """``livekg bench retrieve --graph neo4j``: the dense stage through Neo4j's vector
+    index on a throwaway local Neo4j (or the configured URI's database, which must be
+    a scratch one), beside the in-memory dense search in the same run (``ratio``)."""
+    embedder = make_embedder(settings.embed)
+    index, names = build_index(triples, embedder)
+    rng = np.random.default_rng(11)
+    qvecs = [
+        embedder.embed_sync([f"How does {names[int(rng.integers(len(names)))]} move ({i})?"],
+                            "query")[0]
+        for i in range(queries)
+    ]  # fmt: skip
+    neo = settings.with_overrides(graph={"backend": "neo4j"})
+    with graph_service(neo) as ep:
+        if neo.embedded_graph:  # the throwaway server: no auth
+            neo = neo.with_overrides(graph={"neo4j_password": ""})
+        dense = asyncio.run(_graph_dense(neo, ep, index, qvecs, 10))
+    return {
+        "bench": "retrieve", "graph": "neo4j", "triples": triples, "queries": queries, "k": 10,
+        "embedder": embedder.model_id, "vectors": "composed", "cpus": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2), **dense,
     }  # fmt: skip
