@@ -51,26 +51,42 @@ PROPS
   rm -rf "$tmp"
   ((ok))
 }
-kafka_jars() {
-  local pom=java/kafka/pom.xml stamp="$KAFKA_JARS/.pom-sha256" want
-  want=$(sha256sum "$pom" | cut -c1-16)
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && ls "$KAFKA_JARS"/kafka_2.13-*.jar >/dev/null 2>&1; then
+# Jars that Maven puts into a cache folder once; later runs are offline. Skipped while
+# the stamp holds the sources' hash and the marker glob matches; without Java and Maven,
+# or when Maven fails, a warning that names the way out, and set-up goes on.
+# maven_jars DIR STAMP WANT MARKER WHAT NO_TOOLS_HINT FAILED_HINT AFTER_SUCCESS MVN_ARGS...
+maven_jars() {
+  local dir=$1 stamp=$2 want=$3 marker=$4 what=$5 no_tools=$6 failed=$7 after=$8
+  shift 8
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && compgen -G "$marker" >/dev/null; then
     return 0
   fi
-  local t0=$SECONDS
-  echo "[bootstrap] Kafka jars (mvn dependency:copy-dependencies into $KAFKA_JARS)"
+  local t0=$SECONDS name=${what%% *}
+  echo "[bootstrap] $what"
   if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
-    echo "[bootstrap] WARNING: Java 17 and Maven 3.8 are needed for the Kafka broker; without them use LIVEKG_KAFKA__EMBEDDED=noida" >&2
+    echo "[bootstrap] WARNING: Java 17 and Maven 3.8 are needed for $no_tools" >&2
     return 0
   fi
-  rm -rf "$KAFKA_JARS" && mkdir -p "$KAFKA_JARS"
-  if mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$KAFKA_JARS" >"$KAFKA_JARS/.mvn.log" 2>&1; then
-    kafka_cds || echo "[bootstrap] note: no class-data archive for Kafka (it starts ~40% slower)" >&2
+  rm -rf "$dir" && mkdir -p "$dir"
+  if mvn -q -B "$@" >"$dir/.mvn.log" 2>&1; then
+    $after
     echo "$want" > "$stamp"
-    echo "[bootstrap] Kafka jars ready in $((SECONDS - t0))s"
+    echo "[bootstrap] $name jars ready in $((SECONDS - t0))s"
   else
-    echo "[bootstrap] WARNING: Maven could not fetch the Kafka jars (see $KAFKA_JARS/.mvn.log); use LIVEKG_KAFKA__EMBEDDED=noida" >&2
+    echo "[bootstrap] WARNING: Maven could not fetch the $name jars (see $dir/.mvn.log); $failed" >&2
   fi
+}
+kafka_cds_or_note() {
+  kafka_cds || echo "[bootstrap] note: no class-data archive for Kafka (it starts ~40% slower)" >&2
+}
+kafka_jars() {
+  local pom=java/kafka/pom.xml
+  maven_jars "$KAFKA_JARS" "$KAFKA_JARS/.pom-sha256" "$(sha256sum "$pom" | cut -c1-16)" \
+    "$KAFKA_JARS/kafka_2.13-*.jar" \
+    "Kafka jars (mvn dependency:copy-dependencies into $KAFKA_JARS)" \
+    "the Kafka broker; without them use LIVEKG_KAFKA__EMBEDDED=noida" \
+    "use LIVEKG_KAFKA__EMBEDDED=noida" kafka_cds_or_note \
+    -f "$pom" dependency:copy-dependencies -DoutputDirectory="$KAFKA_JARS"
 }
 kafka_jars
 
@@ -80,24 +96,12 @@ kafka_jars
 # and its tests say what is missing.
 NEO4J_JARS=${LIVEKG_JARS:-$HOME/.cache/livekg/jars}/neo4j
 neo4j_jars() {
-  local stamp="$NEO4J_JARS/.src-sha256" want
-  want=$(cat java/neo4j/pom.xml java/neo4j/src/main/java/livekg/neo4j/*.java | sha256sum | cut -c1-16)
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && ls "$NEO4J_JARS"/lib/livekg-neo4j-launcher.jar >/dev/null 2>&1; then
-    return 0
-  fi
-  local t0=$SECONDS
-  echo "[bootstrap] Neo4j jars (mvn package: copy-dependencies + launcher into $NEO4J_JARS)"
-  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
-    echo "[bootstrap] WARNING: Java 17 and Maven 3.8 are needed for the local Neo4j; FalkorDB still works" >&2
-    return 0
-  fi
-  rm -rf "$NEO4J_JARS" && mkdir -p "$NEO4J_JARS"
-  if mvn -q -B -f java/neo4j/pom.xml -Dlivekg.jars="$NEO4J_JARS" package >"$NEO4J_JARS/.mvn.log" 2>&1; then
-    echo "$want" > "$stamp"
-    echo "[bootstrap] Neo4j jars ready in $((SECONDS - t0))s"
-  else
-    echo "[bootstrap] WARNING: Maven could not fetch the Neo4j jars (see $NEO4J_JARS/.mvn.log); the neo4j graph is unavailable" >&2
-  fi
+  maven_jars "$NEO4J_JARS" "$NEO4J_JARS/.src-sha256" \
+    "$(cat java/neo4j/pom.xml java/neo4j/src/main/java/livekg/neo4j/*.java | sha256sum | cut -c1-16)" \
+    "$NEO4J_JARS/lib/livekg-neo4j-launcher.jar" \
+    "Neo4j jars (mvn package: copy-dependencies + launcher into $NEO4J_JARS)" \
+    "the local Neo4j; FalkorDB still works" "the neo4j graph is unavailable" true \
+    -f java/neo4j/pom.xml -Dlivekg.jars="$NEO4J_JARS" package
 }
 neo4j_jars
 
