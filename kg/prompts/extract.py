@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
@@ -83,39 +84,22 @@ SYSTEM_V1 = (
 )
 
 
-def _t(head: str, ht: str, rel: str, tail: str, tt: str, evidence: str) -> dict[str, str]:
-    return {"head": head, "head_type": ht, "relation": rel, "tail": tail, "tail_type": tt,
-            "evidence": evidence}  # fmt: skip
+FEW_SHOT_FILE = Path(__file__).resolve().parent.parent / "data" / "extract_few_shot.json"
 
 
-# Names in the examples are invented and unlike real text, so an answer that parrots an
-# example is unsupported by the chunk and dropped by verification.
-FEW_SHOT_EN = (
-    "Quillon Widgets said on March 3, 2025 that it named Ova Brandt chief financial officer. "
-    "Quillon Widgets' cloud revenue rose 12% to $4.1 billion, and the company expanded in Peru.",
-    {
-        "triples": [
-            _t("Ova Brandt", "Person", "EXECUTIVE_OF", "Quillon Widgets", "Company",
-               "named Ova Brandt chief financial officer"),
-            _t("Quillon Widgets", "Company", "DISCLOSES", "cloud revenue", "FinMetric",
-               "cloud revenue rose 12% to $4.1 billion"),
-            _t("Quillon Widgets", "Company", "OPERATES_IN", "Peru", "Region", "expanded in Peru"),
-        ]
-    },
-)  # fmt: skip
-FEW_SHOT_ZH = (
-    "央行开展1500亿元7天期逆回购操作，资金面整体宽松，10年期国债收益率下行2bp至1.72%。",
-    {
-        "triples": [
-            _t("央行", "Institution", "SETS_POLICY", "7天期逆回购", "Policy",
-               "央行开展1500亿元7天期逆回购操作"),
-            _t("10年期国债收益率", "Indicator", "HAS_VALUE", "1.72%", "FinMetric",
-               "10年期国债收益率下行2bp至1.72%"),
-            _t("资金面整体宽松", "MarketStatus", "IMPACTED_BY", "7天期逆回购", "Policy",
-               "开展1500亿元7天期逆回购操作，资金面整体宽松"),
-        ]
-    },
-)  # fmt: skip
+class FewShot(BaseModel):
+    """One worked example: a text and the answer the model should give for it."""
+
+    text: str
+    answer: dict[str, list[dict[str, str]]]
+
+
+@lru_cache(maxsize=1)
+def few_shots() -> dict[str, FewShot]:
+    """The examples by language (en, zh), validated; their names are invented and unlike
+    real text, so an answer that parrots one is unsupported and dropped by verification."""
+    data = json.loads(FEW_SHOT_FILE.read_text(encoding="utf-8"))
+    return {lang: FewShot.model_validate(data[lang]) for lang in ("en", "zh")}
 
 
 @lru_cache(maxsize=1)
@@ -136,10 +120,10 @@ def _system(ctx: Context) -> ChatMessage:
 
 
 def _shots(lang: str) -> list[ChatMessage]:
-    text, answer = FEW_SHOT_ZH if lang == "zh" else FEW_SHOT_EN
+    shot = few_shots()["zh" if lang == "zh" else "en"]
     return [
-        user(f"<text>{text}</text>"),
-        assistant(json.dumps(answer, ensure_ascii=False)),
+        user(f"<text>{shot.text}</text>"),
+        assistant(json.dumps(shot.answer, ensure_ascii=False)),
     ]
 
 

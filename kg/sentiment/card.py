@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 
 def _row(name: str, m: dict | None) -> str:
     if not m:
@@ -9,14 +11,24 @@ def _row(name: str, m: dict | None) -> str:
     return f"| {name} | {m['n']} | {m['accuracy']:.4f} | {m['macro_f1']:.4f} |"
 
 
+def _table(title: str, columns: Sequence[str], rows: Iterable[str], intro: str = "") -> list[str]:
+    """A card section: heading, optional paragraph, then a Markdown table of ``rows``."""
+    return [
+        "",
+        f"## {title}",
+        "",
+        *([intro, ""] if intro else []),
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        *rows,
+    ]
+
+
 def _context_section(context: dict) -> list[str]:
     """With vs without retrieved context on the dev split (``metrics["context"]``)."""
     if not context:
         return []
-    return [
-        "",
-        "## Retrieved context (dev split)",
-        "",
+    intro = (
         "How the dev set with contexts is built: `livekg train sentiment-dev --out DIR` "
         "writes the dev hold-out and `context_index.jsonl`: the train-split items as a "
         "news archive (tweets, FiQA, FinFE posts; no labels, no dev rows) and the market "
@@ -26,19 +38,18 @@ def _context_section(context: dict) -> list[str]:
         "and scores the items that got context with and without it. "
         f"Measured with the input+context pass mixed at weight {context.get('weight')}; "
         "the default weight is 0 (`sentiment.rag_context_weight`), under which both "
-        "columns are the bare figure.",
-        "",
-        "| dev set | got context | bare | with context | fixed / broken | overall bare / with |",
-        "|---|---|---|---|---|---|",
-        *[
-            f"| {name} | {c['items']} of {c['n']} | {c['accuracy_without']:.4f} | "
-            f"{c['accuracy_with']:.4f} | {c['fixed']} / {c['broken']} | "
-            f"{c['overall_without']:.4f} / {c['overall_with']:.4f} |"
-            for name, c in context.get("sets", {}).items()
-        ],
-        "",
-        str(context.get("note", "")),
+        "columns are the bare figure."
+    )
+    columns = ("dev set", "got context", "bare", "with context", "fixed / broken",
+               "overall bare / with")  # fmt: skip
+    rows = [
+        f"| {name} | {c['items']} of {c['n']} | {c['accuracy_without']:.4f} | "
+        f"{c['accuracy_with']:.4f} | {c['fixed']} / {c['broken']} | "
+        f"{c['overall_without']:.4f} / {c['overall_with']:.4f} |"
+        for name, c in context.get("sets", {}).items()
     ]
+    title = "Retrieved context (dev split)"
+    return [*_table(title, columns, rows, intro), "", str(context.get("note", ""))]
 
 
 def render(metrics: dict) -> str:
@@ -209,27 +220,21 @@ def render(metrics: dict) -> str:
                 lines.append(_row(f"{model} / {subset}", dev[model][subset]))
     cascade = metrics.get("cascade", {})
     if cascade:
-        lines += [
-            "",
-            "## Cascade threshold (Twitter dev; English path of the default)",
-            "",
-            "| weights@threshold | sent to e5 | accuracy | macro-F1 |",
-            "|---|---|---|---|",
-            *[
+        lines += _table(
+            "Cascade threshold (Twitter dev; English path of the default)",
+            ("weights@threshold", "sent to e5", "accuracy", "macro-F1"),
+            (
                 f"| {k} | {v['sent_to_second']:.0%} | {v['accuracy']:.4f} | {v['macro_f1']:.4f} |"
                 for k, v in cascade.items()
-            ],
-        ]
+            ),
+        )
     hw = metrics.get("handwritten", {})
     if hw:
-        lines += [
-            "",
-            "## Hand-written proxy sets (kg/sentiment/evalsets, not benchmark data)",
-            "",
-            "| set / classifier | n | accuracy | macro-F1 |",
-            "|---|---|---|---|",
-            *[_row(k, v) for k, v in hw.items()],
-        ]
+        lines += _table(
+            "Hand-written proxy sets (kg/sentiment/evalsets, not benchmark data)",
+            ("set / classifier", "n", "accuracy", "macro-F1"),
+            (_row(k, v) for k, v in hw.items()),
+        )
     lines += _context_section(metrics.get("context", {}))
     lines += [
         "",

@@ -400,21 +400,28 @@ def finetune_encoder(
     head.train()
     lengths = np.array([s.shape[0] for s in states])
     _optimize(opt, logits, y, recipe, label=f"{recipe.base} lora", lengths=lengths)
-    state = {**adapter_state(enc), **_head_arrays(head, recipe)}
+    meta = _meta_arrays(recipe, recipe.rank, {"alpha": alpha}, f"{upto}-{n_layers - 1}")
+    return {**adapter_state(enc), **_head_arrays(head, recipe), **meta}
+
+
+def _meta_arrays(
+    recipe: EncoderRecipe, rank: int, merge: dict[str, float], adapted_layers: str
+) -> dict[str, np.ndarray]:
+    """An encoder artifact's ``meta.*`` arrays; ``merge`` says how its adapters merge
+    (``alpha`` for LoRA, ``scale`` 1 for SVD-compressed full fine-tunes)."""
     meta = {
         "model_id": recipe.model_id,
         "base_name": recipe.base,
-        "rank": recipe.rank,
-        "alpha": alpha,
+        "rank": rank,
+        **merge,
         "max_length": MAX_INFER_LENGTH,
         "train_max_length": recipe.max_length,
-        "adapted_layers": f"{upto}-{n_layers - 1}",
+        "adapted_layers": adapted_layers,
         "base": BASE_DESCRIPTIONS[recipe.base],
     }
     if recipe.distill:
         meta["distilled_from"] = TEACHER_RECIPE.model_id
-    state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
-    return state
+    return {f"meta.{k}": np.asarray(v) for k, v in meta.items()}
 
 
 def _head_logits(base, enc, head, texts: Sequence[str], max_length: int):  # type: ignore[no-untyped-def]
@@ -480,21 +487,9 @@ def package_full(enc, head, original, recipe: EncoderRecipe, rank: int) -> dict[
     """A fully fine-tuned encoder + head as an artifact: each weight change SVD-truncated
     to ``rank`` adapters (merge scale 1), the head, ``meta.*``."""
     tuned = {k: v.detach() for k, v in enc.state_dict().items()}
-    state = {**svd_adapters(tuned, original, rank), **_head_arrays(head, recipe)}
-    meta = {
-        "model_id": recipe.model_id,
-        "base_name": recipe.base,
-        "rank": rank,
-        "scale": 1.0,
-        "max_length": MAX_INFER_LENGTH,
-        "train_max_length": recipe.max_length,
-        "adapted_layers": f"0-{len(enc.encoder.layer) - 1} (full, SVD rank {rank})",
-        "base": BASE_DESCRIPTIONS[recipe.base],
-    }
-    if recipe.distill:
-        meta["distilled_from"] = TEACHER_RECIPE.model_id
-    state.update({f"meta.{k}": np.asarray(v) for k, v in meta.items()})
-    return state
+    layers = f"0-{len(enc.encoder.layer) - 1} (full, SVD rank {rank})"
+    meta = _meta_arrays(recipe, rank, {"scale": 1.0}, layers)
+    return {**svd_adapters(tuned, original, rank), **_head_arrays(head, recipe), **meta}
 
 
 # The accurate tier serves the teacher from SVD adapters of this rank (768-wide layers;
