@@ -50,6 +50,8 @@ class Lexicon(BaseModel):
     role_nouns: frozenset[str]
     path_words: frozenset[str]
     generic_objects: frozenset[str]
+    facility_nouns: frozenset[str]
+    subsidiary_nouns: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod
@@ -86,6 +88,8 @@ def noun_phrase(tok: Any, lex: Lexicon) -> str:
         or left[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "NUM", "ADV")
         or left[0].ent_type_ in ("NORP", "GPE", "ORG", "PERSON", "CARDINAL", "ORDINAL", "DATE")
         or left[0].is_punct
+        or len(left[0].text) == 1
+        or left[0].lower_ in ("'s", "’s")
         or left[0].lower_.endswith("-based")
     ):
         left.pop(0)
@@ -105,7 +109,7 @@ def _org_ents(sent: Any) -> list[Any]:
     return [e for e in sent.ents if e.label_ == "ORG"]
 
 
-def _kind_nouns(ent: Any, lex: Lexicon) -> list[Any]:
+def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> list[Any]:
     """Organisation nouns said of ``ent``: its appositions, its predicate, or the noun right
     before it inside its own noun phrase."""
     root, out = ent.root, []
@@ -121,7 +125,7 @@ def _kind_nouns(ent: Any, lex: Lexicon) -> list[Any]:
     return [
         n
         for n in out
-        if n.lower_ in lex.org_nouns
+        if n.lower_ in (lex.org_nouns if nouns is None else nouns)
         and n.pos_ in ("NOUN", "PROPN")
         and min(abs(n.i - ent.start), abs(n.i - ent.end + 1)) <= NEAR
     ]
@@ -198,6 +202,65 @@ def products(sent: Any, lex: Lexicon) -> list[Candidate]:
     return out
 
 
+def facilities(sent: Any, lex: Lexicon) -> list[Candidate]:
+    """"our hotels in California, New York and Illinois" -> hotels OPERATES_IN each place."""
+    out = []
+    for tok in sent:
+        if tok.lower_ not in lex.facility_nouns or tok.pos_ != "NOUN":
+            continue
+        preps = [c for c in tok.children if c.dep_ == "prep" and c.lower_ in ("in", "across")]
+        places = [
+            x
+            for p in preps
+            for c in p.children
+            if c.dep_ == "pobj"
+            for x in _conjuncts(c)
+            if x.ent_type_ in ("GPE", "LOC")
+        ]
+        if not places or _negated_or_hedged(tok.head):
+            continue
+        head = noun_phrase(tok, lex)
+        for x in places:
+            ent = next((e for e in sent.ents if e.start <= x.i < e.end), None)
+            if ent is not None and head:
+                place = span_name(ent.text)
+                out.append(_cand(head, "Segment", "OPERATES_IN", place, "Region", sent, "site_in"))
+    return out
+
+
+def _subject_org(sent: Any) -> Any | None:
+    """The ORG that is the subject of the sentence's main verb (what "its" refers to)."""
+    root = sent.root
+    subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is None:
+        return None
+    return next((e for e in sent.ents if e.label_ == "ORG" and e.start <= subj.i < e.end), None)
+
+
+def subsidiaries(sent: Any, lex: Lexicon) -> list[Candidate]:
+    """"X, a wholly owned subsidiary of Y" / "Y's unit X" / "its subsidiary X" (its = the
+    subject company) -> Y HAS_STAKE_IN X."""
+    out = []
+    orgs = _org_ents(sent)
+    for ent in orgs:
+        for noun in _kind_nouns(ent, lex, lex.subsidiary_nouns):
+            owner = None
+            of = [c for c in noun.children if c.dep_ == "prep" and c.lower_ == "of"]
+            pobj = [c for p in of for c in p.children if c.dep_ == "pobj"]
+            owner = next((e for e in orgs for o in pobj if e.start <= o.i < e.end), None)
+            if owner is None:
+                poss = next((c for c in noun.children if c.dep_ == "poss"), None)
+                if poss is not None and poss.lower_ == "its":
+                    owner = _subject_org(sent)
+                elif poss is not None:
+                    owner = next((e for e in orgs if e.start <= poss.i < e.end), None)
+            if owner is None or owner == ent or _negated_or_hedged(noun.head):
+                continue
+            out.append(_cand(span_name(owner.text), "Company", "HAS_STAKE_IN",
+                             span_name(ent.text), "Company", sent, "subsidiary"))  # fmt: skip
+    return out
+
+
 def _path(a: Any, b: Any) -> list[Any] | None:
     """Tokens strictly between ``a`` and ``b`` on the dependency tree, or None."""
     up_a, up_b = [a], [b]
@@ -259,7 +322,16 @@ def executives(sent: Any, lex: Lexicon) -> list[Candidate]:
     return out
 
 
+LEGAL_FORM_ONLY = re.compile(
+    r"^(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|l\.?l\.?c|lp|l\.?p|plc|"
+    r"holdings?|group|sa|ag|nv)\.?$",
+    re.I,
+)
+
+
 def _cand(head: str, ht: str, rel: str, tail: str, tt: str, sent: Any, rule: str) -> Candidate:
+    if LEGAL_FORM_ONLY.match(head) or LEGAL_FORM_ONLY.match(tail):
+        tail = ""  # a legal form alone names no party; the empty tail is dropped
     return Candidate(head, ht, rel, tail, tt, sent.start_char, sent.end_char, Component.NLP,
                      f"dep:{rule}", None, {}, 0.7)  # fmt: skip
 
@@ -267,6 +339,8 @@ def _cand(head: str, ht: str, rel: str, tail: str, tt: str, sent: Any, rule: str
 def dependency_candidates(sent: Any) -> list[Candidate]:
     """All the dependency rules on one parsed sentence."""
     lex = lexicon()
-    if not any(e.label_ == "ORG" for e in sent.ents):
-        return []
-    return org_kinds(sent, lex) + products(sent, lex) + executives(sent, lex)
+    out = facilities(sent, lex)
+    if any(e.label_ == "ORG" for e in sent.ents):
+        out += org_kinds(sent, lex) + products(sent, lex) + executives(sent, lex)
+        out += subsidiaries(sent, lex)
+    return [c for c in out if c.head and c.tail]
