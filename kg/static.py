@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from core.records import Triple, UtcDatetime, stable_id, utcnow
 from kg.canonical import AliasIndex
 from kg.ontology import Ontology, Partition, default_ontology
+from kg.queries import cypher
 from kg.sink import prepare_triples, write_prepared
 from kg.store.base import GraphStore
 
@@ -163,21 +164,11 @@ def entity_upsert_cypher(label: str, ontology: Ontology | None = None) -> str:
     to a node MERGEd in the same transaction breaks ArcadeDB's unique index.
     """
     path = (ontology or default_ontology()).label_path(label).removeprefix("Entity:")
-    return f"""
-UNWIND $rows AS r
-MATCH (e:Entity {{id: r.id}})
-SET e:{path}, e += r.props, e.partition = 'static', e.canonical = true
-"""
+    return cypher("static_entity_update", labels=path)
 
 
 def entity_create_cypher(label: str, ontology: Ontology | None = None) -> str:
-    path = (ontology or default_ontology()).label_path(label)
-    return f"""
-UNWIND $rows AS r
-OPTIONAL MATCH (x:Entity {{id: r.id}})
-WITH r, x WHERE x IS NULL
-CREATE (e:{path} {{id: r.id, created_at: r.loaded_at}})
-"""
+    return cypher("static_entity_create", labels=(ontology or default_ontology()).label_path(label))
 
 
 async def load_bundle(
@@ -244,11 +235,7 @@ async def _load_relations(
     missing = {r.head for r in bundle.relations} | {r.tail for r in bundle.relations}
     missing = {m for m in missing if index.get(m) is None}
     if missing:
-        rows = await store.query(
-            "UNWIND $ids AS i MATCH (e:Entity {id: i}) WHERE e.canonical = true "
-            "RETURN e.id AS id, labels(e) AS labels, e.name AS name",
-            {"ids": sorted(missing)},
-        )
+        rows = await store.query(cypher("canonical_entities_by_id"), {"ids": sorted(missing)})
         for row in rows:
             index.add_row(row)
     triples, props = [], []

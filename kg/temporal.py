@@ -64,15 +64,7 @@ def chain_read_cypher(rel_type: str) -> str:
     valid_to,superseded_by`` string (empty for null; ids are hex, times integers):
     five typed values per fact cost the Python Redis client more than the query.
     """
-    return f"""
-UNWIND $heads AS hid
-MATCH (h:Entity {{id: hid}})-[f:{rel_type}]->()
-RETURN hid AS head,
-       collect(f.id + ',' + toString(f.valid_from) + ','
-               + coalesce(toString(f.stated_valid_to), '') + ','
-               + coalesce(toString(f.valid_to), '') + ','
-               + coalesce(f.superseded_by, '')) AS facts
-"""
+    return cypher("chain_read", rel_type=rel_type)
 
 
 def _int(text: str) -> int:
@@ -95,12 +87,7 @@ def unpack_versions(packed: Iterable[str]) -> list[FactVersion]:
 
 
 def chain_write_cypher(rel_type: str) -> str:
-    return f"""
-UNWIND $rows AS u
-MATCH (h:Entity {{id: u.head}})-[f:{rel_type}]->()
-WHERE f.id = u.id
-SET f.valid_to = u.valid_to, f.superseded_by = u.superseded_by
-"""
+    return cypher("chain_write", rel_type=rel_type)
 
 
 async def apply_chains(store: GraphStore, rel_type: str, heads: Sequence[str]) -> int:
@@ -121,24 +108,16 @@ async def apply_chains(store: GraphStore, rel_type: str, heads: Sequence[str]) -
 
 # -- point-in-time reads --------------------------------------------------------------
 
-VALID_AT = "f.valid_from <= $at AND (f.valid_to IS NULL OR f.valid_to > $at)"
-KNOWN_AT = "f.ingested_at <= $known_at"
-
 
 def as_of_cypher(rel_type: str | None = None, *, known: bool = False) -> str:
     """Facts of one head valid at ``$at`` (optionally only those ingested by ``$known_at``).
 
     Read-only, portable: a typed or untyped relationship pattern, epoch-ms comparisons.
     """
-    rel = f":{rel_type}" if rel_type else ""
-    where = VALID_AT + (f" AND {KNOWN_AT}" if known else "")
-    return f"""
-MATCH (h:Entity {{id: $head}})-[f{rel}]->(t)
-WHERE f.valid_from IS NOT NULL AND {where}
-RETURN type(f) AS relation, t.id AS tail, t.name AS tail_name, f.id AS fact_id,
-       f.valid_from AS valid_from, f.valid_to AS valid_to, f.sources AS sources
-ORDER BY relation, tail
-"""
+    valid = cypher("fact_valid_known_at" if known else "fact_valid_at")
+    if rel_type:
+        return cypher("facts_of_type_as_of", rel_type=rel_type, valid=valid)
+    return cypher("facts_as_of", valid=valid)
 
 
 def to_ms(at: datetime | int) -> int:

@@ -22,6 +22,7 @@ from core.records import stable_id
 from core.settings import ReportSettings, Settings
 from kg.llm import LLMClient, make_llm_client
 from kg.prompts.chat import simple_v1
+from kg.queries import cypher
 from kg.report.compose import Analysis, DocIn, analyse
 from kg.report.facts import DAY_MS, Series, load_history
 from kg.report.model import BondReportDoc, Citation, Driver, Section
@@ -46,40 +47,12 @@ def _parse_at(at: datetime | str | None) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
-DOCS_CYPHER = """
-MATCH (d:Document)
-WHERE d.published_at >= $since AND d.published_at <= $until AND d.kind IN $kinds
-OPTIONAL MATCH (d)-[:MENTIONS]->(e:Entity)
-RETURN d.id AS id, d.title AS title, d.text AS text, d.source AS source,
-       d.published_at AS published_at, d.url AS url, collect(e.id) AS entities
-"""
-STATEMENTS_CYPHER = """
-MATCH (d:Document)
-WHERE d.published_at >= $since AND d.published_at <= $until
-  AND d.title CONTAINS 'FOMC statement'
-RETURN d.id AS id, d.title AS title, d.text AS text, d.source AS source,
-       d.published_at AS published_at, d.url AS url, [] AS entities
-"""
-
-
-LATEST_CYPHER = """
-MATCH (o:Observation)
-WHERE o.indicator_id IN $ids AND o.observed_at <= $at
-RETURN max(o.observed_at) AS t
-"""
-LATEST_DAILY_CYPHER = """
-MATCH (d:DailyObservation)
-WHERE d.indicator_id IN $ids AND d.last_at <= $at
-RETURN max(d.last_at) AS t
-"""
-
-
 async def latest_market_time(store: GraphStore, ids: list[str], at: datetime) -> datetime:
     """The time of the newest curve observation on or before ``at``: the report analyses
     the latest market day in the graph (a replayed or backfilled day included), and its
     history window ends there, not at the wall clock."""
     params = {"ids": ids, "at": int(at.timestamp() * 1000)}
-    ts = [r["t"] for q in (LATEST_CYPHER, LATEST_DAILY_CYPHER)
+    ts = [r["t"] for q in (cypher("latest_observation_time"), cypher("latest_daily_time"))
           for r in await store.query(q, params) if r.get("t") is not None]  # fmt: skip
     if not ts:
         return at
@@ -91,10 +64,10 @@ async def load_documents(store: GraphStore, at: datetime, *, days: int, history_
                          ) -> list[DocIn]:  # fmt: skip
     """News in the driver window and the FOMC statements of the history window."""
     until = int(at.timestamp() * 1000)
-    rows = await store.query(DOCS_CYPHER, {"since": until - (days + 1) * DAY_MS,
-                                           "until": until, "kinds": ["news"]})  # fmt: skip
-    rows += await store.query(STATEMENTS_CYPHER, {"since": until - history_days * DAY_MS,
-                                                  "until": until})  # fmt: skip
+    news = {"since": until - (days + 1) * DAY_MS, "until": until, "kinds": ["news"]}
+    rows = await store.query(cypher("report_news"), news)
+    statements = {"since": until - history_days * DAY_MS, "until": until}
+    rows += await store.query(cypher("report_statements"), statements)
     out: dict[str, DocIn] = {}
     for r in rows:
         out[str(r["id"])] = DocIn(
@@ -105,22 +78,13 @@ async def load_documents(store: GraphStore, at: datetime, *, days: int, history_
     return list(out.values())
 
 
-DOC_FACTS_CYPHER = """
-MATCH (h:Entity)-[f]->(t:Entity)
-WHERE f.doc_ids IS NOT NULL AND any(d IN f.doc_ids WHERE d IN $ids)
-RETURN f.id AS id, coalesce(h.name, h.id) AS head, type(f) AS rel,
-       coalesce(t.name, t.id) AS tail, f.doc_ids AS docs
-LIMIT 200
-"""
-
-
 async def attach_facts(store: GraphStore, drivers: list[Driver], per_driver: int = 3) -> None:
     """The facts extracted from each driver's cited documents (graph edges whose
     ``doc_ids`` name them), cited by fact id."""
     ids = [c.id for d in drivers for c in d.citations]
     if not ids:
         return
-    rows = await store.query(DOC_FACTS_CYPHER, {"ids": ids})
+    rows = await store.query(cypher("facts_from_documents"), {"ids": ids})
     rows.sort(key=lambda r: str(r.get("id")))
     for d in drivers:
         mine = {c.id for c in d.citations}
@@ -419,33 +383,11 @@ def latest_report(out_dir: Path) -> BondReportDoc | None:
         return None
 
 
-REPORT_CYPHER = """
-MERGE (r:Report {id: $id})
-  ON CREATE SET r.partition = 'dynamic', r.kind = 'bond', r.created_at = timestamp()
-SET r.at = $at, r.as_of = $as_of, r.question = $question, r.text = $text, r.path = $path,
-    r.fact_ids = $fact_ids, r.citation_ids = $citation_ids, r.missing = $missing,
-    r.headline = $headline, r.lang = $lang
-WITH r
-UNWIND $entities AS eid
-MATCH (e:Entity {id: eid})
-MERGE (r)-[:ABOUT]->(e)
-"""
-CITES_CYPHER = {
-    label: f"""
-UNWIND $ids AS nid
-MATCH (r:Report {{id: $id}})
-MATCH (n:{label} {{id: nid}})
-MERGE (r)-[:CITES]->(n)
-"""
-    for label in ("Observation", "DailyObservation", "Document")
-}
-
-
 async def store_in_graph(store: GraphStore, doc: BondReportDoc) -> None:
     """A ``:Report`` node linked (``ABOUT``) to the indicators it describes and
     (``CITES``) to every observation behind its facts and every document it cites."""
     entities = sorted({p for f in doc.facts for p in f.subject.split("-")})
-    await store.execute(REPORT_CYPHER, {
+    await store.execute(cypher("report_store"), {
         "id": doc.id, "at": int(_parse_at(doc.at).timestamp() * 1000), "as_of": doc.as_of,
         "question": doc.question, "text": doc.text[:20_000], "path": doc.json_path or "",
         "fact_ids": [f.id for f in doc.facts], "citation_ids": [c.id for c in doc.citations],
@@ -457,4 +399,4 @@ async def store_in_graph(store: GraphStore, doc: BondReportDoc) -> None:
     for label, ids in (("Observation", sources), ("DailyObservation", sources),
                        ("Document", docs)):  # fmt: skip
         if ids:
-            await store.execute(CITES_CYPHER[label], {"id": doc.id, "ids": ids})
+            await store.execute(cypher("report_cites", label=label), {"id": doc.id, "ids": ids})

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kg.queries import cypher
 from kg.static import bundled_universe_path
 from kg.store.base import GraphStore
 
@@ -310,23 +311,6 @@ def compute_facts(
 
 # -- history from the graph --------------------------------------------------------------
 
-OBS_CYPHER = """
-MATCH (o:Observation)
-WHERE o.indicator_id IN $ids AND o.observed_at <= $at AND o.observed_at >= $since
-RETURN o.indicator_id AS ind, o.observed_at AS t, o.value AS v, o.id AS id, o.source AS src
-"""
-DAILY_CYPHER = """
-MATCH (d:DailyObservation)
-WHERE d.indicator_id IN $ids AND d.day_start <= $at AND d.day_start >= $since
-RETURN d.indicator_id AS ind, d.last_at AS t, d.close AS v, d.id AS id
-"""
-META_CYPHER = """
-MATCH (i:Entity)
-WHERE i.id IN $ids
-RETURN i.id AS id, i.name AS name, i.unit AS unit, i.frequency AS frequency,
-       i.category AS category
-"""
-
 
 def series_from_rows(
     rows: Iterable[Mapping[str, Any]], meta: Mapping[str, IndicatorMeta]
@@ -359,10 +343,10 @@ async def load_history(
 ) -> dict[str, Series]:
     at_ms = int(at.timestamp() * 1000)
     params = {"ids": list(ids), "at": at_ms, "since": at_ms - days * DAY_MS}
-    rows = await store.query(OBS_CYPHER, params)
-    rows += await store.query(DAILY_CYPHER, params)
+    rows = await store.query(cypher("observations_between"), params)
+    rows += await store.query(cypher("daily_between"), params)
     meta = dict(indicator_catalog())
-    for r in await store.query(META_CYPHER, {"ids": list(ids)}):
+    for r in await store.query(cypher("indicator_meta"), {"ids": list(ids)}):
         base = meta.get(r["id"])
         meta[r["id"]] = IndicatorMeta(
             id=r["id"], name=r.get("name") or (base.name if base else r["id"]),

@@ -28,6 +28,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from core.records import to_epoch_ms
+from kg.queries import cypher
 from kg.sentiment.clean import clean_for_query, tickers_in, tokens
 from kg.store.base import GraphStore
 
@@ -309,22 +310,6 @@ def _from_ms(value: object) -> datetime | None:
 class GraphNewsSource:
     """Recent documents in the graph that mention the item's entities (news, posts, filings)."""
 
-    # Per item (``q``): its newest ``limit`` documents over all its entities, in its window,
-    # exactly what a per-item query returns; the texts come in a second query, once per id.
-    CYPHER = """
-    UNWIND $asks AS ask
-    MATCH (d:Document)-[:MENTIONS]->(:Entity {id: ask.key})
-    WHERE d.kind IN $kinds AND d.published_at >= ask.since AND d.published_at <= ask.until
-    WITH DISTINCT ask.q AS q, d
-    ORDER BY d.published_at DESC
-    WITH q, collect(d.id)[0..$limit] AS ids
-    RETURN q, ids
-    """
-    DOCS_CYPHER = """
-    MATCH (d:Document) WHERE d.id IN $ids
-    RETURN d.id AS id, d.title AS title, d.text AS text, d.published_at AS published_at
-    """
-
     def __init__(
         self,
         store: GraphStore,
@@ -353,13 +338,16 @@ class GraphNewsSource:
         if not asks:
             return [[] for _ in queries]
         rows = await self.store.query(
-            self.CYPHER, {"asks": asks, "kinds": self.kinds, "limit": limit}
+            # per item (``q``): its newest ``limit`` documents over all its entities, in its
+            # window, exactly what a per-item query returns; the texts come once per id
+            cypher("sentiment_news_ids"),
+            {"asks": asks, "kinds": self.kinds, "limit": limit},
         )
         picked = {int(r["q"]): [str(x) for x in r["ids"]] for r in rows}
         ids = list(dict.fromkeys(x for found in picked.values() for x in found))
         docs: dict[str, ContextDoc] = {}
         if ids:
-            for r in await self.store.query(self.DOCS_CYPHER, {"ids": ids}):
+            for r in await self.store.query(cypher("documents_by_id"), {"ids": ids}):
                 docs[str(r["id"])] = ContextDoc(
                     id=str(r["id"]),
                     source=self.name,
@@ -382,15 +370,6 @@ class GraphFactsSource:
     names the tail by ``name``, else ``id``. Facts have no time and always pass the window.
     """
 
-    CYPHER = """
-    UNWIND $keys AS key
-    MATCH (e:Entity {id: key})-[r]->(t)
-    WHERE type(r) <> 'MENTIONS'
-    WITH key, collect([type(r), coalesce(t.name, t.id)])[0..$limit] AS facts
-    UNWIND facts AS f
-    RETURN key, f[0] AS rel, f[1] AS tail
-    """
-
     name = "graph_facts"
 
     def __init__(self, store: GraphStore) -> None:
@@ -405,7 +384,9 @@ class GraphFactsSource:
         keys = list(dict.fromkeys(k for q in queries for k in _keys(q)))
         if not keys:
             return [[] for _ in queries]
-        rows = await self.store.query(self.CYPHER, {"keys": keys, "limit": limit})
+        rows = await self.store.query(
+            cypher("sentiment_entity_facts"), {"keys": keys, "limit": limit}
+        )
         lines: dict[str, list[str]] = {}
         for r in rows:
             if r.get("tail") is not None:

@@ -10,41 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kg.queries import cypher
 from kg.store.base import GraphStore, IndexSpec
 from kg.subscribe.model import Subscription
 
 INDEX = IndexSpec("Subscription")
-
-SAVE_CYPHER = """
-MERGE (s:Subscription {id: $id})
-SET s.owner = $owner, s.body = $body, s.updated_at = timestamp()
-RETURN s.id AS id
-"""
-SAVE_MANY_CYPHER = """
-UNWIND $rows AS r
-MERGE (s:Subscription {id: r.id})
-SET s.owner = r.owner, s.body = r.body, s.updated_at = timestamp()
-"""
-OWNED_CYPHER = """
-MATCH (s:Subscription) WHERE s.owner = $owner
-RETURN s.body AS body, s.last_fired_at AS last_fired_at, s.last_alert_id AS last_alert_id
-ORDER BY s.id
-"""
-ALL_CYPHER = """
-MATCH (s:Subscription)
-RETURN s.body AS body, s.last_fired_at AS last_fired_at, s.last_alert_id AS last_alert_id
-"""
-ONE_CYPHER = """
-MATCH (s:Subscription {id: $id}) WHERE s.owner = $owner
-RETURN s.body AS body, s.last_fired_at AS last_fired_at, s.last_alert_id AS last_alert_id
-"""
-DELETE_CYPHER = "MATCH (s:Subscription {id: $id}) WHERE s.owner = $owner DELETE s"
-VERSION_CYPHER = "MATCH (s:Subscription) RETURN count(s) AS n, max(s.updated_at) AS t"
-FIRED_CYPHER = """
-UNWIND $rows AS r
-MATCH (s:Subscription {id: r.id})
-SET s.last_fired_at = r.at, s.last_alert_id = r.alert_id
-"""
 
 
 def _parse(row: dict[str, Any]) -> Subscription:
@@ -57,7 +27,9 @@ def _parse(row: dict[str, Any]) -> Subscription:
 
 async def save(store: GraphStore, sub: Subscription) -> None:
     body = sub.model_dump_json(exclude={"last_fired_at", "last_alert_id"})
-    await store.execute(SAVE_CYPHER, {"id": sub.id, "owner": sub.owner, "body": body})
+    await store.execute(
+        cypher("subscription_save"), {"id": sub.id, "owner": sub.owner, "body": body}
+    )
 
 
 async def save_many(store: GraphStore, subs: list[Subscription], batch: int = 1000) -> None:
@@ -67,15 +39,15 @@ async def save_many(store: GraphStore, subs: list[Subscription], batch: int = 10
          "body": s.model_dump_json(exclude={"last_fired_at", "last_alert_id"})}
         for s in subs
     ]  # fmt: skip
-    await store.execute_batches(SAVE_MANY_CYPHER, rows, batch=batch)
+    await store.execute_batches(cypher("subscription_save_many"), rows, batch=batch)
 
 
 async def owned(store: GraphStore, owner: str) -> list[Subscription]:
-    return [_parse(r) for r in await store.query(OWNED_CYPHER, {"owner": owner})]
+    return [_parse(r) for r in await store.query(cypher("subscriptions_owned"), {"owner": owner})]
 
 
 async def get(store: GraphStore, owner: str, sub_id: str) -> Subscription | None:
-    rows = await store.query(ONE_CYPHER, {"owner": owner, "id": sub_id})
+    rows = await store.query(cypher("subscription_one"), {"owner": owner, "id": sub_id})
     return _parse(rows[0]) if rows else None
 
 
@@ -84,13 +56,13 @@ async def remove(store: GraphStore, owner: str, sub_id: str) -> bool:
     of theirs (another key's subscription is indistinguishable from a missing one)."""
     if await get(store, owner, sub_id) is None:
         return False
-    await store.execute(DELETE_CYPHER, {"owner": owner, "id": sub_id})
+    await store.execute(cypher("subscription_delete"), {"owner": owner, "id": sub_id})
     return True
 
 
 async def load_all(store: GraphStore) -> list[Subscription]:
     out = []
-    for r in await store.query(ALL_CYPHER):
+    for r in await store.query(cypher("subscriptions_all")):
         try:
             out.append(_parse(r))
         except ValueError:
@@ -99,7 +71,7 @@ async def load_all(store: GraphStore) -> list[Subscription]:
 
 
 async def version(store: GraphStore) -> tuple[int, int]:
-    rows = await store.query(VERSION_CYPHER)
+    rows = await store.query(cypher("subscriptions_version"))
     if not rows:
         return (0, 0)
     return (int(rows[0].get("n") or 0), int(rows[0].get("t") or 0))
@@ -108,4 +80,4 @@ async def version(store: GraphStore) -> tuple[int, int]:
 async def mark_fired(store: GraphStore, fired: list[dict[str, Any]]) -> None:
     """``fired``: rows of {id, at (epoch ms), alert_id}."""
     if fired:
-        await store.execute(FIRED_CYPHER, {"rows": fired})
+        await store.execute(cypher("subscriptions_fired"), {"rows": fired})

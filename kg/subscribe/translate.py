@@ -14,15 +14,9 @@ from typing import Any
 
 from core.errors import LivekgError
 from kg.cypher import CypherQA
+from kg.queries import cypher
 
-FACTS_ABOUT_CYPHER = """
-MATCH (a:Entity)-[f]-(o:Entity)
-WHERE a.id IN $anchors AND f.id IS NOT NULL
-  AND (size($terms) = 0 OR any(t IN $terms WHERE toUpper(o.name) CONTAINS t
-                                             OR toUpper(coalesce(f.evidence, '')) CONTAINS t))
-RETURN f.id AS fact_id, a.id AS entity, type(f) AS relation, o.id AS other,
-       o.name AS other_name, f.doc_ids AS doc_ids
-"""
+FACTS_ABOUT_CYPHER = cypher("facts_about")  # the standing query of an event question
 _ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z][A-Z0-9]{1,9}(?![A-Za-z])")
 _LOOKUP = re.compile(r"^\s*MATCH\s*\(\w+:Entity\s*\{id:\s*\$\w+\}\)\s*RETURN\b", re.I)
 
