@@ -48,6 +48,22 @@ SELF_REFERENCES = re.compile(
     r"|本公司|该公司|我们|我司|本行|该行|本集团",
     re.I,
 )
+# Relations between two parties that a negation or a hedge between them undoes: "X did
+# not acquire Y", "X is in talks to buy Y", "X may launch Y".
+PARTY_RELATIONS = frozenset(
+    {"INVOLVED_IN", "EXECUTIVE_OF", "HAS_STAKE_IN", "PRODUCES", "PARTNERS_WITH", "OPERATES_IN",
+     "HAS_CEO", "HAS_CHAIRMAN"}
+)  # fmt: skip
+NEGATED = re.compile(
+    r"\b(?:not|never|no[ ]longer|n't|neither|nor|den(?:y|ied|ies)|terminated|called[ ]off|"
+    r"abandon(?:ed|s)?|withdr[ae]w\w*|rejected|scrapped|cancel+ed)\b",
+    re.I,
+)
+HEDGED = re.compile(
+    r"\b(?:may|might|could|would|rumou?r\w*|reportedly|in[ ]talks|considering|consider|"
+    r"explor\w+|weigh\w*|mull\w*|speculat\w+|possible|potential(?:ly)?|seek(?:s|ing)?[ ]to)\b",
+    re.I,
+)
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -294,7 +310,31 @@ class Verifier:
             elif value:
                 by_fact[key] = i
         issues += self._restated(cands)
+        issues += self._undone(cands, text)
         return issues
+
+    @staticmethod
+    def _undone(cands: list[Candidate], text: str) -> list[Issue]:
+        """A relation between two parties with a negation between their names in the
+        evidence sentence is no fact (dropped); one under a hedge ("in talks to buy", "may
+        launch") is kept with the hedge as the ``hedged`` attribute."""
+        out: list[Issue] = []
+        for i, c in enumerate(cands):
+            if c.relation not in PARTY_RELATIONS or c.start < 0 or c.end <= c.start:
+                continue
+            if c.props.get("hedged"):
+                continue
+            sent = text[c.start : c.end].casefold()
+            a, b = sent.find(c.head.casefold()), sent.find(c.tail.casefold())
+            if a < 0 or b < 0:
+                continue
+            lo, hi = (a + len(c.head), b) if a < b else (b + len(c.tail), a)
+            between = sent[lo:hi]
+            if NEGATED.search(between):
+                out.append(Issue(i, "negated", between.strip()[:60]))
+            elif HEDGED.search(between):
+                out.append(Issue(i, "hedged", between.strip()[:60]))
+        return out
 
     @staticmethod
     def _restated(cands: list[Candidate]) -> list[Issue]:
@@ -367,7 +407,10 @@ class Verifier:
                 else:
                     drop.add(issue.index)
                     stats.dropped["unit_missing"] += 1
-            elif rule in ("conflicting_values", "restated"):
+            elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
+                c.props["hedged"] = issue.detail
+                stats.repaired["hedged"] += 1
+            elif rule in ("conflicting_values", "restated", "negated"):
                 drop.add(issue.index)
                 stats.dropped[rule] += 1
         return [c for i, c in enumerate(cands) if i not in drop] + extra
