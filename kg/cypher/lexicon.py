@@ -329,6 +329,8 @@ class Lexicon:
                     ):
                         derived.append((form, sense))
         derived += _other_forms(rows, lex, trig, ontology)
+        derived += _short_forms(rows, lex, trig)
+        lex.tokenizer.add_words(p for p, _ in derived if _CJK.fullmatch(p))
         for phrase, sense in derived:
             lex.add_new(phrase, sense)
         for eid, items in trig.get("entity_aliases", {}).items():
@@ -385,7 +387,7 @@ class Lexicon:
         with the same first letter within edit distance 1 (2 for words of 8+ letters);
         other words unchanged."""
         if (
-            len(tok) < FUZZY_MIN_LEN
+            len(tok) < FUZZY_MIN_LEN - 1
             or not tok.isascii()
             or not tok.isalpha()
             or tok in self.known_words
@@ -398,6 +400,8 @@ class Lexicon:
         for w in self.name_words:
             if abs(len(w) - len(tok)) > limit or len(w) < FUZZY_MIN_LEN or w[0] != tok[0]:
                 continue
+            if len(tok) < FUZZY_MIN_LEN and len(w) != len(tok) + 1:
+                continue  # a short word only by one dropped letter ("exon" -> "exxon")
             d = _edits(tok, w, limit)
             if d <= limit:
                 best.append((d, w))
@@ -499,6 +503,53 @@ def _other_forms(
             eid = next(iter(ids))
             e = lex.entities[eid]
             out.append((part, Sense("entity", eid, str(e["label"]), str(e.get("name") or eid))))
+    return out
+
+
+def _short_forms(
+    rows: list[dict[str, Any]], lex: Lexicon, trig: dict[str, Any]
+) -> list[tuple[str, Sense]]:
+    """How analysts clip names: the first two characters of a Chinese name ("宁德" for
+    宁德时代, "招商" for 招商银行) and the first word of an English name ("Goldman",
+    "Kweichow"), each only where no other entity's name starts with it."""
+    spec = trig.get("short_forms", {})
+    labels, not_words = set(spec.get("labels", [])), set(spec.get("not_words", []))
+    texts: dict[str, str] = {}  # id -> all its names, for "no other name contains the clip"
+    words: dict[str, set[str]] = {}
+    for r in rows:
+        eid = str(r.get("id") or "")
+        names = [r.get("name"), r.get("name_zh"), r.get("short_name"), *(r.get("aliases") or [])]
+        names = [n for n in names if isinstance(n, str) and n]
+        texts[eid] = " ".join(names)
+        for n in names:
+            for w in re.findall(r"[A-Za-z]+", n.lower()):
+                words.setdefault(w, set()).add(eid)
+
+    def unique_cjk(clip: str, eid: str) -> bool:
+        return not any(clip in t for k, t in texts.items() if k != eid)
+
+    out: list[tuple[str, Sense]] = []
+    for r in rows:
+        eid = str(r.get("id") or "")
+        e = lex.entities.get(eid)
+        if not e or e["label"] not in labels:
+            continue
+        sense = Sense("entity", eid, str(e["label"]), str(r.get("name") or eid))
+        for n in (r.get("short_name"), r.get("name_zh"), r.get("name")):
+            if not isinstance(n, str) or not n:
+                continue
+            if _CJK.fullmatch(n[:4]) and unique_cjk(n[:2], eid):
+                out.append((n[:2], sense))
+            first = n.split()[0].lower() if n.isascii() and " " in n else ""
+            if (
+                len(first) >= 4
+                and first.isalpha()
+                and first not in STOPWORDS
+                and first not in COMMON_WORDS
+                and first not in not_words
+                and words.get(first) == {eid}
+            ):
+                out.append((first, sense))
     return out
 
 

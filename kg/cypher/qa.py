@@ -336,6 +336,8 @@ class CypherQA:
                 log.warning("hybrid fallback ran past %.1f s: not known", self.hybrid_timeout_s)
             except LivekgError as exc:
                 log.warning("hybrid fallback failed: %s", exc)
+            except Exception:  # a retrieval bug must not fail the question
+                log.exception("hybrid fallback crashed: not known")
             lap("hybrid_ms", t)
             if h is not None:
                 timings.update({f"hybrid_{k}": v for k, v in h.timings.items()})

@@ -35,6 +35,7 @@ class ShapeName(StrEnum):
     SERIES_LAST = "series_last"
     SERIES_LIST = "series_list"
     SERIES_TOP_AVG = "series_top_avg"
+    SERIES_TOP_LIST = "series_top_list"
     SERIES_DAILY = "series_daily"
     SERIES_LAST_N = "series_last_n"
     SERIES_SPREAD = "series_spread"

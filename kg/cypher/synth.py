@@ -28,6 +28,9 @@ ROW_LIMIT = 200
 _WH = re.compile(r"\b(which|what|who|whom|list|name|show)\b|哪|什么|谁|列出|有哪些", re.I)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHICH = re.compile(r"\b(which|what indicator|which one)\b|哪个|哪一个|哪只|哪项", re.I)
+_CJK_TOKEN = re.compile(r"[\u3400-\u9fff]+")
+# "what bond has ...": a question for entities, unlike "what is the longest tenor"
+_WHAT_NOUN = re.compile(r"\bwhat\s+(?!is\b|was\b|are\b|were\b|'s\b|s\b)[a-z]+", re.I)
 _NUMS = {
     **{w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())},
     **{w: i for i, w in enumerate("零一二三四五六七八九十")},
@@ -222,9 +225,13 @@ def _uncovered(question: str, tokens: list[str], mentions: list[Mention]) -> tup
     skip = set(trig["wh"]["tokens"]) | set(trig["negation"]["tokens"]) | set(STOPWORDS)
     text = _normalize(question)
     spans = _trigger_spans(text)
+    # the rest of a named entity's name ("Exxon Mobil" for ExxonMobil): not new content
+    named = " ".join(s.name for m in mentions for s in m.of("entity")).lower().replace(" ", "")
     out = []
     for i, t in enumerate(tokens):
-        if i in covered or t in skip or t.isdigit() or len(t) < 2:
+        if i in covered or t in skip or is_negation(t) or t.isdigit() or len(t) < 2:
+            continue
+        if len(t) >= 3 and t in named:
             continue
         if t.isascii() and len(t) < 3:
             continue
@@ -257,20 +264,36 @@ def spread_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[S
     return []
 
 
+def _asks(op: str, question: str) -> bool:
+    """Whether any trigger of aggregation ``op`` occurs (not only the first one that wins)."""
+    pats = [p for a in triggers()["aggregations"] if a["op"] == op for p in a["patterns"]]
+    return _any(pats, _normalize(question))
+
+
 def _any(patterns: list[str], text: str) -> bool:
     return any(re.search(p, text, re.I) for p in patterns)
+
+
+def is_negation(token: str) -> bool:
+    """A negation word, or a Chinese word that starts with one ("不在", "没有在", "非银")."""
+    neg = triggers()["negation"]
+    if token in neg["tokens"]:
+        return True
+    if token in neg["not_negations"]:
+        return False
+    return bool(_CJK_TOKEN.fullmatch(token)) and token[:1] in neg["prefixes"] and len(token) <= 3
 
 
 def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     """Entity ids and ``prop=value`` keys with a negation word shortly before them."""
     neg = triggers()["negation"]
-    words, window = set(neg["tokens"]), int(neg["window"])
+    window = int(neg["window"])
     out: set[str] = set()
     plain: set[str] = set()
     for m in mentions:
         before = tokens[max(0, m.start - window) : m.start]
         keys = [s.key for s in m.of("entity")[:1]] + [f"{v.key}={v.label}" for v in m.of("value")]
-        (out if any(t in words for t in before) else plain).update(keys)
+        (out if any(is_negation(t) for t in before) else plain).update(keys)
     # "the Fed ..., not counting the Fed": named plainly too, so it only excludes itself
     return frozenset(out - plain)
 
@@ -483,7 +506,7 @@ class Synthesizer:
         if frame.top is not None:
             params["top"] = frame.top[0]
             params["_slots"] = {"order": frame.top[1]}
-            return S.SERIES_TOP_AVG
+            return S.SERIES_TOP_AVG if _asks("avg", frame.question) else S.SERIES_TOP_LIST
         if frame.last_n is not None:
             params["last"] = frame.last_n
             folds = {k: f"RETURN {v} AS value" for k, v in _folds("xs").items()}
@@ -1135,9 +1158,10 @@ class Synthesizer:
         if frame.agg == "count":
             return render(S.RET_COUNT), shape(S.RET_COUNT).describe
         if frame.agg in ("max", "min") and prop:
-            order = "DESC" if frame.agg == "max" else "ASC"
-            if frame.wh:
-                return render(S.RET_TOP_BY_PROP, prop=prop, order=order), f"the {frame.agg} {prop}"
+            q = frame.question
+            if _WHICH.search(q) or _WHAT_NOUN.search(q) or "哪" in q:
+                ret = render(S.RET_TOP_BY_PROP, prop=prop, fn=frame.agg)
+                return ret, f"the {frame.agg} {prop}"
             return render(S.RET_AGG_PROP, fn=frame.agg, prop=prop), f"{frame.agg} {prop} of"
         if frame.agg == "avg" and prop:
             return render(S.RET_AGG_PROP, fn="avg", prop=prop), f"average {prop} of"

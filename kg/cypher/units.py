@@ -121,8 +121,35 @@ def _date(m: re.Match[str], name: str = "a", now: datetime | None = None) -> dat
     return None
 
 
-def day_mentions(text: str, now: datetime) -> list[tuple[int, int, datetime]]:
-    """(start, end, day) of every day the normalized text names, in order, no overlaps."""
+# Time kinds that name one day relative to now: they are day mentions too, so ranges
+# and comparisons work with them ("from Monday's open to Friday's close", "周一到周三").
+_RELATIVE_DAY_KINDS = ("weekday", "yesterday", "day_before_yesterday", "days_ago", "today")
+
+
+def _relative_day(kind: str, m: re.Match[str], today: datetime) -> datetime | None:
+    if kind == "weekday":
+        want = _WEEKDAYS[m.group("wd").lower()]
+        return today - ((today.weekday() - want) % 7 or 7) * DAY
+    if kind == "yesterday":
+        return today - DAY
+    if kind == "day_before_yesterday":
+        return today - 2 * DAY
+    if kind == "days_ago":
+        return today - _days_back(m.group("n")) * DAY
+    if kind == "today":
+        return today
+    return None
+
+
+def _days_back(n: str) -> int:
+    return 3 if n == "大" else int(_num(n.lower()))  # "大前天": three days ago
+
+
+def day_mentions(
+    text: str, now: datetime, *, relative: bool = True
+) -> list[tuple[int, int, datetime]]:
+    """(start, end, day) of every day the normalized text names, in order, no overlaps:
+    dates, and weekdays or days counted back from now."""
     found: list[tuple[int, int, datetime]] = []
     for p in _compiled()["dates"]:
         for m in p.finditer(text):
@@ -131,6 +158,16 @@ def day_mentions(text: str, now: datetime) -> list[tuple[int, int, datetime]]:
             d = _date(m, now=now)
             if d is not None:
                 found.append((m.start(), m.end(), _day(d)))
+    for kind, pats in _compiled()["times"] if relative else ():
+        if kind not in _RELATIVE_DAY_KINDS:
+            continue
+        for p in pats:
+            for m in p.finditer(text):
+                if any(m.start() < e and s < m.end() for s, e, _ in found):
+                    continue
+                d = _relative_day(kind, m, _day(now))
+                if d is not None:
+                    found.append((m.start(), m.end(), d))
     return sorted(found)
 
 
@@ -171,7 +208,7 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
     today = _day(now)
     for kind, pats in _compiled()["times"]:
         if kind == "date":
-            days = day_mentions(text, now)
+            days = day_mentions(text, now, relative=False)
             if days:
                 s, e, a = days[0]
                 return TimeWindow(kind, _ms(a), _ms(a + DAY), text[s:e])
@@ -212,7 +249,7 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 a, b = datetime(y, 1, 1, tzinfo=UTC), datetime(y + 1, 1, 1, tzinfo=UTC)
                 return TimeWindow(kind, _ms(a), _ms(b), m.group())
             elif kind == "days_ago":
-                n = int(_num(m.group("n")))
+                n = _days_back(m.group("n"))
                 return TimeWindow(kind, _ms(today - n * DAY), _ms(today - (n - 1) * DAY), m.group())
             elif kind == "day_before_yesterday":
                 return TimeWindow(kind, _ms(today - 2 * DAY), _ms(today - DAY), m.group())

@@ -75,7 +75,7 @@ async def test_a_good_revision_is_explained_then_run_and_accepted() -> None:
     # the model saw only the schema around the question, and the kind of answer asked
     prompt = llm.messages[0][-1].content
     assert "Company" in prompt and "Person" in prompt
-    assert "Regulation" not in prompt and "RiskFactor" not in prompt
+    assert "MarketStatus" not in prompt and "IndicatorComposition" not in prompt
     assert "answer kind (rows must be): entities Person" in prompt
 
 
