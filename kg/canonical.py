@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -188,16 +189,18 @@ class AliasIndex:
 
     # -- resolution --------------------------------------------------------------------
     def resolve(self, mention: str, label: str) -> Resolution:
-        """One canonical entity for ``mention`` of concept ``label``, or a new id."""
-        mention = mention.strip()
-        cache_key = (mention, label)
-        hit = self._cache.get(cache_key)
+        """One canonical entity for ``mention`` of concept ``label``, or a new id.
+
+        Cached under the mention as given and as stripped (the answer depends only on
+        the stripped one), so a repeated mention costs one dictionary lookup."""
+        hit = self._cache.get((mention, label))
         if hit is not None:
             return hit
-        res = self._resolve(mention, label)
+        stripped = mention.strip()
+        res = self._cache.get((stripped, label)) or self._resolve(stripped, label)
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
-        self._cache[cache_key] = res
+        self._cache[(stripped, label)] = self._cache[(mention, label)] = res
         return res
 
     def _compatible(self, entry: AliasEntry, label: str) -> bool:
@@ -235,11 +238,8 @@ class AliasIndex:
         if len(key) < MIN_FUZZY_KEY:
             return None
         grams = _trigrams(key)
-        counts: Counter[str] = Counter()
-        for g in grams:
-            keys = self._grams.get(g)
-            if keys:
-                counts.update(keys)
+        index_grams = self._grams
+        counts = Counter(chain.from_iterable(index_grams.get(g, ()) for g in grams))
         # Dice on trigrams prunes; SequenceMatcher decides.
         n_grams, gram_count = len(grams), self._gram_count
         shortlist = sorted(

@@ -109,18 +109,24 @@ def graph_server(ep: Endpoints) -> psutil.Process | None:
 _SERVERS: dict[str, psutil.Process | None] = {}
 
 
-def cpu_seconds(ep: Endpoints) -> float:
-    """CPU time of this process plus the local graph server's, if found."""
+def cpu_split(ep: Endpoints) -> tuple[float, float]:
+    """CPU time of this process and of the local graph server (0.0 if not found)."""
     key = ep.falkordb_url or ""
     if key not in _SERVERS:
         _SERVERS[key] = graph_server(ep)
-    total = time.process_time()
+    server_s = 0.0
     server = _SERVERS[key]
     if server is not None:
         with contextlib.suppress(psutil.Error):
             t = server.cpu_times()
-            total += t.user + t.system
-    return total
+            server_s = t.user + t.system
+    return time.process_time(), server_s
+
+
+def _cpu_fields(before: tuple[float, float], after: tuple[float, float]) -> dict[str, float]:
+    client, server = after[0] - before[0], after[1] - before[1]
+    return {"cpu_s": round(client + server, 3), "cpu_client_s": round(client, 3),
+            "cpu_server_s": round(server, 3)}  # fmt: skip
 
 
 def _name(rng: random.Random, label: str, i: int) -> str:
@@ -293,9 +299,9 @@ async def same_work_rate(
     else:
         run = store.execute
     try:
-        cpu0 = cpu_seconds(ep)
+        cpu0 = cpu_split(ep)
         seconds, n = await reference.run_statements(run, statements)
-        cpu = cpu_seconds(ep) - cpu0
+        cpu = _cpu_fields(cpu0, cpu_split(ep))
     finally:
         if close is not None:
             await close()
@@ -304,7 +310,7 @@ async def same_work_rate(
     return {
         "triples_per_s": round(triples / seconds, 1),
         "seconds": round(seconds, 3),
-        "cpu_s": round(cpu, 3),
+        **cpu,
         "statements": n,
         "client": (
             f"{store.provider.value} driver (bare)" if close is not None else "store.execute"
@@ -322,9 +328,9 @@ async def _bench(
     store = await ctx.graph()  # opens the store and creates indexes
     static = await load_universe(store)
     handler = TripleSink(ctx, ontology=ontology)
-    cpu0 = cpu_seconds(ctx.endpoints)
+    cpu0 = cpu_split(ctx.endpoints)
     seconds = await _sink_pass(handler, payloads, batch)
-    cpu = cpu_seconds(ctx.endpoints) - cpu0
+    cpu = _cpu_fields(cpu0, cpu_split(ctx.endpoints))
     rels = sum((await store.relationship_counts()).values())
     nodes = (await store.label_counts()).get("Entity", 0)  # static + new entities
     replay_s = await _sink_pass(handler, payloads, batch) if replay else None
@@ -340,7 +346,7 @@ async def _bench(
         "triples": triples,
         "batch": batch,
         "seconds": round(seconds, 3),
-        "cpu_s": round(cpu, 3),
+        **cpu,
         "triples_per_s": round(triples / seconds, 1),
         "replay_triples_per_s": round(triples / replay_s, 1) if replay_s else None,
         "replay_changed_relationships": rels_after - rels,

@@ -135,3 +135,11 @@ def test_fuzzy_skips_only_candidates_that_cannot_change_the_outcome(index: Alias
         assert (None if got is None else (got.id, got.score)) == want, key
         fuzzy += got is not None
     assert fuzzy > 10  # the comparison covered matches, not only misses
+
+
+def test_a_padded_mention_resolves_as_the_stripped_one(index: AliasIndex) -> None:
+    padded = index.resolve("  Zephyr Robotics Ltd. ", "Company")
+    assert padded == index.resolve("Zephyr Robotics Ltd.", "Company")
+    assert padded.name == "Zephyr Robotics Ltd."  # the stripped mention names a new entity
+    again = AliasIndex(index.ontology)
+    assert again.resolve(" Zephyr Robotics Ltd.", "Company").name == "Zephyr Robotics Ltd."

@@ -13,7 +13,7 @@ from kg import sink
 from kg.canonical import AliasIndex
 from kg.ontology import default_ontology
 from kg.store.falkor import params_header
-from kg.subscribe.changes import triple_changes
+from kg.subscribe.changes import change_id, triple_changes
 from kg.temporal import FactVersion, unpack_versions
 
 
@@ -217,3 +217,8 @@ def test_changes_from_the_sinks_endpoints_equal_changes_resolved_again() -> None
     assert dump == [c.model_dump(exclude={"ingest_time"}) for c in slow]
     assert len(fast) == 2 and fast[0].entity_ids[0] == "AAPL"
     assert fast[0].labels is not fast[1].labels  # each record has its own list
+
+
+def test_change_id_is_the_generic_stable_id() -> None:
+    for record_id in ("abc", "贵州茅台-1", "x\ud800"):
+        assert change_id(record_id) == stable_id("graph-change", record_id)
