@@ -34,7 +34,7 @@ MAX_PATH = 5
 EMPLOY_VERBS = frozenset(
     {"worked", "works", "work", "working", "served", "serves", "serve", "employed"}
 )
-NEAR = 6  # an organisation noun this many tokens from the name at most
+NEAR = 8  # an organisation noun this many tokens from the name at most
 NOT_EMPLOYERS = re.compile(r"^(?:the\s+)?(?:board|committee|council|audit|compensation)\b", re.I)
 MODALS = {"may", "might", "could", "would", "should", "can"}
 NEG = {"not", "never", "no", "n't"}
@@ -118,6 +118,18 @@ def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> 
         out.append(root.head)
     if root.dep_ in ("nsubj", "nsubjpass") and root.head.lower_ in ("is", "was", "be", "became"):
         out += [c for c in root.head.children if c.dep_ == "attr"]
+    for prep in [c for c in root.children if c.dep_ == "prep" and c.lower_ == "as"] + [
+        c for c in root.head.children if c.dep_ == "prep" and c.lower_ == "as"
+    ] * (root.dep_ == "dobj"):  # "dismissed X as our public accounting firm"
+        out += [c for c in prep.children if c.dep_ == "pobj"]
+    for one in [c for c in root.children if c.dep_ == "appos" and c.lower_ == "one"]:
+        out += [  # "X, one of the largest manufacturing companies"
+            c
+            for p in one.children
+            if p.dep_ == "prep" and p.lower_ == "of"
+            for c in p.children
+            if c.dep_ == "pobj"
+        ]
     if ent.start > 0:
         prev = ent.doc[ent.start - 1]
         if prev.dep_ in ("compound", "amod", "appos") and ent.start <= prev.head.i < ent.end:
