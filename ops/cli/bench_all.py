@@ -17,8 +17,13 @@ import orjson
 import psutil
 import typer
 
+from core.settings import Settings
+from ops.bench import reference
+from ops.bench.idle import run_idle_bench
+from ops.bench.registry import BENCHES, REFERENCES
 from ops.cli.groups import bench_app
 from ops.cli.output import emit_json
+from ops.runtime import services
 
 
 def process_name(cmdline: list[str], fallback: str) -> str:
@@ -120,10 +125,6 @@ def machine() -> dict[str, Any]:
 
 def _references(needed: set[str]) -> dict[str, dict[str, Any]]:
     """Measure each needed reference once, on the services the benchmarks use."""
-    from core.settings import Settings
-    from ops.bench import reference
-    from ops.runtime import services
-
     out: dict[str, dict[str, Any]] = {}
     settings = Settings()
     with services(settings, llm="model_server" in needed) as (s, ep):
@@ -179,8 +180,6 @@ def bench_all(
 ) -> None:
     """Run every registered benchmark (ops/bench/registry.py) at a quick size; one JSON
     object with each figure, its same-run reference and their ratio."""
-    from ops.bench.registry import BENCHES, REFERENCES
-
     names = only or list(BENCHES)
     unknown = sorted(set(names) - set(BENCHES))
     if unknown:
@@ -225,6 +224,4 @@ def bench_idle(
 ) -> None:
     """CPU % of a core per process of an idle embedded stack (bar: < 5%), and the
     latency of the first record after the idle period beside a warm one."""
-    from ops.bench.idle import run_idle_bench
-
     emit_json(run_idle_bench(settle_s=settle, seconds=seconds))

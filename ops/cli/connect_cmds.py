@@ -9,8 +9,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from prometheus_client import start_http_server
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+from connectors.checkpoint import CheckpointStore
+from connectors.registry import SOURCES, build
+from connectors.replay import replay_file
+from connectors.runner import PollReport, Runner, checkpoint_dir, kafka_bootstrap
 from core.settings import Settings
+from ops.bench.replay import run_bench
 from ops.cli.groups import app, bench_app, connect_app
 from ops.cli.output import emit_json
 
@@ -20,8 +28,6 @@ def _settings(data_dir: Path | None) -> Settings:
 
 
 def _bootstrap(s: Settings) -> str:
-    from connectors.runner import kafka_bootstrap
-
     return kafka_bootstrap(s)
 
 
@@ -40,11 +46,6 @@ def replay(
     progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
 ) -> None:
     """Replay a JSONL or CSV file of records into TOPIC (validated first; invalid rows reported)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    from connectors.replay import replay_file
-
     s = _settings(data_dir)
     bootstrap = _bootstrap(s)
     if progress and sys.stderr.isatty():
@@ -64,10 +65,6 @@ def replay(
 @connect_app.command("list")
 def list_sources(data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None) -> None:
     """Known sources, whether they need internet, and their checkpoints."""
-    from connectors.checkpoint import CheckpointStore
-    from connectors.registry import SOURCES
-    from connectors.runner import checkpoint_dir
-
     s = _settings(data_dir)
     store = CheckpointStore(checkpoint_dir(s))
     rows = []
@@ -102,15 +99,10 @@ def run_source(
     metrics_host: Annotated[str, typer.Option(help="address for /metrics")] = "127.0.0.1",
 ) -> None:
     """Poll SOURCE on its schedule (or once), producing to the raw topics with checkpoints."""
-    from connectors.registry import build
-    from connectors.runner import PollReport, Runner
-
     s = _settings(data_dir)
     connector = build(source, s)
     runner = Runner(connector, bootstrap=_bootstrap(s), settings=s)
     if metrics_port:
-        from prometheus_client import start_http_server
-
         start_http_server(metrics_port, addr=metrics_host)
 
     def show(r: PollReport) -> None:
@@ -143,9 +135,6 @@ def reset(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
 ) -> None:
     """Forget SOURCE's checkpoint (the next run starts from its initial lookback)."""
-    from connectors.checkpoint import CheckpointStore
-    from connectors.runner import checkpoint_dir
-
     removed = CheckpointStore(checkpoint_dir(_settings(data_dir))).reset(source)
     emit_json({"source": source, "reset": removed})
 
@@ -162,6 +151,4 @@ def bench_replay(
 
     Uses the running (or configured) broker, else starts embedded services for the run.
     """
-    from ops.bench.replay import run_bench
-
     emit_json(run_bench(_settings(data_dir), records))

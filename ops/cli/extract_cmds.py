@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 import time
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from core.settings import Settings
+from kg.extract import DocContext, Extractor, Mode
+from kg.extract.corpus import load
+from kg.extract.evaluate import evaluate
+from kg.extract.fastpath import extract_patterns
+from kg.extract.gold import doc_fields, read_gold, score
+from kg.extract.nlp_en import parse_many
+from kg.extract.pipeline import ExtractDoc, bundled_index
+from kg.extract.verify import VerifyStats
+from kg.llm import make_llm_client
 from ops.cli.groups import app, bench_app, eval_app
 from ops.cli.output import emit_json
 
@@ -20,14 +31,9 @@ ModeOpt = Annotated[str, typer.Option("--mode", help="fast | single | multi | re
 
 
 def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
-    from kg.extract import Extractor, Mode
-    from kg.extract.pipeline import bundled_index
-
     client = None
     url = base_url or settings.llm.base_url  # a capable model is served: the LLM joins
     if Mode(mode) != Mode.FAST and settings.extract.llm and url:
-        from kg.llm import make_llm_client
-
         client = make_llm_client(settings, url)
     cfg = settings.extract
     return Extractor(
@@ -54,9 +60,6 @@ def extract(
     json_: Annotated[bool, typer.Option("--json", help="one JSON line per triple")] = False,
 ) -> None:
     """Extract triples from documents and print them (with provenance)."""
-    from kg.extract import Mode
-    from kg.extract.corpus import load
-
     settings = Settings()
     docs = load(str(file))
 
@@ -99,10 +102,6 @@ def eval_extract(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """CheckRules, supported, coverage and entropy metrics over every triple produced."""
-    from kg.extract import Mode
-    from kg.extract.corpus import load
-    from kg.extract.evaluate import evaluate
-
     settings = Settings()
     if gold is not None:
         emit_json(_score_gold(settings, gold, split, mode, base_url, limit, errors))
@@ -139,11 +138,6 @@ def _score_gold(
     errors: bool,
 ) -> dict[str, Any]:
     """Run the extractor over a gold file's documents and score them (kg/extract/gold.py)."""
-    from kg.extract import Mode
-    from kg.extract.gold import doc_fields, read_gold, score
-    from kg.extract.pipeline import ExtractDoc
-    from kg.extract.verify import VerifyStats
-
     gdocs = read_gold(path, split)
     if limit:
         gdocs = gdocs[:limit]
@@ -202,13 +196,6 @@ def _bench_chunks(settings: Settings, n: int) -> dict[str, Any]:
     """The whole fast path (chunking, patterns, spaCy rules, reflection, verification) over
     ``n`` chunks of the bundled English dev sentences, beside the same-run reference: one
     batched spaCy parse (``nlp.pipe``, the same pipes) of the same chunk texts."""
-    import json
-    from importlib import resources
-
-    from kg.extract import Mode
-    from kg.extract.nlp_en import parse_many
-    from kg.extract.pipeline import ExtractDoc
-
     rows = [
         json.loads(line)
         for line in resources.files("kg.data")
@@ -258,11 +245,6 @@ def bench_extract(
 ) -> None:
     """Fast path chunks/s beside one spaCy parse of the same chunks (``ratio``); pattern
     statements/s; chunks/s and LLM calls per chunk, mode by mode."""
-    from kg.extract import DocContext, Mode
-    from kg.extract.corpus import load
-    from kg.extract.evaluate import evaluate
-    from kg.extract.fastpath import extract_patterns
-
     texts = [BENCH_STATEMENTS[i % len(BENCH_STATEMENTS)] for i in range(statements)]
     ctx = DocContext(
         doc_id="bench", main_entity="Federal Open Market Committee", main_type="Institution"

@@ -18,6 +18,8 @@ kg_app = typer.Typer(help="Knowledge graph: stats, queries, static data.")
 llm_app = typer.Typer(help="Language models.")
 connect_app = typer.Typer(help="Source connectors.")
 topics_app = typer.Typer(help="Kafka topics of the catalog.")
+report_app = typer.Typer(help="Bond-market reports (two-stage RAG over the knowledge graph).")
+subscribe_app = typer.Typer(help="Standing questions: alerts when their answer changes.")
 
 for sub, name in (
     (bench_app, "bench"),
@@ -27,5 +29,7 @@ for sub, name in (
     (llm_app, "llm"),
     (connect_app, "connect"),
     (topics_app, "topics"),
+    (report_app, "report"),
+    (subscribe_app, "subscribe"),
 ):
     app.add_typer(sub, name=name)

@@ -6,9 +6,17 @@ import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 import typer
 
+from core.errors import LivekgError, ServiceUnavailable
+from core.runtime_state import read_state, running_service
 from core.settings import GraphBackend, Settings
+from kg import sink
+from kg.ontology import default_ontology
+from kg.static import bundled_universe_path, load_file
+from kg.store import open_store
+from ops.bench.kg import graph_service, run_kg_bench
 from ops.cli.groups import bench_app, kg_app
 from ops.cli.output import emit_json
 
@@ -17,10 +25,6 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for s
 
 def _store(settings: Settings) -> Any:
     """The configured graph, or the embedded one ``livekg up`` started."""
-    from core.errors import ServiceUnavailable
-    from core.runtime_state import read_state, running_service
-    from kg.store import open_store
-
     if not settings.embedded_graph:
         return open_store(settings)
     state = read_state(settings.state_file)
@@ -32,8 +36,6 @@ def _store(settings: Settings) -> Any:
 
 
 def _run(coro: Any) -> Any:
-    from core.errors import LivekgError
-
     try:
         return asyncio.run(coro)
     except LivekgError as exc:
@@ -42,8 +44,6 @@ def _run(coro: Any) -> Any:
 
 
 async def _stats(settings: Settings) -> dict[str, Any]:
-    from kg.ontology import default_ontology
-
     ontology = default_ontology()
     async with _store(settings) as store:
         labels = await store.label_counts()
@@ -79,8 +79,6 @@ def kg_query(
     json_: JsonFlag = True,
 ) -> None:
     """Run a read-only Cypher query (writes are refused before reaching the graph)."""
-    import orjson
-
     params: dict[str, Any] = {}
     for p in param or []:
         name, _, raw = p.partition("=")
@@ -105,9 +103,6 @@ def kg_load_static(
     json_: JsonFlag = True,
 ) -> None:
     """Upsert static-partition entities and relations (format: docs/knowledge-graph.md)."""
-    from kg import sink
-    from kg.static import bundled_universe_path, load_file
-
     path = file or bundled_universe_path()
 
     async def go() -> dict[str, Any]:
@@ -148,9 +143,6 @@ def bench_kg(
 ) -> None:
     """Triples/s through the graph sink and 2-hop query latency, in a graph of its own
     (never the configured one), beside the same run's raw UNWIND MERGE rate."""
-    from core.errors import LivekgError
-    from ops.bench.kg import graph_service, run_kg_bench
-
     settings = Settings()
     if graph is not None:
         settings = settings.with_overrides(graph={"backend": graph.value})

@@ -1,4 +1,6 @@
-"""``livekg`` entry point. Feature modules register their commands on import."""
+"""``livekg`` entry point. Feature modules register their commands on import; ``main``
+imports only what the command line asks for, so ``livekg status`` does not load the
+stream worker, the API and every model's code, and ``livekg --help`` loads none."""
 
 from __future__ import annotations
 
@@ -7,11 +9,15 @@ import os
 import signal
 import sys
 
+import typer
+
 from ops.cli.groups import app
 
 # One line per feature module; each attaches its commands to the groups in groups.py.
+# The order is the order of the command list.
 COMMAND_MODULES = [
     "ops.cli.runtime_cmds",
+    "ops.cli.process_cmds",
     "ops.cli.bench_pipeline",
     "ops.cli.connect_cmds",
     "ops.cli.kg_cmds",
@@ -25,10 +31,74 @@ COMMAND_MODULES = [
     "ops.cli.subscribe_cmds",
 ]
 
+# The top-level commands (not groups): the module that defines each, and the line
+# `livekg --help` lists for it without importing that module (its docstring's first
+# paragraph; tests/unit/test_cli_dispatch.py checks both against the modules).
+TOP_COMMANDS: dict[str, tuple[str, str]] = {
+    "up": (
+        "ops.cli.runtime_cmds",
+        "Start the whole stack (embedded broker, graph, LLM, workers, API) and keep it running.",
+    ),
+    "down": (
+        "ops.cli.runtime_cmds",
+        "Stop everything `livekg up` started (by the PIDs recorded in runtime.json).",
+    ),
+    "status": ("ops.cli.runtime_cmds", "Services, per-topic record counts and graph node counts."),
+    "worker": (
+        "ops.cli.process_cmds",
+        "Run one faust worker in the foreground (scale out: run more, same consumer group).",
+    ),
+    "api": ("ops.cli.process_cmds", "Run the HTTP API in the foreground."),
+    "replay": (
+        "ops.cli.connect_cmds",
+        "Replay a JSONL or CSV file of records into TOPIC (validated first; invalid rows "
+        "reported).",
+    ),
+    "ask": (
+        "ops.cli.query_cmds",
+        "Answer a question from the graph: Cypher (read-only), rows, answer, citations.",
+    ),
+    "retrieve": (
+        "ops.cli.report_cmds",
+        "Retrieve scored items with provenance from the running graph.",
+    ),
+    "extract": (
+        "ops.cli.extract_cmds",
+        "Extract triples from documents and print them (with provenance).",
+    ),
+    "drill": (
+        "ops.cli.drill_cmds",
+        "Crash, restart and outage drills on a private embedded stack; exits 1 if any fails.",
+    ),
+}
 
-def _load() -> None:
-    for name in COMMAND_MODULES:
+
+def _load(modules: list[str] | None = None) -> None:
+    for name in COMMAND_MODULES if modules is None else modules:
         importlib.import_module(name)
+
+
+def _list_only() -> None:
+    """Stand-ins for the top-level commands, for the command list alone."""
+    for name, (_, line) in TOP_COMMANDS.items():
+        app.command(name, help=line)(_listed)
+
+
+def _listed() -> None:
+    raise typer.Exit(2)  # never run: a command name on the line loads the real one
+
+
+def dispatch(args: list[str]) -> None:
+    """Load the feature modules ``livekg ARGS`` needs: a top-level command's own module;
+    every module for a group (its commands come from several) or an unknown name (typer
+    then says so); none for the bare command list (``livekg``, ``livekg --help``)."""
+    name = next((a for a in args if not a.startswith("-")), None)
+    if name is None:
+        _list_only()
+    elif name in TOP_COMMANDS:
+        _load([TOP_COMMANDS[name][0]])
+    else:
+        _load()
 
 
 def main() -> None:
@@ -38,7 +108,7 @@ def main() -> None:
     # SIGTERM unwinds like Ctrl-C, so `finally` blocks stop what a command started
     # (e.g. the temporary services of a benchmark). `livekg up` installs its own handler.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    _load()
+    dispatch(sys.argv[1:])
     app()
 
 

@@ -7,15 +7,20 @@ from typing import Annotated
 
 import typer
 
+from core.runtime_state import read_state, running_service
 from core.settings import Settings
+from kg.llm import make_llm_client
+from kg.llm_errors import LLMError
+from kg.prompts import chat, lib
+from ops.bench.embed import run_embed_bench
+from ops.bench.llm import run_llm_bench
 from ops.cli.groups import bench_app, llm_app
 from ops.cli.output import emit_json
+from ops.runtime import services
 
 
 def running_llm(settings: Settings) -> str | None:
     """The configured endpoint, else the embedded server a running ``livekg up`` started."""
-    from core.runtime_state import read_state, running_service
-
     if settings.llm.base_url:
         return settings.llm.base_url
     state = read_state(settings.state_file)
@@ -36,9 +41,6 @@ def llm_chat(
     json_: Annotated[bool, typer.Option("--json", help="print one JSON line")] = False,
 ) -> None:
     """Ask the configured model (or the running embedded one, else the in-process model)."""
-    from kg.llm import make_llm_client
-    from kg.prompts import chat
-
     settings = Settings()
     url = base_url or running_llm(settings)
 
@@ -61,8 +63,6 @@ def llm_chat(
             "latency_s": round(stats.latency_s, 3),
         }
 
-    from kg.llm_errors import LLMError
-
     try:
         result = asyncio.run(go())
     except LLMError as exc:
@@ -77,8 +77,6 @@ def llm_chat(
 @llm_app.command("prompts")
 def llm_prompts() -> None:
     """List registered prompt ids (``task.name.vN``)."""
-    from kg.prompts import lib
-
     for name in lib.names():
         typer.echo(name)
 
@@ -96,10 +94,6 @@ def bench_llm(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Generation throughput at concurrency 1 vs N (starts the embedded LLM if none runs)."""
-    from core.runtime_state import read_state, running_service
-    from ops.bench.llm import run_llm_bench
-    from ops.runtime import services
-
     base = Settings()
     if base_url:
         emit_json(
@@ -147,8 +141,6 @@ def bench_embed(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Embedding throughput on uncached texts (needs no services)."""
-    from ops.bench.embed import run_embed_bench
-
     if lang not in {"en", "zh", "mixed"}:
         raise typer.BadParameter("lang must be en, zh or mixed")
     emit_json(

@@ -15,9 +15,23 @@ from typing import Annotated, Any
 
 import typer
 
+from core.errors import LivekgError
+from core.runtime_state import endpoints
 from core.settings import Settings
+from core.topics import spec
+from kg.cypher import CypherQA, LLMReviser
+from kg.cypher.evaluate import EVALSETS, dump_failures, evaluate, read_items, summarize
+from kg.cypher.fixture import SAMPLE_TICKS, load_graph
+from kg.cypher.hybrid import RetrievalAnswerer
+from kg.embed import make_embedder
+from kg.llm import make_llm_client
+from kg.store import open_store
+from kg.store.falkor import FalkorStore
+from ops.bench.serve import run_serve_bench
 from ops.cli.groups import app, bench_app, eval_app, topics_app
 from ops.cli.output import emit_json
+from ops.runtime import services
+from streams.tail import TopicReader
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
@@ -39,10 +53,6 @@ async def _qa(
     revise_policy: str = "fallback",
 ) -> AsyncIterator[Any]:
     """A ``CypherQA`` on the configured graph (``graph_name`` overrides the name)."""
-    from kg.cypher import CypherQA, LLMReviser
-    from kg.cypher.fixture import SAMPLE_TICKS, load_graph
-    from kg.store import open_store
-
     if graph_name:
         settings = settings.with_overrides(graph={"graph_name": graph_name})
     store = open_store(settings, falkordb_url)
@@ -52,20 +62,14 @@ async def _qa(
             await load_graph(store, SAMPLE_TICKS)
         embedder = None
         if settings.query.rank_with_embeddings:
-            from kg.embed import make_embedder
-
             embedder = await asyncio.to_thread(make_embedder, settings.embed)
         reviser = None
         if revise:
-            from kg.llm import make_llm_client
-
             llm = make_llm_client(settings, llm_url)
             reviser = LLMReviser(llm)
         lexicon = await CypherQA.load_lexicon(store)
         hybrid = None
         if embedder is not None:
-            from kg.cypher.hybrid import RetrievalAnswerer
-
             hybrid = RetrievalAnswerer(store, embedder)
         q = settings.query
         yield CypherQA(
@@ -108,9 +112,6 @@ def ask(
     Uses the running stack's graph; without one, starts a temporary graph and loads the
     sample graph (bundled universe + sample ticks) into it.
     """
-    from core.errors import LivekgError
-    from ops.runtime import services
-
     settings = Settings()
     use_llm = settings.query.revise if revise is None else revise
     at = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
@@ -166,11 +167,6 @@ def eval_cypher(
 ) -> None:
     """Accuracy of NL -> Cypher overall, per type and per language, without and with LLM
     revision (revision is tried only where the heuristic path returned no rows)."""
-    from core.errors import LivekgError
-    from kg.cypher.evaluate import EVALSETS, dump_failures, evaluate, read_items, summarize
-    from kg.cypher.fixture import load_graph
-    from ops.runtime import services
-
     path = questions or EVALSETS / "questions.jsonl"
     try:
         items = read_items(path)
@@ -188,8 +184,6 @@ def eval_cypher(
         }
         try:
             if name:
-                from kg.store import open_store
-
                 store = open_store(s.with_overrides(graph={"graph_name": name}), ep.falkordb_url)
                 out["observations_loaded"] = await load_graph(store)
                 await store.close()
@@ -225,9 +219,6 @@ def eval_cypher(
 
 
 async def _drop_graph(settings: Settings, url: str | None, name: str) -> None:
-    from kg.store import open_store
-    from kg.store.falkor import FalkorStore
-
     store = open_store(settings.with_overrides(graph={"graph_name": name}), url)
     try:
         if isinstance(store, FalkorStore):
@@ -248,11 +239,6 @@ def topics_tail(
     json_: JsonFlag = False,
 ) -> None:
     """Watch a topic: one line per record (JSON lines with --json). Ctrl-C stops."""
-    from core.errors import LivekgError
-    from core.runtime_state import endpoints
-    from core.topics import spec
-    from streams.tail import TopicReader
-
     settings = Settings()
     try:
         spec(topic)
@@ -311,9 +297,6 @@ def bench_serve(
 ) -> None:
     """ask_p95_ms (HTTP POST /ask on the sample graph, no LLM revision) and sse_p95_ms
     (alert produced to its topic -> received by an SSE client), through a real API server."""
-    from ops.bench.serve import run_serve_bench
-    from ops.runtime import services
-
     with services(Settings()) as (settings, ep):
         result = asyncio.run(run_serve_bench(settings, ep, asks=asks, alerts=alerts))
     emit_json(result)

@@ -10,12 +10,23 @@ from typing import Annotated, Any
 
 import typer
 
+from core.errors import LivekgError
+from core.runtime_state import endpoints
 from core.settings import Settings
-from ops.cli.groups import app, bench_app, eval_app
+from kg.embed import make_embedder
+from kg.report.build import _parse_at, build_bond_report, report_llm, reports_dir, store_in_graph
+from kg.report.evaluate import run_report_eval
+from kg.report.publish import records_for
+from kg.retrieve import Method, MethodRetriever, RetrievalService
+from kg.retrieve.evaluate import run_eval
+from kg.retrieve.rag_eval import run_rag_eval
+from ops.bench.report import run_report_bench
+from ops.bench.retrieve import run_retrieve_bench
+from ops.cli.groups import app, bench_app, eval_app, report_app
+from ops.cli.kg_cmds import _store
 from ops.cli.output import emit_json
-
-report_app = typer.Typer(help="Bond-market reports (two-stage RAG over the knowledge graph).")
-app.add_typer(report_app, name="report")
+from ops.runtime import services
+from streams.publisher import Publisher
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
@@ -29,7 +40,6 @@ def _settings(data_dir: Path | None) -> Settings:
 def _at_ms(at: str | None) -> int | None:
     if not at:
         return None
-    from kg.report.build import _parse_at
 
     return int(_parse_at(at).timestamp() * 1000)
 
@@ -49,9 +59,6 @@ def retrieve(
     json_: JsonFlag = True,
 ) -> None:
     """Retrieve scored items with provenance from the running graph."""
-    from core.errors import LivekgError
-    from kg.retrieve import Method
-
     try:
         meth = Method(method)
     except ValueError:
@@ -60,10 +67,6 @@ def retrieve(
     settings = _settings(data_dir)
 
     async def go() -> dict[str, Any]:
-        from kg.embed import make_embedder
-        from kg.retrieve import RetrievalService
-        from ops.cli.kg_cmds import _store
-
         r = settings.report.retrieve
         async with _store(settings) as store:
             t0 = time.perf_counter()
@@ -112,8 +115,6 @@ async def _report(
     settings: Settings, *, at: str | None, lang: str, out: Path | None, use_llm: bool,
     publish: bool,
 ) -> dict[str, Any]:  # fmt: skip
-    from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
-    from ops.cli.kg_cmds import _store
 
     cfg = settings.report
     notes: list[str] = []
@@ -137,9 +138,6 @@ async def _report(
             notes.append(f"LLM unavailable: {type(exc).__name__}: {exc}"[:300])
         if client is not None and store is not None:
             try:
-                from kg.embed import make_embedder
-                from kg.retrieve import MethodRetriever, RetrievalService
-
                 embedder = make_embedder(settings.embed)
                 embed_id = embedder.model_id
                 r = cfg.retrieve
@@ -176,10 +174,6 @@ async def _report(
 
 async def _publish(settings: Settings, doc: Any) -> int:
     """Send the report's records to reports.bond when a broker is reachable."""
-    from core.runtime_state import endpoints
-    from kg.report.publish import records_for
-    from streams.publisher import Publisher
-
     try:
         bootstrap = endpoints(settings).kafka_bootstrap
     except Exception:
@@ -205,8 +199,6 @@ def eval_report(
 ) -> None:
     """The report's rule conclusions against the self-written reference conclusions for
     real days (label and reason agreement per kind; dev = odd ids, test = even ids)."""
-    from kg.report.evaluate import run_report_eval
-
     emit_json(run_report_eval(data, shared))
 
 
@@ -224,12 +216,9 @@ def eval_retrieval(
     json_: JsonFlag = True,
 ) -> None:
     """precision@k, recall@k, nDCG@k and cluster diversity per method on a query set."""
-    from kg.retrieve.evaluate import run_eval
-
     if split not in ("tune", "test", "all"):
         emit_json({"ok": False, "error": "BadParameter", "message": "--split: tune|test|all"})
         raise typer.Exit(2)
-    from ops.runtime import services
 
     emit_json(run_eval(Settings(), data, k, methods.split(","), split, tune, services=services))
 
@@ -246,12 +235,9 @@ def eval_rag(
 ) -> None:
     """HybridRAG's faithfulness, answer relevance, context precision and context recall
     per method (VectorRAG=dense, GraphRAG=graph, HybridRAG=hybrid, TFR)."""
-    from kg.retrieve.rag_eval import run_rag_eval
-
     if judge not in ("auto", "llm", "lexical"):
         emit_json({"ok": False, "error": "BadParameter", "message": "--judge: auto|llm|lexical"})
         raise typer.Exit(2)
-    from ops.runtime import services
 
     emit_json(run_rag_eval(Settings(), data, k, methods.split(","), judge, services=services))
 
@@ -263,8 +249,6 @@ def bench_report(
 ) -> None:
     """The bond report's own time on the sample day, beside the same arithmetic in plain
     Python (ratio)."""
-    from ops.bench.report import run_report_bench
-
     emit_json(run_report_bench(Settings(), n=n))
 
 
@@ -275,6 +259,4 @@ def bench_retrieve(
     json_: JsonFlag = True,
 ) -> None:
     """p50/p95 latency per retrieval method over a synthetic index of N triples."""
-    from ops.bench.retrieve import run_retrieve_bench
-
     emit_json(run_retrieve_bench(Settings(), triples=triples, queries=queries))

@@ -1,4 +1,5 @@
-"""``livekg up | down | status | worker | api | topics``: the embedded runtime."""
+"""``livekg up | down | status | topics create``: the embedded runtime (``worker`` and ``api``,
+the processes it runs, are in ``ops.cli.process_cmds``)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from connectors.replay import replay_samples
 from core.errors import LivekgError
-from core.runtime_state import pid_alive, read_state
+from core.runtime_state import endpoints, pid_alive, read_state
 from core.settings import GraphBackend, Settings
 from ops.cli.groups import app, topics_app
 from ops.cli.output import emit_json
 from ops.runtime import EmbeddedRuntime, stop_recorded
+from serving.status import snapshot
+from streams.admin import create_topics
 
 console = Console(stderr=True)
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
@@ -113,8 +117,6 @@ def up(
 
 
 def _replay_sample_once(settings: Settings, bootstrap: str) -> None:
-    from connectors.replay import replay_samples
-
     marker = Path(settings.data_dir) / ".sample-replayed"
     if marker.exists():
         return
@@ -168,8 +170,6 @@ def status(
     json_: Annotated[bool, typer.Option("--json", help="one JSON line")] = False,
 ) -> None:
     """Services, per-topic record counts and graph node counts."""
-    from serving.status import snapshot
-
     snap = asyncio.run(snapshot(_settings(data_dir)))
     if json_:
         emit_json(snap)
@@ -177,34 +177,9 @@ def status(
     console.print_json(data=snap)
 
 
-@app.command()
-def worker(data_dir: DataDir = None) -> None:
-    """Run one faust worker in the foreground (scale out: run more, same consumer group)."""
-    from streams.worker import run_worker
-
-    run_worker(_settings(data_dir))
-
-
-@app.command()
-def api(
-    data_dir: DataDir = None,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-) -> None:
-    """Run the HTTP API in the foreground."""
-    import uvicorn
-
-    from serving.app import create_app
-
-    uvicorn.run(create_app(_settings(data_dir)), host=host, port=port)
-
-
 @topics_app.command("create")
 def topics_create(data_dir: DataDir = None) -> None:
     """Create the topic catalog on the configured (or running embedded) broker."""
-    from core.runtime_state import endpoints
-    from streams.admin import create_topics
-
     s = _settings(data_dir)
     created = create_topics(
         endpoints(s).kafka_bootstrap,

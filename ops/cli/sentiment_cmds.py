@@ -10,6 +10,18 @@ from typing import Annotated
 
 import typer
 
+from core.runtime_state import endpoints
+from core.settings import Settings
+from kg.llm import make_llm_client
+from kg.sentiment.data import load_examples, shared_training_set
+from kg.sentiment.external_search import external_sources
+from kg.sentiment.instructions import export_jsonl
+from kg.sentiment.model import ARTIFACTS, load_from_settings
+from kg.sentiment.rag import CorpusSource, KnowledgeSource, Retriever
+from kg.sentiment.service import LLMSentiment, SentimentEngine
+from kg.sentiment.teacher import TeacherMissing, part_files
+from kg.sentiment.train import TrainConfig, train, write_context_index, write_dev_sets
+from ops.bench.sentiment import load_eval_set, run_bench, run_eval
 from ops.cli.groups import bench_app, eval_app, train_app
 from ops.cli.output import emit_json
 
@@ -75,17 +87,12 @@ def train_sentiment(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
-    from kg.sentiment.model import ARTIFACTS
-    from kg.sentiment.train import TrainConfig, train
-
     if only not in TRAIN_PARTS:
         raise typer.BadParameter(f"--only: one of {', '.join(TRAIN_PARTS)}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
     if only == "teacher" or (teacher and only in ("all", "encoder", "e5-encoder")):
-        from kg.sentiment.teacher import TeacherMissing, part_files
-
         try:
             part_files()
         except TeacherMissing as e:
@@ -115,8 +122,6 @@ def sentiment_dev(
 ) -> None:
     """Write the dev hold-out of ``train sentiment`` as files for ``eval sentiment``, and
     ``context_index.jsonl``, the documents to retrieve their context from (``--corpus``)."""
-    from kg.sentiment.train import write_context_index, write_dev_sets
-
     if not data_dir.is_dir():
         raise typer.BadParameter(f"{data_dir} is not a folder (needs ../shared/data)")
     counts = write_dev_sets(data_dir, out, finfe)
@@ -136,9 +141,6 @@ def export_instructions(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Instruction-tuning JSONL (Zhang et al. 3.2.1) for fine-tuning a model served by vLLM."""
-    from kg.sentiment.data import load_examples, shared_training_set
-    from kg.sentiment.instructions import export_jsonl
-
     examples = load_examples(data, format_) if data else shared_training_set(data_dir)
     n = export_jsonl(examples, out, seed=seed)
     emit_json({"export": "sentiment-instructions", "n": n, "path": str(out)})
@@ -146,9 +148,6 @@ def export_instructions(
 
 def _classifier(kind: str, threads: int, quantize: bool | None, runtime: str | None):  # type: ignore[no-untyped-def]
     """The CPU classifier as configured (settings), with command-line overrides."""
-    from core.settings import Settings
-    from kg.sentiment.model import load_from_settings
-
     over: dict[str, object] = {"classifier": kind, "num_threads": threads}
     if quantize is not None:
         over["quantize"] = quantize
@@ -167,18 +166,12 @@ def _engine(  # type: ignore[no-untyped-def]
     runtime: str | None,
     context_weight: float | None = None,
 ):
-    from core.settings import Settings
-    from kg.sentiment.service import SentimentEngine
-
     if context_weight is None:
         context_weight = Settings().sentiment.rag_context_weight
 
     retriever = None
     sources: list[str] = []
     if rag:
-        from kg.sentiment.external_search import external_sources
-        from kg.sentiment.rag import CorpusSource, KnowledgeSource, Retriever
-
         found: list[KnowledgeSource] = []
         if corpus is not None:
             found.append(CorpusSource.from_jsonl(corpus))
@@ -190,10 +183,6 @@ def _engine(  # type: ignore[no-untyped-def]
         if found:
             retriever = Retriever.from_settings(found, cfg)
     if classifier == "llm":
-        from core.runtime_state import endpoints
-        from kg.llm import make_llm_client
-        from kg.sentiment.service import LLMSentiment
-
         settings = Settings()
         try:
             base = endpoints(settings).llm_base_url
@@ -226,8 +215,6 @@ def eval_sentiment(
 ) -> None:
     """Accuracy, macro-F1, per-class figures and texts/s on a labelled file; with
     ``--corpus``, also with vs without context on the items that got context."""
-    from ops.bench.sentiment import load_eval_set, run_eval
-
     if format_ not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {FORMATS}")
     if classifier not in CLASSIFIERS:
@@ -268,8 +255,6 @@ def bench_sentiment(
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
-    from ops.bench.sentiment import run_bench
-
     if classifier not in CLASSIFIERS[:-1]:
         raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS[:-1]}")
     t0 = time.perf_counter()

@@ -8,14 +8,19 @@ import json
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from core.settings import Settings
-from ops.cli.groups import app, bench_app
+from kg.cypher import CypherQA
+from kg.subscribe import service
+from kg.subscribe.model import SubscriptionSpec, owner_of
+from ops.bench.kg import graph_service
+from ops.bench.subscriptions import run_subscriptions_bench
+from ops.bench.subscriptions_broker import run_through_broker
+from ops.cli.groups import bench_app, subscribe_app
 from ops.cli.kg_cmds import _run, _store
 from ops.cli.output import emit_json
-
-subscribe_app = typer.Typer(help="Standing questions: alerts when their answer changes.")
-app.add_typer(subscribe_app, name="subscribe")
+from ops.runtime import services
 
 KeyOpt = Annotated[
     str | None,
@@ -59,10 +64,6 @@ def add(
     json_out: JsonFlag = True,
 ) -> None:
     """Register a standing question; prints the subscription (its id, the query it runs)."""
-    from pydantic import ValidationError
-
-    from kg.subscribe.model import SubscriptionSpec
-
     del json_out
     try:
         spec = SubscriptionSpec(
@@ -81,10 +82,6 @@ def add(
 
 
 async def _add(settings: Settings, spec: Any, api_key: str | None) -> Any:
-    from kg.cypher import CypherQA
-    from kg.subscribe import service
-    from kg.subscribe.model import owner_of
-
     async with _store(settings) as store:
 
         async def qa() -> CypherQA:
@@ -102,9 +99,6 @@ def listing(api_key: KeyOpt = None, json_out: JsonFlag = True) -> None:
     del json_out
 
     async def go() -> list[dict[str, Any]]:
-        from kg.subscribe import service
-        from kg.subscribe.model import owner_of
-
         async with _store(Settings()) as store:
             subs = await service.listing(store, owner_of(api_key))
         return [s.model_dump(mode="json") for s in subs]
@@ -122,9 +116,6 @@ def remove(
     del json_out
 
     async def go() -> bool:
-        from kg.subscribe import service
-        from kg.subscribe.model import owner_of
-
         async with _store(Settings()) as store:
             return await service.remove(store, owner_of(api_key), sub_id)
 
@@ -147,11 +138,6 @@ def bench_subscriptions(
 ) -> None:
     """Graph change -> alert latency with many subscriptions, the fraction evaluated per
     change, beside the same run's one matching query run directly (docs/subscriptions.md)."""
-    from ops.bench.kg import graph_service
-    from ops.bench.subscriptions import run_subscriptions_bench
-    from ops.bench.subscriptions_broker import run_through_broker
-    from ops.runtime import services
-
     del json_out
     settings = Settings()
     if through_broker:
