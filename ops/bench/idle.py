@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from confluent_kafka import Producer
 
+from core.records import IndicatorTick
 from core.settings import Settings
+from kg.store import open_store
 from ops.runtime import EmbeddedRuntime
 
 IDLE_BAR_PCT = 5.0
@@ -42,11 +45,6 @@ def cpu_percent(pids: dict[str, int], seconds: float) -> dict[str, float]:
 
 
 def _first_record_ms(settings: Settings, bootstrap: str, falkordb_url: str, tag: str) -> float:
-    from confluent_kafka import Producer
-
-    from core.records import IndicatorTick
-    from kg.store import open_store
-
     tick = IndicatorTick(source="bench-idle", event_time=datetime.now(UTC),
                          indicator_id=f"IDLE{tag}", value=1.0)  # fmt: skip
     prod = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})

@@ -16,8 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from confluent_kafka.admin import AdminClient
 
+from connectors.replay import replay_file
 from core.settings import Settings
+from ops.runtime import services
+from streams.admin import create_topics
 
 INDICATORS = ("CN10Y", "CN1Y", "CN5Y", "SHIBOR_ON", "SHIBOR_1W", "FR007", "US10Y", "US5Y")
 
@@ -41,8 +45,6 @@ def write_ticks(path: Path, n: int, seed: int = 7) -> None:
 
 
 def _delete_topics(bootstrap: str, prefix: str) -> None:
-    from confluent_kafka.admin import AdminClient
-
     admin = AdminClient({"bootstrap.servers": bootstrap})
     names = [t for t in admin.list_topics(timeout=10).topics if t.startswith(prefix)]
     try:
@@ -53,10 +55,6 @@ def _delete_topics(bootstrap: str, prefix: str) -> None:
 
 
 def run_bench(settings: Settings, records: int) -> dict[str, Any]:
-    from connectors.replay import replay_file
-    from ops.runtime import services
-    from streams.admin import create_topics
-
     with services(settings) as (s, ep), tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ticks.jsonl"
         write_ticks(path, records)

@@ -21,9 +21,10 @@ import numpy as np
 
 from core.records import SentimentLabel
 from kg.sentiment.data import Example, load_examples
+from kg.sentiment.encoder import EncoderClassifier
 from kg.sentiment.labels import LABELS
 from kg.sentiment.metrics import evaluate
-from kg.sentiment.model import SentimentClassifier
+from kg.sentiment.model import ARTIFACTS, ENCODER_ARTIFACT, SentimentClassifier
 from kg.sentiment.service import ScoreInput, SentimentEngine
 
 _SUBJECTS = ["Apple", "Tesla", "JPMorgan", "Boeing", "Nvidia", "Exxon", "Pfizer", "Alibaba"]
@@ -109,9 +110,6 @@ def encoder_rate(texts: Sequence[str], *, batch: int, num_threads: int = 2) -> f
     classifier's throughput should approach, so their ratio is what livekg's own
     classifier code costs on this machine, now.
     """
-    from kg.sentiment.encoder import EncoderClassifier
-    from kg.sentiment.model import ARTIFACTS, ENCODER_ARTIFACT
-
     enc = EncoderClassifier(ARTIFACTS / ENCODER_ARTIFACT, num_threads=num_threads, quantize=True)
     enc.embed(list(texts[:batch]))  # warm up
     t0 = time.perf_counter()

@@ -29,7 +29,7 @@ import httpx
 import numpy as np
 import uvicorn
 
-from core.records import Alert, AlertKind
+from core.records import Alert, AlertKind, utcnow
 from core.runtime_state import Endpoints
 from core.settings import Settings
 from kg.cypher.evaluate import EVALSETS, read_items
@@ -37,6 +37,7 @@ from kg.cypher.fixture import SAMPLE_TICKS, load_graph
 from kg.store import open_store
 from kg.store.falkor import FalkorStore
 from ops.runtime import free_port
+from serving.app import create_app
 from streams.admin import create_topics
 from streams.publisher import Publisher
 
@@ -63,8 +64,6 @@ def _pct(xs: list[float], q: float) -> float:
 async def run_serve_bench(
     settings: Settings, ep: Endpoints, *, asks: int, alerts: int
 ) -> dict[str, Any]:
-    from serving.app import create_app
-
     tag = uuid.uuid4().hex[:8]
     prefix = f"benchserve{tag}."
     s = settings.with_overrides(
@@ -222,6 +221,4 @@ async def _sse(c: httpx.AsyncClient, publisher: Publisher, prefix: str, n: int) 
 
 
 def _now() -> Any:
-    from core.records import utcnow
-
     return utcnow()
