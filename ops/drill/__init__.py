@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ops.drill.drills import DRILLS
+from ops.drill.harness import DrillStack
 from ops.drill.result import DrillResult
 
 # full sizes for ``livekg drill`` (the suite passes smaller ones)
@@ -37,9 +39,6 @@ def run_drills(
     graph: str = "falkordb",
 ) -> list[DrillResult]:
     """``graph``: the stack's graph, ``falkordb`` or ``neo4j`` (the local Neo4j 5)."""
-    from ops.drill.drills import DRILLS
-    from ops.drill.harness import DrillStack
-
     chosen = names or list(DRILLS)
     unknown = sorted(set(chosen) - set(DRILLS))
     if unknown:
