@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from functools import cache
 from typing import TypeVar
 
 from pydantic import ValidationError
+from pydantic_core import SchemaValidator
 
 from core.records import DeadLetter, Record, stable_id, utcnow
 
@@ -34,12 +36,34 @@ def encode(record: Record) -> bytes:
     return record.__pydantic_serializer__.to_json(record)
 
 
+@cache
+def _with_id_validator(model: type[R]) -> SchemaValidator | None:
+    """``model``'s validator without its id-deriving step (``Record._derive_id``, a
+    Python callback before validation that also makes pydantic build the payload as
+    Python objects first), for payloads that carry their id, as every record livekg
+    produces does. A payload it accepts has a non-blank string id, which the full
+    validator would have kept as it is: the result is the same record. Anything it
+    rejects goes through the full validator (derived id, or the reason). None when the
+    model's schema is not the plain ``model(function-before(model-fields))`` shape."""
+    schema = model.__pydantic_core_schema__
+    inner = schema.get("schema") or {}
+    if schema.get("type") != "model" or inner.get("type") != "function-before":
+        return None
+    return SchemaValidator({**schema, "schema": inner["schema"]}, schema.get("config"))
+
+
 def decode(raw: bytes | None, model: type[R], *, max_bytes: int) -> R:
     """Validate one payload; raise ``DecodeFailure`` with the reason on any problem."""
     if raw is None:
         raise DecodeFailure("empty", "record has no value (tombstone)")
     if len(raw) > max_bytes:
         raise DecodeFailure("oversize", f"{len(raw)} bytes > limit {max_bytes}")
+    fast = _with_id_validator(model)
+    if fast is not None:
+        try:
+            return fast.validate_json(raw)
+        except ValidationError:
+            pass  # the full validator derives a missing id or says what is wrong
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:

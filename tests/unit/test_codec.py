@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+from collections.abc import Callable
 
 import orjson
 import pytest
+from pydantic import ValidationError
 
 from core.batch import Inbound, decode_batch, map_batch
 from core.codec import DLQ_MAX_RAW_BYTES, DecodeFailure, dead_letter, decode, encode
-from core.records import IndicatorTick, RawNews
+from core.records import CleanDocument, IndicatorTick, RawNews, Record, Triple
 
 GOOD = orjson.dumps(
     {"source": "s", "indicator_id": "CN10Y", "value": 1.8, "event_time": "2026-11-20T08:00:00Z"}
@@ -108,3 +111,54 @@ def test_map_batch_isolates_a_failing_transform() -> None:
     out, dead = map_batch(decoded, fn, "t")
     assert len(out) == 2
     assert [(d.offset, d.error_type, d.error) for d in dead] == [(1, "ValueError", "boom")]
+
+
+def _variants() -> list[tuple[type, bytes]]:
+    """Payloads with every loose shape JSON allows for the fields of the hot topics."""
+    triple = {"id": "t1", "source": "s", "event_time": "2026-01-01T00:00:00Z", "head": "A",
+              "head_type": "Company", "relation": "R", "tail": "B", "tail_type": "Product"}  # fmt: skip
+    tick = {"id": "k1", "source": "s", "event_time": "2026-01-01T08:00:00+08:00",
+            "indicator_id": "CN10Y", "value": 2.5, "unit": "%"}  # fmt: skip
+    doc = {"id": "d1", "source": "s", "event_time": "2026-01-01T00:00:00", "kind": "news",
+           "raw_id": "r1", "title": "t", "text": "x", "lang": "en", "content_hash": "h"}  # fmt: skip
+    loose: list[tuple[str, object]] = [
+        ("confidence", "0.5"), ("confidence", 1), ("confidence", True), ("confidence", 2),
+        ("event_time", 1767225600), ("event_time", "2026-01-01T08:00:00+08:00"),
+        ("event_time", "2026-01-01"), ("valid_from", "2026-01-01T00:00:00.123456789Z"),
+        ("span_start", 1.0), ("span_start", 1.5), ("span_start", "3"),
+        ("attributes", {"v": 1, "b": True, "s": "x", "n": None}), ("head", " A "),
+        ("id", " t1 "), ("id", ""), ("id", 7), ("id", None), ("evidence", 5),
+        ("schema_version", "1"), ("extra", [1]), ("doc_id", ""), ("head", ""),
+    ]  # fmt: skip
+    out: list[tuple[type, bytes]] = []
+    for field, value in loose:
+        out.append((Triple, json.dumps({**triple, field: value}).encode()))
+    for field, value in [("value", "2.5"), ("value", 3), ("value", None), ("id", "")]:
+        out.append((IndicatorTick, json.dumps({**tick, field: value}).encode()))
+    for field, value in [("kind", "NEWS"), ("kind", "filing"), ("entities", ["A", 1])]:
+        out.append((CleanDocument, json.dumps({**doc, field: value}).encode()))
+    return out
+
+
+def _outcome(fn: Callable[[], Record]) -> object:
+    try:
+        return fn().model_dump(exclude={"ingest_time"})
+    except DecodeFailure as exc:
+        return (exc.error_type, exc.error)
+    except ValidationError as exc:
+        return exc.errors(include_url=False, include_input=False)
+
+
+def test_decode_fast_path_gives_what_the_full_model_validation_gives() -> None:
+    """``decode`` first tries the model's validator without its id-deriving callback;
+    over loose JSON shapes it returns what the model's own validation returns."""
+    ok = 0
+    for model, raw in _variants():
+        got = _outcome(lambda m=model, r=raw: decode(r, m, max_bytes=10_000))
+        want = _outcome(lambda m=model, r=raw: m.model_validate_json(r))
+        if isinstance(want, dict):
+            assert got == want, raw
+            ok += 1
+        else:
+            assert isinstance(got, tuple) and got[0] == "schema", (raw, got)
+    assert ok > 15
