@@ -1,16 +1,20 @@
 """kg's heavy third-party packages, each imported here, once, on first use.
 
-torch, transformers, scikit-learn and ONNX take seconds and hundreds of MB to import,
-and only training, the encoder classifiers and the lexical models need them: the CLI,
-the API and the light stream lanes start without them. A caller asks for one inside the
-function that needs it (``torch = heavy.torch()``); every other import is at the top of
-its module. Annotations use ``if TYPE_CHECKING: import torch``.
+torch, transformers, scikit-learn, scipy.sparse and ONNX take from a fraction of a second
+to seconds and hundreds of MB to import, and only training, the encoder classifiers and
+the lexical models need them: the CLI, the API and the light stream lanes start without
+them. A caller asks for one inside the function that needs it (``torch = heavy.torch()``);
+every other import is at the top of its module. Each function loads only what its
+callers need (inference never loads the training-only parts). Annotations use
+``if TYPE_CHECKING: import torch``.
 """
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import ModuleType
+from typing import Any
 
 
 def torch() -> ModuleType:
@@ -21,24 +25,36 @@ def torch() -> ModuleType:
 
 
 def transformers() -> ModuleType:
-    """``transformers`` (a lazy module: its model classes load on attribute access), with
-    ``transformers.initialization`` loaded where this version has it."""
+    """``transformers`` (a lazy module: its model classes load on attribute access)."""
     import transformers  # optional: heavy (imports torch); the encoder bases only
 
-    with contextlib.suppress(ImportError):  # newer versions only (``no_init_weights``)
-        import transformers.initialization
     return transformers
 
 
-def sklearn() -> ModuleType:
-    """``sklearn`` with the submodules kg uses loaded (``linear_model``, ``preprocessing``,
-    ``feature_extraction.text``)."""
-    # optional: heavy (seconds); the lexical models and the embedding heads only
+def transformers_no_init_weights() -> Callable[[], AbstractContextManager[Any]] | None:
+    """``transformers``' context that skips random weight init; None in versions without it."""
+    try:
+        from transformers.initialization import no_init_weights  # optional: newer versions
+    except ImportError:
+        return None
+    return no_init_weights
+
+
+def sklearn_features() -> ModuleType:
+    """``sklearn`` with ``feature_extraction.text`` and ``preprocessing`` loaded (the
+    lexical models' features, at inference too)."""
+    # optional: heavy (seconds); the lexical models only
     import sklearn.feature_extraction.text
-    import sklearn.linear_model
     import sklearn.preprocessing
 
     return sklearn
+
+
+def sklearn_linear_model() -> ModuleType:
+    """``sklearn.linear_model`` (training the lexical models and the e5 head only)."""
+    import sklearn.linear_model  # optional: heavy; training only
+
+    return sklearn.linear_model
 
 
 def scipy_sparse() -> ModuleType:
@@ -56,9 +72,14 @@ def onnx() -> ModuleType:
 
 
 def onnxruntime() -> ModuleType:
-    """``onnxruntime`` with ``onnxruntime.quantization`` loaded."""
-    # optional: only the encoder classifiers run ONNX
-    import onnxruntime
-    import onnxruntime.quantization
+    """``onnxruntime`` (the encoder classifiers' inference sessions)."""
+    import onnxruntime  # optional: only the encoder classifiers run ONNX
 
     return onnxruntime
+
+
+def onnxruntime_quantization() -> ModuleType:
+    """``onnxruntime.quantization`` (imports onnx; only when an int8 copy is made)."""
+    import onnxruntime.quantization  # optional: once per artifact, when quantizing
+
+    return onnxruntime.quantization

@@ -345,11 +345,11 @@ def _pad(rows: Sequence[Sequence[int]], pad_id: int) -> dict[str, torch.Tensor]:
 @contextlib.contextmanager
 def _skip_init() -> Iterator[None]:
     """Skip the random init of ~100M weights that are overwritten right after (saves seconds)."""
-    initialization = getattr(heavy.transformers(), "initialization", None)
-    if initialization is None:  # older transformers: plain (slower) construction
+    no_init_weights = heavy.transformers_no_init_weights()
+    if no_init_weights is None:  # older transformers: plain (slower) construction
         yield
         return
-    with initialization.no_init_weights():
+    with no_init_weights():
         yield
 
 

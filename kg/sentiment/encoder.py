@@ -290,7 +290,7 @@ def quantize_onnx(src: Path, dst: Path, keep_float: Sequence[str] = ()) -> Path:
     u8*s8 pairs in saturating int16, and that overflow cost e5 3 pt on a Chinese proxy set
     (0.863 vs 0.897 float; 0.893 with 7-bit weights). MatMuls whose names end with one of
     ``keep_float`` stay float (``FLOAT_MATMULS``)."""
-    quantization = heavy.onnxruntime().quantization
+    quantization = heavy.onnxruntime_quantization()
     tmp = dst.with_suffix(f".{os.getpid()}.tmp.onnx")
     root = logging.getLogger()
     root.addFilter(_quiet_preprocess_hint)

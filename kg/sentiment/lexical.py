@@ -19,7 +19,7 @@ MODEL_ID = "hash-tfidf+logreg@v1"
 
 
 def _vectorizers():  # type: ignore[no-untyped-def]
-    hashing_vectorizer = heavy.sklearn().feature_extraction.text.HashingVectorizer
+    hashing_vectorizer = heavy.sklearn_features().feature_extraction.text.HashingVectorizer
     words = hashing_vectorizer(
         ngram_range=(1, 2), n_features=N_FEATURES, alternate_sign=False, norm=None
     )
@@ -42,7 +42,7 @@ def _tfidf(counts, idf: np.ndarray):  # type: ignore[no-untyped-def]
     x = counts.astype(np.float32)
     x.data = np.log(x.data) + 1.0  # sublinear tf
     x = x.multiply(idf).tocsr()
-    return heavy.sklearn().preprocessing.normalize(x)
+    return heavy.sklearn_features().preprocessing.normalize(x)
 
 
 def fit(
@@ -52,11 +52,8 @@ def fit(
     df = np.bincount(counts.indices, minlength=counts.shape[1])
     n = counts.shape[0]
     idf = (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)  # sklearn's smooth idf
-    clf = (
-        heavy.sklearn()
-        .linear_model.LogisticRegression(C=c, max_iter=3000)
-        .fit(_tfidf(counts, idf), y)
-    )
+    logistic_regression = heavy.sklearn_linear_model().LogisticRegression
+    clf = logistic_regression(C=c, max_iter=3000).fit(_tfidf(counts, idf), y)
     return {
         "idf": idf.astype(np.float16),
         "coef": clf.coef_.astype(np.float16),

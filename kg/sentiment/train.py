@@ -132,7 +132,7 @@ def cached_e5(texts: Sequence[str], cache_dir: Path, num_threads: int) -> np.nda
 
 
 def train_e5_head(x: np.ndarray, y: np.ndarray, c: float) -> LinearHead:
-    clf = heavy.sklearn().linear_model.LogisticRegression(C=c, max_iter=5000)
+    clf = heavy.sklearn_linear_model().LogisticRegression(C=c, max_iter=5000)
     clf.fit(x, y)
     return LinearHead(clf.coef_, clf.intercept_, E5_MODEL_ID)
 
