@@ -61,3 +61,23 @@ def test_worker_kill_neo4j(neo4j_stack: DrillStack) -> None:
     assert_clean(r)
     assert r.in_graph == r.sent == 2000
     assert set(r.outputs) == {"docs.clean", "sentiment.scored", "alerts.sentiment"}
+
+
+@pytest.mark.timeout(420)
+def test_broker_restart_neo4j(neo4j_stack: DrillStack) -> None:
+    """SIGTERM, then SIGKILL, of the Kafka broker mid-stream, the sinks writing to Neo4j."""
+    r = drills.broker_restart(neo4j_stack, events_n=1000, posts_n=200, outage_s=4.0)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 1200
+    assert [n.split(":")[0] for n in r.notes[:2]] == ["SIGTERM", "SIGKILL"]
+
+
+@pytest.mark.timeout(600)
+def test_llm_down_then_slow_neo4j(neo4j_stack: DrillStack) -> None:
+    """The model server down, then slow: documents and the report on Neo4j meanwhile,
+    the parked news extracted once it returns (smaller than the FalkorDB run: the
+    model's completions are the slow part and do not depend on the graph)."""
+    r = drills.llm_outage(neo4j_stack, posts_n=200, news_n=2, delay_s=5.0)
+    assert_clean(r, may_be_empty=("alerts.sentiment",))  # the posts alternate in tone
+    assert r.in_graph == r.sent == 202
+    assert r.outputs["extract.pending"].distinct == 2
