@@ -50,7 +50,10 @@ class Lexicon(BaseModel):
     role_nouns: frozenset[str]
     path_words: frozenset[str]
     generic_objects: frozenset[str]
+    abstract_objects: frozenset[str]
     facility_nouns: frozenset[str]
+    not_parties: frozenset[str]
+    stop_verbs: frozenset[str]
     subsidiary_nouns: frozenset[str]
 
     @field_validator("*", mode="before")
@@ -85,7 +88,7 @@ def noun_phrase(tok: Any, lex: Lexicon) -> str:
     left = left[cut:]
     while left and (
         left[0].lower_ in lex.drop_modifiers
-        or left[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "NUM", "ADV")
+        or left[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "NUM", "ADV", "PART")
         or left[0].ent_type_ in ("NORP", "GPE", "ORG", "PERSON", "CARDINAL", "ORDINAL", "DATE")
         or left[0].is_punct
         or len(left[0].text) == 1
@@ -106,7 +109,18 @@ def noun_phrase(tok: Any, lex: Lexicon) -> str:
 
 
 def _org_ents(sent: Any) -> list[Any]:
-    return [e for e in sent.ents if e.label_ == "ORG"]
+    """ORG entities that can be a company: not a heading word, a legislature or a law
+    ("Business", "Congress", "Federal Acquisition Regulation")."""
+    lex = lexicon()
+    out = []
+    for e in sent.ents:
+        if e.label_ != "ORG":
+            continue
+        words = span_name(e.text).lower().split()
+        if not words or " ".join(words) in lex.not_parties or words[-1] in lex.not_parties:
+            continue
+        out.append(e)
+    return out
 
 
 def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> list[Any]:
@@ -186,6 +200,10 @@ def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
 def _product_phrase(o: Any, lex: Lexicon) -> str:
     if o.pos_ not in ("NOUN", "PROPN") or o.ent_type_ in ("ORG", "PERSON"):
         return ""
+    if o.lower_ in lex.abstract_objects or o.doc[o.left_edge.i].lower_ in ("to", "for", "from"):
+        return ""  # "important information", "sells ... to authorized bottlers"
+    if any(c.dep_ in ("oprd", "acomp", "ccomp") for c in o.head.children):
+        return ""  # "makes information available"
     phrase = noun_phrase(o, lex)
     if not phrase or phrase.lower() in lex.generic_objects:
         return ""
@@ -214,8 +232,9 @@ def products(sent: Any, lex: Lexicon) -> list[Candidate]:
     return out
 
 
-def facilities(sent: Any, lex: Lexicon) -> list[Candidate]:
-    """"our hotels in California, New York and Illinois" -> hotels OPERATES_IN each place."""
+def facilities(sent: Any, lex: Lexicon, main: str = "") -> list[Candidate]:
+    """"our hotels in California, New York and Illinois" -> hotels OPERATES_IN each place;
+    with a known document subject, "our/its hotels" are the subject's: subject OPERATES_IN."""
     out = []
     for tok in sent:
         if tok.lower_ not in lex.facility_nouns or tok.pos_ != "NOUN":
@@ -231,12 +250,18 @@ def facilities(sent: Any, lex: Lexicon) -> list[Candidate]:
         ]
         if not places or _negated_or_hedged(tok.head):
             continue
-        head = noun_phrase(tok, lex)
+        if tok.head.lower_ in lex.stop_verbs or tok.head.head.lower_ in lex.stop_verbs:
+            continue  # "we suspended all business operations in Russia"
+        head, htype = noun_phrase(tok, lex), "Segment"
+        if main:  # a document with a subject: only "our/its sites" are the subject's
+            if not any(c.dep_ == "poss" and c.lower_ in ("our", "its") for c in tok.children):
+                continue
+            head, htype = main, "Company"
         for x in places:
             ent = next((e for e in sent.ents if e.start <= x.i < e.end), None)
             if ent is not None and head:
                 place = span_name(ent.text)
-                out.append(_cand(head, "Segment", "OPERATES_IN", place, "Region", sent, "site_in"))
+                out.append(_cand(head, htype, "OPERATES_IN", place, "Region", sent, "site_in"))
     return out
 
 
@@ -348,10 +373,11 @@ def _cand(head: str, ht: str, rel: str, tail: str, tt: str, sent: Any, rule: str
                      f"dep:{rule}", None, {}, 0.7)  # fmt: skip
 
 
-def dependency_candidates(sent: Any) -> list[Candidate]:
-    """All the dependency rules on one parsed sentence."""
+def dependency_candidates(sent: Any, main: str = "") -> list[Candidate]:
+    """All the dependency rules on one parsed sentence (``main``: the document's subject,
+    when known)."""
     lex = lexicon()
-    out = facilities(sent, lex)
+    out = facilities(sent, lex, main)
     if any(e.label_ == "ORG" for e in sent.ents):
         out += org_kinds(sent, lex) + products(sent, lex) + executives(sent, lex)
         out += subsidiaries(sent, lex)

@@ -350,7 +350,8 @@ def extract_en(text: str, ctx: DocContext, doc: Any | None = None) -> list[Candi
         st = sent.text
         if len(st) < 20:
             continue
-        out += pair_candidates(sent, text) + dependency_candidates(sent) + classify_sentence(sent)
+        out += pair_candidates(sent, text) + classify_sentence(sent)
+        out += dependency_candidates(sent, ctx.main_entity)
         about_main = _main(ctx) and _refers_to_main(st, ctx)
         if _main(ctx):
             for m in METRIC.finditer(st):
