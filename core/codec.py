@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterable
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import SchemaValidator
@@ -76,6 +77,25 @@ def decode(raw: bytes | None, model: type[R], *, max_bytes: int) -> R:
             f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in errors[:10]
         )
         raise DecodeFailure("schema", f"{model.__name__}: {detail}") from None
+
+
+def construct_valid(model: type[R], rows: Iterable[dict[str, Any]]) -> list[R]:
+    """Records from rows that are valid by construction: every field of ``model`` given,
+    in the model's field order, each value already of its field's type (ids and times
+    taken from validated records, UTC-aware datetimes). What ``model.model_construct``
+    does, without its generic per-field loop; for outputs a sink builds per record
+    (``kg.subscribe.changes``), where validating again cost ~3 us a record. A unit
+    test checks the result equals, and serializes as, the validated record."""
+    new, setattr_ = model.__new__, object.__setattr__
+    out = []
+    for row in rows:
+        record = new(model)
+        setattr_(record, "__dict__", row)
+        setattr_(record, "__pydantic_fields_set__", set(row))
+        setattr_(record, "__pydantic_extra__", None)
+        setattr_(record, "__pydantic_private__", None)
+        out.append(record)
+    return out
 
 
 def _bad_utf8(raw: bytes) -> bool:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from core.batch import Inbound, decode_batch
 from core.codec import encode
-from core.records import Triple, stable_id, to_epoch_ms
+from core.records import GraphChange, Triple, stable_id, to_epoch_ms
 from kg import sink
 from kg.canonical import AliasIndex
 from kg.ontology import default_ontology
@@ -222,3 +222,20 @@ def test_changes_from_the_sinks_endpoints_equal_changes_resolved_again() -> None
 def test_change_id_is_the_generic_stable_id() -> None:
     for record_id in ("abc", "贵州茅台-1", "x\ud800"):
         assert change_id(record_id) == stable_id("graph-change", record_id)
+
+
+def test_change_records_built_without_validation_equal_validated_ones() -> None:
+    """``triple_changes`` builds its records with ``construct_valid`` (not validated a
+    second time): each equals, and serializes exactly as, the same record validated."""
+    onto = default_ontology()
+    index = AliasIndex(onto)
+    triples = [_triple(), _triple(doc_id=None, head="贵州茅台", tail="茅台酒")]
+    checks = [sink.check_triple(t, onto) for t in triples]
+    prepared = sink.prepare_triples(triples, onto, index, checks=checks)
+    changes = triple_changes(triples, checks, onto, index, prepared.endpoints)
+    assert len(changes) == 2 and changes[1].doc_ids == []
+    for change in changes:
+        validated = GraphChange.model_validate(change.model_dump())
+        assert change == validated
+        assert encode(change) == encode(validated)
+        assert list(change.__dict__) == list(GraphChange.model_fields)  # field order
