@@ -302,6 +302,9 @@ class Lexicon:
                 lex.add(r.get(k), sense)
             for k in ("name", "name_zh", "short_name"):
                 derived.extend((w, sense) for w in _derived_names(r.get(k), label, trig, ontology))
+            for pre in trig.get("id_prefixes", {}).get("prefixes", []):
+                if eid.startswith(pre) and len(eid) > len(pre) + 1:  # IND_SEMIS -> "semis"
+                    derived.append((eid[len(pre) :].replace("_", " ").lower(), sense))
             for a in r.get("aliases") or []:
                 lex.add(str(a), sense)
             for k, v in props.items():
@@ -318,16 +321,20 @@ class Lexicon:
                 if e is None:
                     continue
                 sense = Sense("entity", eid, e["label"], str(e.get("name") or eid))
-                for w in words:
-                    for form in (
-                        f"{n}y {w}",
-                        f"{w} {n}y",
-                        f"{n}年{w}",
-                        f"{n}年期{w}",
-                        f"{w}{n}年期",
-                        f"{w}{n}年",
-                    ):
-                        derived.append((form, sense))
+                for k in (str(n), *_CN_NUMERALS.get(n, ())):  # "10年", "十年"
+                    for w in words:
+                        for form in (
+                            f"{k}y {w}",
+                            f"{k}yr {w}",
+                            f"{w} {k}y",
+                            f"{w} {k}yr",
+                            f"{k}年{w}",
+                            f"{k}年期{w}",
+                            f"{w}{k}年期",
+                            f"{w}{k}年",
+                        ):
+                            derived.append((form, sense))
+                    derived.extend((f.format(n=k), sense) for f in spec.get("abbrev", []))
         derived += _other_forms(rows, lex, trig, ontology)
         derived += _short_forms(rows, lex, trig)
         lex.tokenizer.add_words(p for p, _ in derived if _CJK.fullmatch(p))
@@ -395,6 +402,9 @@ class Lexicon:
             or tok in COMMON_WORDS
         ):
             return tok
+        clipped = {w for w in self.name_words if len(w) >= len(tok) + 3 and w.startswith(tok)}
+        if len(tok) >= 4 and len(clipped) == 1:
+            return clipped.pop()  # an abbreviation of one name word ("semi", "auto")
         limit = 1 if len(tok) < 8 else 2
         best: list[tuple[int, str]] = []
         for w in self.name_words:
@@ -439,6 +449,9 @@ class Lexicon:
         return None
 
 
+# Tenors in Chinese numerals ("十年期", "两年", "三十年").
+_CN_NUMERALS = {1: ("一",), 2: ("二", "两"), 3: ("三",), 5: ("五",), 7: ("七",), 10: ("十",),
+                20: ("二十",), 30: ("三十",)}  # fmt: skip
 FUZZY_MIN_LEN = 5
 # English words that are near some name and must not be "corrected" into it.
 COMMON_WORDS = frozenset(

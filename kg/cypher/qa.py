@@ -171,7 +171,11 @@ def _time_used(now: datetime, win: Any, as_of: datetime | None) -> TimeUsed:
 
 
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
-    return any(any(v is not None for v in r.values()) for r in rows)
+    """Some row answers: a series row only with its value (a unit alone is no answer)."""
+    return any(
+        r.get("value") is not None if "value" in r else any(v is not None for v in r.values())
+        for r in rows
+    )
 
 
 class CypherQA:

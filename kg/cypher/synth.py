@@ -28,6 +28,8 @@ ROW_LIMIT = 200
 _WH = re.compile(r"\b(which|what|who|whom|list|name|show)\b|哪|什么|谁|列出|有哪些", re.I)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHICH = re.compile(r"\b(which|what indicator|which one)\b|哪个|哪一个|哪只|哪项", re.I)
+# Relations that make a node a group of members ("companies in the banks industry").
+_MEMBERSHIP = frozenset({"BELONGS_TO"})
 _CJK_TOKEN = re.compile(r"[\u3400-\u9fff]+")
 # "what bond has ...": a question for entities, unlike "what is the longest tenor"
 _WHAT_NOUN = re.compile(r"\bwhat\s+(?!is\b|was\b|are\b|were\b|'s\b|s\b)[a-z]+", re.I)
@@ -123,6 +125,8 @@ def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
         before = [c for c in concepts if c[0] < positions[-1]]
         if before:
             return max(before)[1]
+    elif concepts:  # search-box phrasing ("ceos of AI theme companies", "特斯拉CEO")
+        return min(concepts)[1]
     return None
 
 
@@ -291,7 +295,11 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     out: set[str] = set()
     plain: set[str] = set()
     for m in mentions:
-        before = tokens[max(0, m.start - window) : m.start]
+        # the few words before the mention, not counting "the", "in", "t" ("aren't in the AI")
+        before = [
+            t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
+        ]
+        before = before[-window:]
         keys = [s.key for s in m.of("entity")[:1]] + [f"{v.key}={v.label}" for v in m.of("value")]
         (out if any(is_negation(t) for t in before) else plain).update(keys)
     # "the Fed ..., not counting the Fed": named plainly too, so it only excludes itself
@@ -305,6 +313,7 @@ class Synthesizer:
 
     # -- entry point -------------------------------------------------------------------
     def candidates(self, frame: Frame, now: datetime) -> list[Candidate]:
+        self._members_target(frame)
         out: list[Candidate] = []
         out += self._when(frame)
         out += self._series(frame, now)
@@ -315,6 +324,26 @@ class Synthesizer:
         for c in out:
             c.cypher = c.cypher.strip()
         return out
+
+    def _members_target(self, frame: Frame) -> None:
+        """A group named with no concept asked for ("banks listed in china", "high dividend
+        theme constituents", "AI names that are not semis"): the question is about its
+        members, the label with the most membership edges into that group in the graph."""
+        if frame.target is not None or frame.concepts or frame.same_as:
+            return
+        if any(a.label in ("Indicator", "Bond") for a in frame.anchors):
+            return
+        for a in frame.anchors:
+            if a.key in frame.negated:
+                continue
+            counts: dict[str, int] = {}
+            for (h, r, t), n in self.lex.edge_stats.items():
+                if t == a.label and r in _MEMBERSHIP:
+                    counts[h] = counts.get(h, 0) + n
+            if counts and a.label not in counts:
+                frame.target = max(counts, key=lambda k: counts[k])
+                frame.concepts.append(frame.target)
+                return
 
     # -- helpers -----------------------------------------------------------------------
     def is_a(self, label: str, other: str) -> bool:
@@ -774,7 +803,7 @@ class Synthesizer:
         if frame.agg in ("change", "first") or (
             frame.anchors and not frame.wh and frame.agg is None and not frame.values
         ):
-            if not (frame.concepts and frame.anchors):
+            if not (frame.anchors and (frame.concepts or frame.target or frame.relations)):
                 return []
         out: list[Candidate] = []
         if frame.most is not None:

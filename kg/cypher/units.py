@@ -200,6 +200,10 @@ _WEEKDAYS = {
     },
     **{d: i for i, d in enumerate("一二三四五六日")},
     "天": 6,
+    **{d: i for i, d in enumerate("mon tue wed thu fri sat sun".split())},
+    "tues": 1,
+    "thur": 3,
+    "thurs": 3,
 }
 
 
