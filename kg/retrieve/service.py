@@ -8,10 +8,12 @@ arrive and rebuilt in full when enough have arrived (``NodeClusters.stale``) or 
 ``rebuild``. Searches refresh first when the index is older than ``refresh_s``.
 
 Dense document search on Neo4j goes through the graph's vector index
-(``kg.retrieve.graph_vectors``): refresh writes each new chunk's vector to a ``:Chunk``
-node, and ``dense_docs`` asks ``db.index.vector.queryNodes`` for the candidates. Until
-every chunk of the mirror is in the graph (a failed write is retried at the next
-refresh) and when the index query fails, the in-memory search answers, with a warning.
+(``kg.retrieve.graph_vectors``): refresh starts a background write of each new chunk's
+vector to a ``:Chunk`` node (a first refresh of a large graph never waits for it;
+``sync_graph_vectors`` does), and ``dense_docs`` asks ``db.index.vector.queryNodes`` for
+the candidates. Until every chunk of the mirror is in the graph (a failed write is
+retried at the next refresh) and when the index query fails, the in-memory search
+answers, with a warning.
 Triple methods (dense triples, TFR, neighbourhood) and FalkorDB stay in memory.
 """
 
@@ -58,6 +60,12 @@ def triple_row(r: dict[str, Any]) -> TripleRow:
     )  # fmt: skip
 
 
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """A background chunk write that failed unexpectedly: said, never lost silently."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("background chunk-vector write failed: %r", task.exception())
+
+
 class RetrievalService:
     def __init__(
         self,
@@ -92,6 +100,8 @@ class RetrievalService:
         if use_graph and store is not None:
             self.graph_vectors = GraphChunkVectors(store, embedder.dim, embedder.model_id)
         self._graph_chunks = 0  # chunks (by mirror position) already in the graph's index
+        self._sync_lock = asyncio.Lock()
+        self._sync_task: asyncio.Task[None] | None = None
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed_sync(texts, "passage")
@@ -130,7 +140,7 @@ class RetrievalService:
             ]  # fmt: skip
             added_t = await asyncio.to_thread(self.index.add_triples, triples, self._encode)
             added_d = await asyncio.to_thread(self.index.add_documents, docs, self._encode)
-            await self._sync_graph_vectors()
+            self._start_graph_sync()
             if self.cache is not None and self.cache.dirty:
                 await asyncio.to_thread(self.cache.save)
             for r in trows:
@@ -140,23 +150,39 @@ class RetrievalService:
             self._refreshed_at = time.monotonic()
             return {"triples": added_t, "documents": added_d}
 
+    def _start_graph_sync(self) -> None:
+        """Write new chunks to the graph in the background (searches meanwhile in memory)."""
+        if self.graph_vectors is None or self._graph_chunks >= len(self.index.chunk_text):
+            return
+        if self._sync_task is None or self._sync_task.done():
+            self._sync_task = asyncio.create_task(self._sync_graph_vectors())
+            self._sync_task.add_done_callback(_log_failure)
+
+    async def sync_graph_vectors(self) -> bool:
+        """Write every chunk the graph's vector index lacks, waiting for a write in
+        progress; True when dense search now goes through the graph."""
+        if self._sync_task is not None and not self._sync_task.done():
+            await asyncio.shield(self._sync_task)
+        await self._sync_graph_vectors()
+        return self.dense_in_graph
+
     async def _sync_graph_vectors(self) -> None:
-        """Write the chunks the graph's vector index does not have yet."""
-        total = len(self.index.chunk_text)
-        if self.graph_vectors is None or self._graph_chunks >= total:
-            return
-        ids, doc_ids, vecs = self.index.chunk_rows(self._graph_chunks, total)
-        try:
-            await self.graph_vectors.write(ids, doc_ids, vecs)
-        except VectorIndexMismatch as exc:  # lasting: this service searches in memory
-            log.error("%s; dense search stays in memory", exc)
-            self.graph_vectors = None
-            return
-        except GraphError as exc:
-            log.warning("chunk vectors not written to the graph (in-memory dense search "
-                        "until the next refresh writes them): %s", exc)  # fmt: skip
-            return
-        self._graph_chunks = total
+        async with self._sync_lock:
+            total = len(self.index.chunk_text)
+            if self.graph_vectors is None or self._graph_chunks >= total:
+                return
+            ids, doc_ids, vecs = self.index.chunk_rows(self._graph_chunks, total)
+            try:
+                await self.graph_vectors.write(ids, doc_ids, vecs)
+            except VectorIndexMismatch as exc:  # lasting: this service searches in memory
+                log.error("%s; dense search stays in memory", exc)
+                self.graph_vectors = None
+                return
+            except GraphError as exc:
+                log.warning("chunk vectors not written to the graph (in-memory dense search "
+                            "until a later refresh writes them): %s", exc)  # fmt: skip
+                return
+            self._graph_chunks = total
 
     @property
     def dense_in_graph(self) -> bool:

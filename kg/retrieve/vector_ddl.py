@@ -9,13 +9,18 @@ from input.
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from kg.store.base import GraphProvider, GraphStore
 
+FALKOR_INDEX_STATUS = (
+    "CALL db.indexes() YIELD label, types, status WHERE label = $label RETURN label, types, status"
+)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -78,13 +83,28 @@ def write_cypher(provider: GraphProvider, label: str, prop: str = "embedding") -
     return f"UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n.{prop} = {value}"
 
 
-async def ensure_vector_index(store: GraphStore, label: str, dim: int) -> None:
+async def ensure_vector_index(
+    store: GraphStore, label: str, dim: int, *, timeout_s: float = 60.0
+) -> None:
+    """Create the index if missing; on FalkorDB also wait until it is operational: it
+    indexes existing nodes in the background, and a vector query meanwhile fails with
+    "Invalid arguments for procedure" (seen on the loaded test machine)."""
     for ddl in vector_index_ddl(store.provider, label, dim):
         try:
             await store.execute(ddl)
         except Exception as exc:  # FalkorDB: "already indexed"
             if "already" not in str(exc).lower():
                 raise
+    if store.provider != GraphProvider.FALKORDB:
+        return  # Neo4j: a vector query on a populating index waits for it
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = await store.execute(FALKOR_INDEX_STATUS, {"label": label})
+        if rows and all(r["status"] == "OPERATIONAL" for r in rows):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"FalkorDB's vector index on {label} not operational: {rows}")
+        await asyncio.sleep(0.1)
 
 
 async def write_embeddings(

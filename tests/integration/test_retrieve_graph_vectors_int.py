@@ -66,6 +66,7 @@ async def test_dense_goes_through_neo4j_vector_index(
     await graph.refresh(force=True)
     await memory.refresh(force=True)
     assert graph.graph_vectors is not None and memory.graph_vectors is None
+    assert await graph.sync_graph_vectors()  # refresh started the write in the background
     chunks = len(graph.index.chunk_text)
     assert chunks > 40  # the long documents have more than one chunk
     assert graph.dense_in_graph and graph.graph_vectors.written == chunks
@@ -103,7 +104,7 @@ async def test_dense_goes_through_neo4j_vector_index(
     # a second process on the same graph and model finds every chunk stored: no writes
     again = RetrievalService(store, FakeEmbedder(dim=32), refresh_s=1e9)
     await again.refresh(force=True)
-    assert again.dense_in_graph and again.graph_vectors is not None
+    assert await again.sync_graph_vectors() and again.graph_vectors is not None
     assert again.graph_vectors.written == 0
 
     # without the index the query fails: the answer falls back to memory, and says so
@@ -120,6 +121,8 @@ async def test_dense_as_of_filters_like_memory(store: GraphStore) -> None:
     graph = RetrievalService(store, emb, refresh_s=1e9)
     memory = RetrievalService(store, emb, refresh_s=1e9, graph_vectors=False)
     at = int((BASE + timedelta(hours=15)).timestamp() * 1000)
+    await graph.refresh(force=True)
+    assert await graph.sync_graph_vectors()
     for q in QUERIES:
         got = await graph.search(q, "dense", 5, at=at)
         want = await memory.search(q, "dense", 5, at=at)
@@ -133,12 +136,15 @@ async def test_wrong_dimension_index_is_refused(
 ) -> None:
     """An index built for another model's dimension is named, never silently empty:
     the service falls back to the in-memory search and says why."""
-    await RetrievalService(store, FakeEmbedder(dim=32), refresh_s=1e9).refresh(force=True)
+    first = RetrievalService(store, FakeEmbedder(dim=32), refresh_s=1e9)
+    await first.refresh(force=True)
+    assert await first.sync_graph_vectors()
     other = RetrievalService(store, FakeEmbedder(dim=16), refresh_s=1e9)
     assert other.graph_vectors is not None
     with pytest.raises(VectorIndexMismatch, match="dimension 32"):
         await other.graph_vectors.ensure()
     await other.refresh(force=True)
+    assert not await other.sync_graph_vectors()
     assert other.graph_vectors is None and "dimension 32" in caplog.text
     assert len(await other.search(QUERIES[0], "dense", 5)) == 5
 
