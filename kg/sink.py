@@ -63,6 +63,7 @@ MERGE (o:Observation {id: r.id})
                 o.observed_at = r.observed_at, o.ingested_at = r.ingested_at,
                 o.written_at = timestamp()
 MERGE (i)-[:HAS_OBSERVATION]->(o)
+RETURN count(*) AS n
 """
 
 # One row per indicator (the batch's newest tick): row order inside one UNWIND is not a
@@ -143,13 +144,45 @@ def latest_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-async def write_ticks(store: GraphStore, ticks: Sequence[IndicatorTick], batch: int = 2000) -> int:
+async def _counted(store: GraphStore, cypher: str, rows: list[dict[str, Any]], batch: int) -> int:
+    """Run a ``RETURN count(*) AS n`` statement over ``rows`` in chunks; the total n."""
+    n = 0
+    for start in range(0, len(rows), batch):
+        result = await store.execute(cypher, {"rows": rows[start : start + batch]})
+        n += int(result[0]["n"]) if result else 0
+    return n
+
+
+async def write_ticks(
+    store: GraphStore,
+    ticks: Sequence[IndicatorTick],
+    batch: int = 2000,
+    *,
+    known: KnownEntities | None = None,
+) -> int:
+    """Indicators created if missing, then the observations, then each indicator's
+    latest value.
+
+    With ``known`` (indicator ids this process has written or found), the creation
+    statement is skipped for known indicators: a steady tick stream names the same few
+    dozen, and one round trip less comes before the observations are written. The
+    observation statement counts the rows whose indicator it found; fewer than sent
+    means ``known`` was stale (graph emptied behind our back): it is cleared and the
+    batch written again in full, which is idempotent."""
     rows = tick_rows(ticks)
     first: dict[str, dict[str, Any]] = {}
     for row in rows:  # one creation row per indicator
         first.setdefault(row["indicator_id"], row)
-    await store.execute_batches(INDICATORS_CYPHER, list(first.values()), batch=batch)
-    await store.execute_batches(TICKS_CYPHER, rows, batch=batch)
+    missing = [r for k, r in first.items() if known is None or k not in known]
+    if missing:
+        await store.execute_batches(INDICATORS_CYPHER, missing, batch=batch)
+    found = await _counted(store, TICKS_CYPHER, rows, batch)
+    if known is not None:
+        if found < len(rows):
+            known.clear()
+            await store.execute_batches(INDICATORS_CYPHER, list(first.values()), batch=batch)
+            await _counted(store, TICKS_CYPHER, rows, batch)
+        known.update(first)
     await store.execute_batches(LATEST_CYPHER, latest_rows(rows), batch=batch)
     return len(rows)
 

@@ -88,16 +88,22 @@ _LABEL_WORD = {
 }  # fmt: skip
 
 
+def _server_url(ep: Endpoints) -> str:
+    return ep.falkordb_url or ep.neo4j_uri or ""
+
+
 def graph_server(ep: Endpoints) -> psutil.Process | None:
-    """The local FalkorDB server process behind ``ep`` (None: remote or not found)."""
-    url = ep.falkordb_url
+    """The local graph server process behind ``ep``: the FalkorDB (redis) server or the
+    Neo4j JVM listening on its port (None: remote or not found)."""
+    url = _server_url(ep)
     if not url:
         return None
     parsed = urlparse(url if "://" in url else f"redis://{url}")
     if parsed.hostname not in ("127.0.0.1", "localhost"):
         return None
     for proc in psutil.process_iter(["name"]):
-        if "redis" not in (proc.info["name"] or ""):
+        name = proc.info["name"] or ""
+        if "redis" not in name and "java" not in name:
             continue
         with contextlib.suppress(psutil.Error):
             for conn in proc.net_connections("tcp"):
@@ -111,7 +117,7 @@ _SERVERS: dict[str, psutil.Process | None] = {}
 
 def cpu_split(ep: Endpoints) -> tuple[float, float]:
     """CPU time of this process and of the local graph server (0.0 if not found)."""
-    key = ep.falkordb_url or ""
+    key = _server_url(ep)
     if key not in _SERVERS:
         _SERVERS[key] = graph_server(ep)
     server_s = 0.0
@@ -255,8 +261,8 @@ async def run_kg_bench_async(
     result["ratio"] = round(tps / same["triples_per_s"], 4) if same["triples_per_s"] else None
     # the same ratio in CPU-seconds (this process + the graph server), which a loaded
     # machine disturbs far less than wall time
-    # (None when the graph server is not a local FalkorDB: its CPU would be missing)
-    server = _SERVERS.get(ep.falkordb_url or "")
+    # (None when the graph server is not local: its CPU would be missing)
+    server = _SERVERS.get(_server_url(ep))
     cpu_ok = server is not None and result["cpu_s"]
     result["cpu_ratio"] = round(same["cpu_s"] / result["cpu_s"], 4) if cpu_ok else None
     result["raw_ratio"] = round(tps / raw, 4) if raw else None

@@ -144,16 +144,30 @@ async def _wait_for(store: GraphStore, target: int, limit_s: float) -> float:
     raise TimeoutError(f"only {await _count(store)} of {target} events reached the graph")
 
 
-async def _latencies(store: GraphStore, since_ms: int) -> np.ndarray:
-    values: list[float] = []
+async def _latencies(store: GraphStore, since_ms: int) -> dict[str, np.ndarray]:
+    """Produce-to-graph latency (ms) of each event since ``since_ms``, per node label:
+    ``Observation`` (ticks: one hop) and ``Document`` (news: raw.news -> normalize ->
+    docs.clean -> document sink, two hops)."""
+    out: dict[str, np.ndarray] = {}
     for label in ("Observation", "Document"):
         rows = await store.query(
             f"MATCH (n:{label}) WHERE n.ingested_at >= $since "
             "RETURN n.written_at - n.ingested_at AS l",
             {"since": since_ms},
         )
-        values += [r["l"] for r in rows]
-    return np.array(values, dtype=np.float64)
+        out[label] = np.array([r["l"] for r in rows], dtype=np.float64)
+    return out
+
+
+def _percentiles(lat: np.ndarray) -> dict[str, float | int | None]:
+    if not lat.size:
+        return {"n": 0, "p50_ms": None, "p99_ms": None, "max_ms": None}
+    return {
+        "n": int(lat.size),
+        "p50_ms": round(float(np.percentile(lat, 50)), 2),
+        "p99_ms": round(float(np.percentile(lat, 99)), 2),
+        "max_ms": round(float(lat.max()), 2),
+    }
 
 
 def _cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
@@ -289,7 +303,8 @@ async def _phases(
         since_ms = int(time.time() * 1000)
         await asyncio.to_thread(produce_stamped, prod, prefix, steady, rate)
         await _wait_for(store, done + steady_events, limit_s)
-        lat = await _latencies(store, since_ms)
+        by_label = await _latencies(store, since_ms)
+        lat = np.concatenate(list(by_label.values()))
         await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph
     finally:
         await store.close()
@@ -304,6 +319,10 @@ async def _phases(
         "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
         "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
         "max_ms": round(float(lat.max()), 2) if lat.size else None,
+        "steady_by_kind": {
+            "tick": _percentiles(by_label["Observation"]),
+            "doc": _percentiles(by_label["Document"]),
+        },
         "rss_mb": round(sampler.peak / 2**20, 1),
         # CPU seconds the burst cost each process: on a shared machine, events per
         # worker CPU-second says what one worker sustains on a core of its own.

@@ -206,8 +206,10 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
     async def docs(store: GraphStore, recs: Sequence) -> int:
         return await sink.write_documents(store, recs, batch)
 
+    indicators = sink.KnownEntities()
+
     async def ticks(store: GraphStore, recs: Sequence) -> int:
-        return await sink.write_ticks(store, recs, batch)
+        return await sink.write_ticks(store, recs, batch, known=indicators)
 
     batch_agent(
         app,

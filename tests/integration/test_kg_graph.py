@@ -230,6 +230,27 @@ async def test_ticks_then_daily_rollup(store: GraphStore) -> None:
     assert (d["n"], d["c"], d["h"]) == (5, 1.90, 1.90)
 
 
+async def test_ticks_with_known_indicators_survive_a_graph_emptied_behind_them(
+    store: GraphStore,
+) -> None:
+    """The tick sink skips creating indicators it already wrote; when the graph lost them
+    (emptied behind its back) the observations still land: the stale set is detected by
+    the observation statement's count and the batch rewritten."""
+    known = sink.KnownEntities()
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    ticks = [IndicatorTick(source="test", indicator_id="KNOWN_IDX", value=1.0, event_time=when)]
+    await sink.write_ticks(store, ticks, known=known)
+    assert "KNOWN_IDX" in known
+    await store.execute("MATCH (n) DETACH DELETE n")
+    again = [IndicatorTick(source="test", indicator_id="KNOWN_IDX", value=2.0, event_time=when)]
+    await sink.write_ticks(store, again, known=known)
+    rows = await store.query(
+        "MATCH (:Indicator {id: 'KNOWN_IDX'})-[:HAS_OBSERVATION]->(o:Observation) "
+        "RETURN o.value AS v"
+    )
+    assert [r["v"] for r in rows] == [2.0]
+
+
 class Captured:
     def __init__(self) -> None:
         self.sent: dict[str, list[Any]] = {}
