@@ -1204,7 +1204,7 @@ class Synthesizer:
 
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")
 # windows that name one reading of a monthly series or one day's close
-_ONE_VALUE_WINDOWS = ("month", "last_month", "as_of")
+_ONE_VALUE_WINDOWS = ("month", "month_noyear", "last_month", "as_of")
 _GROUPS = ("Industry", "Theme", "Region")
 _MIDS = (
     "Company",

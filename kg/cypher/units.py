@@ -193,6 +193,47 @@ def _range(text: str, now: datetime) -> tuple[datetime, datetime, str] | None:
     return None
 
 
+_CN_MONTHS = {w: i for i, w in enumerate("一 二 三 四 五 六 七 八 九 十 十一 十二".split(), 1)}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+
+
+def _month_start(year: int, month: int) -> datetime:
+    return datetime(year, month, 1, tzinfo=UTC)
+
+
+def _month_span(kind: str, g: dict[str, Any], now: datetime) -> tuple[datetime, datetime] | None:
+    """[start, end) of months named without a year: the latest such span that has begun by
+    now (a month range, one month, a quarter or half of the current year)."""
+    if kind == "month_range":
+        if g.get("ma"):
+            a, b = _MONTHS[g["ma"][:3].lower()], _MONTHS[g["mb"][:3].lower()]
+        elif g.get("a"):
+            a, b = int(g["a"]), int(g["b"])
+        else:
+            a, b = _CN_MONTHS[g["ca"]], _CN_MONTHS[g["cb"]]
+    elif kind == "month_noyear":
+        if g.get("mon"):
+            a = _MONTHS[g["mon"][:3].lower()]
+        elif g.get("m"):
+            a = int(g["m"])
+        else:
+            a = _CN_MONTHS[g["cm"]]
+        b = a
+    else:
+        if g.get("q") or g.get("qw") or g.get("cq"):
+            q = int(g["q"]) if g.get("q") else _ORDINALS.get(g.get("qw") or "", 0)
+            q = q or _CN_MONTHS.get(g.get("cq") or "", 0)
+            a, b = 3 * q - 2, 3 * q
+        else:
+            first = g.get("h") == "1" or g.get("hw") == "first" or g.get("ch") == "上"
+            a, b = (1, 6) if first else (7, 12)
+    if not (1 <= a <= 12 and 1 <= b <= 12 and a <= b):
+        return None
+    year = now.year if _month_start(now.year, a) <= now else now.year - 1
+    end = _month_start(year + 1, 1) if b == 12 else _month_start(year, b + 1)
+    return _month_start(year, a), end
+
+
 _WEEKDAYS = {
     **{
         d: i
@@ -248,6 +289,11 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                     continue
                 b = (a + 32 * DAY).replace(day=1)
                 return TimeWindow(kind, _ms(a), _ms(b), m.group())
+            elif kind in ("month_range", "month_noyear", "quarter"):
+                span = _month_span(kind, m.groupdict(), now)
+                if span is None:
+                    continue
+                return TimeWindow(kind, _ms(span[0]), _ms(span[1]), m.group())
             elif kind == "year":
                 y = int(m.group("y"))
                 a, b = datetime(y, 1, 1, tzinfo=UTC), datetime(y + 1, 1, 1, tzinfo=UTC)
