@@ -233,7 +233,7 @@ def products(sent: Any, lex: Lexicon) -> list[Candidate]:
 
 
 def facilities(sent: Any, lex: Lexicon, main: str = "") -> list[Candidate]:
-    """"our hotels in California, New York and Illinois" -> hotels OPERATES_IN each place;
+    """ "our hotels in California, New York and Illinois" -> hotels OPERATES_IN each place;
     with a known document subject, "our/its hotels" are the subject's: subject OPERATES_IN."""
     out = []
     for tok in sent:
@@ -275,7 +275,7 @@ def _subject_org(sent: Any) -> Any | None:
 
 
 def subsidiaries(sent: Any, lex: Lexicon) -> list[Candidate]:
-    """"X, a wholly owned subsidiary of Y" / "Y's unit X" / "its subsidiary X" (its = the
+    """ "X, a wholly owned subsidiary of Y" / "Y's unit X" / "its subsidiary X" (its = the
     subject company) -> Y HAS_STAKE_IN X."""
     out = []
     orgs = _org_ents(sent)

@@ -17,7 +17,7 @@ _LEAD_STOP = frozenset(
     "additionally also however further furthermore moreover meanwhile instead thus then "
     "our we its their this that these those his her he she it they when while if although "
     "although unless until upon effective following pursuant per each both all other "
-    "certain such some and or but so yet nor".split()
+    "certain such some and or but so yet nor because though whereas once".split()
 )
 # First words of names that are departments, documents or generic nouns, not parties.
 _BAD_FIRST = frozenset(

@@ -229,7 +229,9 @@ def _risk_subject(sent: Any) -> str | None:
             continue
         if tok.pos_ != "VERB" or not any(c.text.lower() in RISK_MODALS for c in tok.children):
             continue
-        subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        # the active subject only: in "our revenues could be negatively impacted" the
+        # passive subject is what is hurt, not the risk
+        subj = next((c for c in tok.children if c.dep_ == "nsubj"), None)
         if subj is None or subj.pos_ in ("PRON", "DET", "NUM"):
             return None
         core = _core(subj)

@@ -64,6 +64,13 @@ HEDGED = re.compile(
     r"explor\w+|weigh\w*|mull\w*|speculat\w+|possible|potential(?:ly)?|seek(?:s|ing)?[ ]to)\b",
     re.I,
 )
+# A figure under these words is a forecast, not a reported value ("expecting first-quarter
+# EPS of $(0.80)").
+FORWARD = re.compile(
+    r"\b(?:expect\w*|forecast\w*|outlook|guidance|guides?|guided|anticipat\w+|"
+    r"project(?:s|ed|ing|ion|ions)|targets?|targeting|plans?[ ]to|intends?[ ]to|aims?[ ]to)\b",
+    re.I,
+)
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -311,6 +318,12 @@ class Verifier:
                 by_fact[key] = i
         issues += self._restated(cands)
         issues += self._undone(cands, text)
+        issues += [
+            Issue(i, "forward_looking", m.group(0))
+            for i, c in enumerate(cands)
+            if c.relation == "DISCLOSES" and _has_figure(c) and not c.props.get("kind")
+            and c.end > c.start >= 0 and (m := FORWARD.search(text[c.start : c.end]))
+        ]  # fmt: skip
         return issues
 
     @staticmethod
@@ -407,6 +420,9 @@ class Verifier:
                 else:
                     drop.add(issue.index)
                     stats.dropped["unit_missing"] += 1
+            elif rule == "forward_looking":  # a forecast stays, as guidance
+                c.props["kind"] = "guidance"
+                stats.repaired["forward_looking"] += 1
             elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
