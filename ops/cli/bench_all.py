@@ -22,7 +22,7 @@ from ops.bench import reference
 from ops.bench.idle import run_idle_bench
 from ops.bench.registry import BENCHES, REFERENCES
 from ops.cli.groups import bench_app
-from ops.cli.output import emit_json
+from ops.cli.output import AlwaysJson, emit_json
 from ops.runtime import services
 
 
@@ -176,7 +176,7 @@ def bench_all(
         list[str] | None, typer.Option("--only", help="run these benchmarks (repeatable)")
     ] = None,
     timeout: Annotated[float, typer.Option(help="seconds per benchmark")] = 600.0,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Run every registered benchmark (ops/bench/registry.py) at a quick size; one JSON
     object with each figure, its same-run reference and their ratio."""
@@ -220,7 +220,7 @@ def bench_all(
 def bench_idle(
     seconds: Annotated[float, typer.Option(help="CPU sampling window")] = 30.0,
     settle: Annotated[float, typer.Option(help="seconds to settle before sampling")] = 15.0,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """CPU % of a core per process of an idle embedded stack (bar: < 5%), and the
     latency of the first record after the idle period beside a warm one."""

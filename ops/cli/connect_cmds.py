@@ -20,11 +20,7 @@ from connectors.runner import PollReport, Runner, checkpoint_dir, kafka_bootstra
 from core.settings import Settings
 from ops.bench.replay import run_bench
 from ops.cli.groups import app, bench_app, connect_app
-from ops.cli.output import emit_json
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    return Settings(data_dir=data_dir) if data_dir else Settings()
+from ops.cli.output import emit_json, settings_for
 
 
 def _bootstrap(s: Settings) -> str:
@@ -46,7 +42,7 @@ def replay(
     progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
 ) -> None:
     """Replay a JSONL or CSV file of records into TOPIC (validated first; invalid rows reported)."""
-    s = _settings(data_dir)
+    s = settings_for(data_dir)
     bootstrap = _bootstrap(s)
     if progress and sys.stderr.isatty():
         columns = (BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -65,7 +61,7 @@ def replay(
 @connect_app.command("list")
 def list_sources(data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None) -> None:
     """Known sources, whether they need internet, and their checkpoints."""
-    s = _settings(data_dir)
+    s = settings_for(data_dir)
     store = CheckpointStore(checkpoint_dir(s))
     rows = []
     for info in SOURCES.values():
@@ -99,7 +95,7 @@ def run_source(
     metrics_host: Annotated[str, typer.Option(help="address for /metrics")] = "127.0.0.1",
 ) -> None:
     """Poll SOURCE on its schedule (or once), producing to the raw topics with checkpoints."""
-    s = _settings(data_dir)
+    s = settings_for(data_dir)
     connector = build(source, s)
     runner = Runner(connector, bootstrap=_bootstrap(s), settings=s)
     if metrics_port:
@@ -135,7 +131,7 @@ def reset(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
 ) -> None:
     """Forget SOURCE's checkpoint (the next run starts from its initial lookback)."""
-    removed = CheckpointStore(checkpoint_dir(_settings(data_dir))).reset(source)
+    removed = CheckpointStore(checkpoint_dir(settings_for(data_dir))).reset(source)
     emit_json({"source": source, "reset": removed})
 
 
@@ -151,4 +147,4 @@ def bench_replay(
 
     Uses the running (or configured) broker, else starts embedded services for the run.
     """
-    emit_json(run_bench(_settings(data_dir), records))
+    emit_json(run_bench(settings_for(data_dir), records))

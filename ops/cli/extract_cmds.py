@@ -24,7 +24,7 @@ from kg.extract.pipeline import ExtractDoc, bundled_index
 from kg.extract.verify import VerifyStats
 from kg.llm import make_llm_client
 from ops.cli.groups import app, bench_app, eval_app
-from ops.cli.output import emit_json
+from ops.cli.output import AlwaysJson, emit_json
 
 BATCH = 64  # documents whose English chunks spaCy parses in one nlp.pipe call
 ModeOpt = Annotated[str, typer.Option("--mode", help="fast | single | multi | reflection")]
@@ -99,7 +99,7 @@ def eval_extract(
     limit: Annotated[int, typer.Option(help="first N documents (0: all)")] = 0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
     dump: Annotated[Path | None, typer.Option(help="write the triples here (JSONL)")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """CheckRules, supported, coverage and entropy metrics over every triple produced."""
     settings = Settings()
@@ -241,7 +241,7 @@ def bench_extract(
     chunks: Annotated[
         int, typer.Option(help="English news chunks through the whole fast path (0: skip)")
     ] = 300,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Fast path chunks/s beside one spaCy parse of the same chunks (``ratio``); pattern
     statements/s; chunks/s and LLM calls per chunk, mode by mode."""

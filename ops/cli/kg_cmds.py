@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,12 +17,10 @@ from kg.static import bundled_universe_path, load_file
 from kg.store import open_store
 from ops.bench.kg import graph_service, run_kg_bench
 from ops.cli.groups import bench_app, kg_app
-from ops.cli.output import emit_json
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
+from ops.cli.output import AlwaysJson, emit_json, run_or_fail
 
 
-def _store(settings: Settings) -> Any:
+def graph_store(settings: Settings) -> Any:
     """The configured graph, or the embedded one ``livekg up`` started."""
     if not settings.embedded_graph:
         return open_store(settings)
@@ -35,17 +32,9 @@ def _store(settings: Settings) -> Any:
     return open_store(settings, state.falkordb_url)
 
 
-def _run(coro: Any) -> Any:
-    try:
-        return asyncio.run(coro)
-    except LivekgError as exc:
-        emit_json({"ok": False, "error": type(exc).__name__, "message": str(exc)})
-        raise typer.Exit(1) from exc
-
-
 async def _stats(settings: Settings) -> dict[str, Any]:
     ontology = default_ontology()
-    async with _store(settings) as store:
+    async with graph_store(settings) as store:
         labels = await store.label_counts()
         rels = await store.relationship_counts()
         parts = await store.partition_counts()
@@ -65,9 +54,9 @@ async def _stats(settings: Settings) -> dict[str, Any]:
 
 
 @kg_app.command("stats")
-def kg_stats(json_: JsonFlag = True) -> None:
+def kg_stats(json_: AlwaysJson = True) -> None:
     """Node and relationship counts per label and partition."""
-    emit_json(_run(_stats(Settings())))
+    emit_json(run_or_fail(_stats(Settings())))
 
 
 @kg_app.command("query")
@@ -76,7 +65,7 @@ def kg_query(
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="name=value (JSON values)")
     ] = None,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Run a read-only Cypher query (writes are refused before reaching the graph)."""
     params: dict[str, Any] = {}
@@ -88,11 +77,11 @@ def kg_query(
             params[name] = raw
 
     async def go() -> dict[str, Any]:
-        async with _store(Settings()) as store:
+        async with graph_store(Settings()) as store:
             rows = await store.query(cypher, params)
         return {"rows": rows, "count": len(rows)}
 
-    emit_json(_run(go()))
+    emit_json(run_or_fail(go()))
 
 
 @kg_app.command("load-static")
@@ -100,19 +89,19 @@ def kg_load_static(
     file: Annotated[
         Path | None, typer.Argument(help="JSON or CSV file (default: bundled universe)")
     ] = None,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Upsert static-partition entities and relations (format: docs/knowledge-graph.md)."""
     path = file or bundled_universe_path()
 
     async def go() -> dict[str, Any]:
-        async with _store(Settings()) as store:
+        async with graph_store(Settings()) as store:
             await sink.ensure_schema(store)
             report = await load_file(store, path)
         return report.model_dump()
 
     try:
-        result = _run(go())
+        result = run_or_fail(go())
     except ValueError as exc:
         emit_json({"ok": False, "error": "ValueError", "message": str(exc)})
         raise typer.Exit(1) from exc
@@ -139,7 +128,7 @@ def bench_kg(
             "starts a throwaway local Neo4j for the run",
         ),
     ] = None,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Triples/s through the graph sink and 2-hop query latency, in a graph of its own
     (never the configured one), beside the same run's raw UNWIND MERGE rate."""

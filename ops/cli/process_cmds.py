@@ -6,7 +6,7 @@ from __future__ import annotations
 import uvicorn
 
 from ops.cli.groups import app
-from ops.cli.runtime_cmds import DataDir, _settings
+from ops.cli.output import DataDir, settings_for
 from serving.app import create_app
 from streams.worker import run_worker
 
@@ -14,7 +14,7 @@ from streams.worker import run_worker
 @app.command()
 def worker(data_dir: DataDir = None) -> None:
     """Run one faust worker in the foreground (scale out: run more, same consumer group)."""
-    run_worker(_settings(data_dir))
+    run_worker(settings_for(data_dir))
 
 
 @app.command()
@@ -24,4 +24,4 @@ def api(
     port: int = 8000,
 ) -> None:
     """Run the HTTP API in the foreground."""
-    uvicorn.run(create_app(_settings(data_dir)), host=host, port=port)
+    uvicorn.run(create_app(settings_for(data_dir)), host=host, port=port)

@@ -8,15 +8,15 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from core.errors import LivekgError
-from core.runtime_state import endpoints
+from core.runtime_state import Endpoints, endpoints
 from core.settings import Settings
 from core.topics import spec
 from kg.cypher import CypherQA, LLMReviser
@@ -29,16 +29,12 @@ from kg.store import open_store
 from kg.store.falkor import FalkorStore
 from ops.bench.serve import run_serve_bench
 from ops.cli.groups import app, bench_app, eval_app, topics_app
-from ops.cli.output import emit_json
+from ops.cli.output import emit_json, fail
 from ops.runtime import services
 from streams.tail import TopicReader
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="print one JSON object")]
-
-
-def _fail(exc: Exception) -> None:
-    emit_json({"ok": False, "error": type(exc).__name__, "message": str(exc)})
-    raise typer.Exit(1) from exc
+T = TypeVar("T")
 
 
 @contextlib.asynccontextmanager
@@ -88,6 +84,16 @@ async def _qa(
         await store.close()
 
 
+def _on_stack(settings: Settings, go: Callable[[Settings, Endpoints], Coroutine[Any, Any, T]]) -> T:
+    """``go`` on the running stack's graph, else on a temporary one ``services`` starts;
+    a livekg error ends the command as one JSON line."""
+    try:
+        with services(settings, llm=False) as (s, ep):
+            return asyncio.run(go(s, ep))
+    except LivekgError as exc:
+        fail(exc)
+
+
 @app.command("ask")
 def ask(
     question: Annotated[str, typer.Argument(help="a question in English or Chinese")],
@@ -118,8 +124,7 @@ def ask(
     try:
         known = datetime.fromisoformat(as_of.replace("Z", "+00:00")) if as_of else None
     except ValueError as exc:
-        _fail(exc)
-        return
+        fail(exc)
 
     async def go(s: Settings, ep: Any) -> Any:
         temporary = s.data_dir != settings.data_dir  # services() started a stack for us
@@ -128,12 +133,7 @@ def ask(
         ) as qa:
             return await qa.ask(question, revise=use_llm, now=at, as_of=known)
 
-    try:
-        with services(settings, llm=False) as (s, ep):
-            result = asyncio.run(go(s, ep))
-    except LivekgError as exc:
-        _fail(exc)
-        return
+    result = _on_stack(settings, go)
     if json_:
         emit_json(result.model_dump(mode="json"))
         return
@@ -171,8 +171,7 @@ def eval_cypher(
     try:
         items = read_items(path)
     except (OSError, ValueError) as exc:
-        _fail(exc)
-        return
+        fail(exc)
     settings = Settings()
     name = f"livekg_eval_cypher_{uuid.uuid4().hex[:8]}" if graph == "fixture" else None
 
@@ -209,12 +208,7 @@ def eval_cypher(
         out.update(accuracy=base["accuracy"], by_type=base["by_type"], by_lang=base["by_lang"])
         return out
 
-    try:
-        with services(settings, llm=False) as (s, ep):
-            result = asyncio.run(go(s, ep))
-    except LivekgError as exc:
-        _fail(exc)
-        return
+    result = _on_stack(settings, go)
     emit_json(result)
 
 
@@ -250,8 +244,7 @@ def topics_tail(
             last=last,
         )
     except (LivekgError, KeyError) as exc:
-        _fail(exc)
-        return
+        fail(exc)
     n = 0
     idle_since = time.monotonic()
     try:

@@ -23,18 +23,12 @@ from kg.retrieve.rag_eval import run_rag_eval
 from ops.bench.report import run_report_bench
 from ops.bench.retrieve import run_retrieve_bench
 from ops.cli.groups import app, bench_app, eval_app, report_app
-from ops.cli.kg_cmds import _store
-from ops.cli.output import emit_json
+from ops.cli.kg_cmds import graph_store
+from ops.cli.output import AlwaysJson, DataDir, emit_json, fail, settings_for
 from ops.runtime import services
 from streams.publisher import Publisher
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
 METHODS = "bm25|dense|triples|tfr|graph|hybrid"
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
 def _at_ms(at: str | None) -> int | None:
@@ -44,11 +38,6 @@ def _at_ms(at: str | None) -> int | None:
     return int(_parse_at(at).timestamp() * 1000)
 
 
-def _fail(exc: Exception) -> None:
-    emit_json({"ok": False, "error": type(exc).__name__, "message": str(exc)})
-    raise typer.Exit(1) from exc
-
-
 @app.command("retrieve")
 def retrieve(
     query: str,
@@ -56,7 +45,7 @@ def retrieve(
     k: Annotated[int, typer.Option(min=1, max=200)] = 10,
     at: Annotated[str | None, typer.Option(help="only facts valid at this ISO time")] = None,
     data_dir: DataDir = None,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Retrieve scored items with provenance from the running graph."""
     try:
@@ -64,11 +53,11 @@ def retrieve(
     except ValueError:
         emit_json({"ok": False, "error": "BadParameter", "message": f"--method: one of {METHODS}"})
         raise typer.Exit(2) from None
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
 
     async def go() -> dict[str, Any]:
         r = settings.report.retrieve
-        async with _store(settings) as store:
+        async with graph_store(settings) as store:
             t0 = time.perf_counter()
             service = RetrievalService(
                 store, make_embedder(settings.embed), top_n=r.top_n,
@@ -88,7 +77,7 @@ def retrieve(
     try:
         emit_json(asyncio.run(go()))
     except LivekgError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @report_app.command("bond")
@@ -99,14 +88,14 @@ def report_bond(
     llm: Annotated[bool, typer.Option(help="model prose (served model only)")] = True,
     publish: Annotated[bool, typer.Option(help="publish to reports.bond if a broker runs")] = True,
     data_dir: DataDir = None,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """The bond-market analysis of the latest market day: headline, curve and funding
     tables, curve shape, policy, drivers (cited) and rule conclusions (with signals)."""
     if lang not in ("en", "zh"):
         emit_json({"ok": False, "error": "BadParameter", "message": "--lang: en | zh"})
         raise typer.Exit(2)
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     emit_json(asyncio.run(_report(settings, at=at, lang=lang, out=out, use_llm=llm,
                                   publish=publish)))  # fmt: skip
 
@@ -120,7 +109,7 @@ async def _report(
     notes: list[str] = []
     store = None
     try:
-        store = _store(settings)
+        store = graph_store(settings)
         await store.ping()
     except Exception as exc:
         notes.append(f"graph unavailable: {exc}"[:300])
@@ -195,7 +184,7 @@ def eval_report(
     shared: Annotated[
         Path | None, typer.Option(help="shared data folder (default ../shared/data)")
     ] = None,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """The report's rule conclusions against the self-written reference conclusions for
     real days (label and reason agreement per kind; dev = odd ids, test = even ids)."""
@@ -213,7 +202,7 @@ def eval_retrieval(
     tune: Annotated[
         bool, typer.Option(help="choose TFR temperature and n on the tune split, judge on --split")
     ] = False,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """precision@k, recall@k, nDCG@k and cluster diversity per method on a query set."""
     if split not in ("tune", "test", "all"):
@@ -231,7 +220,7 @@ def eval_rag(
     k: Annotated[int, typer.Option(min=1)] = 5,
     methods: Annotated[str, typer.Option(help="comma-separated")] = "dense,graph,hybrid,tfr",
     judge: Annotated[str, typer.Option(help="auto | llm | lexical")] = "auto",
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """HybridRAG's faithfulness, answer relevance, context precision and context recall
     per method (VectorRAG=dense, GraphRAG=graph, HybridRAG=hybrid, TFR)."""
@@ -245,7 +234,7 @@ def eval_rag(
 @bench_app.command("report")
 def bench_report(
     n: Annotated[int, typer.Option(min=2, help="reports built (en and zh alternating)")] = 20,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """The bond report's own time on the sample day, beside the same arithmetic in plain
     Python (ratio)."""
@@ -256,7 +245,7 @@ def bench_report(
 def bench_retrieve(
     triples: Annotated[int, typer.Option(help="synthetic triples in the index")] = 100_000,
     queries: Annotated[int, typer.Option(help="timed queries per method")] = 200,
-    json_: JsonFlag = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """p50/p95 latency per retrieval method over a synthetic index of N triples."""
     emit_json(run_retrieve_bench(Settings(), triples=triples, queries=queries))

@@ -20,17 +20,12 @@ from core.errors import LivekgError
 from core.runtime_state import endpoints, pid_alive, read_state
 from core.settings import GraphBackend, Settings
 from ops.cli.groups import app, topics_app
-from ops.cli.output import emit_json
+from ops.cli.output import DataDir, emit_json, settings_for
 from ops.runtime import EmbeddedRuntime, stop_recorded
 from serving.status import snapshot
 from streams.admin import create_topics
 
 console = Console(stderr=True)
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
 @app.command()
@@ -61,7 +56,7 @@ def up(
     """Start the whole stack (embedded broker, graph, LLM, workers, API) and keep it running."""
     if graph is not None:  # as LIVEKG_GRAPH__BACKEND, so detached and child processes agree
         os.environ["LIVEKG_GRAPH__BACKEND"] = graph.value
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     state = read_state(settings.state_file)
     if state and pid_alive(state.supervisor_pid):
         console.print(
@@ -160,7 +155,7 @@ def _detach(
 @app.command()
 def down(data_dir: DataDir = None) -> None:
     """Stop everything `livekg up` started (by the PIDs recorded in runtime.json)."""
-    stopped = stop_recorded(_settings(data_dir))
+    stopped = stop_recorded(settings_for(data_dir))
     console.print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 
@@ -170,7 +165,7 @@ def status(
     json_: Annotated[bool, typer.Option("--json", help="one JSON line")] = False,
 ) -> None:
     """Services, per-topic record counts and graph node counts."""
-    snap = asyncio.run(snapshot(_settings(data_dir)))
+    snap = asyncio.run(snapshot(settings_for(data_dir)))
     if json_:
         emit_json(snap)
         return
@@ -180,7 +175,7 @@ def status(
 @topics_app.command("create")
 def topics_create(data_dir: DataDir = None) -> None:
     """Create the topic catalog on the configured (or running embedded) broker."""
-    s = _settings(data_dir)
+    s = settings_for(data_dir)
     created = create_topics(
         endpoints(s).kafka_bootstrap,
         partitions=s.kafka.topic_partitions,

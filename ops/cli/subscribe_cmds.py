@@ -18,15 +18,14 @@ from ops.bench.kg import graph_service
 from ops.bench.subscriptions import run_subscriptions_bench
 from ops.bench.subscriptions_broker import run_through_broker
 from ops.cli.groups import bench_app, subscribe_app
-from ops.cli.kg_cmds import _run, _store
-from ops.cli.output import emit_json
+from ops.cli.kg_cmds import graph_store
+from ops.cli.output import AlwaysJson, emit_json, run_or_fail
 from ops.runtime import services
 
 KeyOpt = Annotated[
     str | None,
     typer.Option("--api-key", envvar="LIVEKG_API_KEY", help="whose subscriptions (API key)"),
 ]
-JsonFlag = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
 
 
 def _json_arg(text: str | None, what: str) -> dict[str, Any]:
@@ -61,7 +60,7 @@ def add(
     ] = None,
     webhook: Annotated[str | None, typer.Option("--webhook", help="POST each alert here")] = None,
     api_key: KeyOpt = None,
-    json_out: JsonFlag = True,
+    json_out: AlwaysJson = True,
 ) -> None:
     """Register a standing question; prints the subscription (its id, the query it runs)."""
     del json_out
@@ -77,12 +76,12 @@ def add(
     except ValidationError as exc:
         emit_json({"ok": False, "error": "invalid", "message": str(exc)})
         raise typer.Exit(2) from exc
-    sub = _run(_add(Settings(), spec, api_key))
+    sub = run_or_fail(_add(Settings(), spec, api_key))
     emit_json({"ok": True, "subscription": sub.model_dump(mode="json")})
 
 
 async def _add(settings: Settings, spec: Any, api_key: str | None) -> Any:
-    async with _store(settings) as store:
+    async with graph_store(settings) as store:
 
         async def qa() -> CypherQA:
             return CypherQA(store, await CypherQA.load_lexicon(store))
@@ -94,32 +93,32 @@ async def _add(settings: Settings, spec: Any, api_key: str | None) -> Any:
 
 
 @subscribe_app.command("list")
-def listing(api_key: KeyOpt = None, json_out: JsonFlag = True) -> None:
+def listing(api_key: KeyOpt = None, json_out: AlwaysJson = True) -> None:
     """This key's subscriptions with when each last fired."""
     del json_out
 
     async def go() -> list[dict[str, Any]]:
-        async with _store(Settings()) as store:
+        async with graph_store(Settings()) as store:
             subs = await service.listing(store, owner_of(api_key))
         return [s.model_dump(mode="json") for s in subs]
 
-    emit_json({"ok": True, "subscriptions": _run(go())})
+    emit_json({"ok": True, "subscriptions": run_or_fail(go())})
 
 
 @subscribe_app.command("remove")
 def remove(
     sub_id: Annotated[str, typer.Argument(help="subscription id")],
     api_key: KeyOpt = None,
-    json_out: JsonFlag = True,
+    json_out: AlwaysJson = True,
 ) -> None:
     """Remove one of this key's subscriptions (exit 1 when it has none of that id)."""
     del json_out
 
     async def go() -> bool:
-        async with _store(Settings()) as store:
+        async with graph_store(Settings()) as store:
             return await service.remove(store, owner_of(api_key), sub_id)
 
-    removed = _run(go())
+    removed = run_or_fail(go())
     emit_json({"ok": removed, "removed": sub_id if removed else None})
     if not removed:
         raise typer.Exit(1)
@@ -134,7 +133,7 @@ def bench_subscriptions(
         typer.Option(help="alerts from a real worker through the broker (change -> alert read)"),
     ] = False,
     rate: Annotated[float, typer.Option(help="--through-broker: changes per second")] = 10.0,
-    json_out: JsonFlag = True,
+    json_out: AlwaysJson = True,
 ) -> None:
     """Graph change -> alert latency with many subscriptions, the fraction evaluated per
     change, beside the same run's one matching query run directly (docs/subscriptions.md)."""
