@@ -9,6 +9,8 @@ into items, so results have the same ids and cosine scores as the in-memory sear
 
 A chunk is written once per embedder model: the ids already stored with the same
 ``model`` are skipped, so a second process on the same graph sends no vectors again.
+A reader (``writer=False``: the question-answering path, which never writes to the
+graph) creates nothing and uses the index only once every chunk it holds is stored.
 FalkorDB keeps the in-memory search (its vector index was measured slower, see
 docs/retrieval.md).
 """
@@ -53,7 +55,7 @@ def supported(store: GraphStore | None) -> bool:
 class GraphChunkVectors:
     """Writes chunk vectors to the graph and searches them with its vector index."""
 
-    def __init__(self, store: GraphStore, dim: int, model_id: str) -> None:
+    def __init__(self, store: GraphStore, dim: int, model_id: str, *, writer: bool = True) -> None:
         if not isinstance(store, Neo4jStore):
             raise ValueError(f"no graph vector search on {store.provider}")
         self.store: Neo4jStore = store
@@ -63,16 +65,23 @@ class GraphChunkVectors:
         self.query_cypher = vector_query(store.provider, LABEL)
         self.searches = 0  # vector-index queries sent (tests and stats)
         self.written = 0
+        self.writer = writer
         self._ready = False
 
-    async def ensure(self) -> None:
-        """The unique id constraint and the vector index, with this model's dimension."""
+    async def ensure(self) -> bool:
+        """The unique id constraint and the vector index, with this model's dimension
+        (a reader only checks them); False when a reader finds no index yet."""
         if self._ready:
-            return
-        await self.store.ensure_indexes([IndexSpec(LABEL)])
-        await ensure_vector_index(self.store, LABEL, self.dim)
+            return True
+        if self.writer:
+            await self.store.ensure_indexes([IndexSpec(LABEL)])
+            await ensure_vector_index(self.store, LABEL, self.dim)
         rows = await self.store.query(_DIMENSION, {"name": self.index})
-        have = int(rows[0]["dim"]) if rows and rows[0]["dim"] is not None else self.dim
+        if not rows:
+            if self.writer:
+                raise VectorIndexMismatch(f"the vector index {self.index} was not created")
+            return False
+        have = int(rows[0]["dim"]) if rows[0]["dim"] is not None else self.dim
         if have != self.dim:
             raise VectorIndexMismatch(
                 f"the graph's vector index {self.index} has dimension {have}, the embedder "
@@ -80,18 +89,28 @@ class GraphChunkVectors:
                 "re-index with this model"
             )
         self._ready = True
+        return True
 
-    async def write(self, ids: Sequence[str], doc_ids: Sequence[str], vectors: np.ndarray) -> int:
-        """Store the chunks not yet stored with this model; returns how many were sent."""
-        await self.ensure()
-        if not ids:
-            return 0
-        stored: set[str] = set()
+    async def stored(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the graph holds with this model's vectors."""
+        out: set[str] = set()
         for start in range(0, len(ids), 5000):
             rows = await self.store.query(
                 _STORED, {"ids": list(ids[start : start + 5000]), "model": self.model_id}
             )
-            stored.update(str(r["id"]) for r in rows)
+            out.update(str(r["id"]) for r in rows)
+        return out
+
+    async def write(self, ids: Sequence[str], doc_ids: Sequence[str], vectors: np.ndarray) -> int:
+        """Store the chunks not yet stored with this model; returns how many were sent.
+        A reader sends nothing and returns how many are missing."""
+        if not await self.ensure():
+            return len(ids)
+        if not ids:
+            return 0
+        stored = await self.stored(ids)
+        if not self.writer:
+            return len(ids) - len(stored)
         vecs = np.asarray(vectors, dtype=np.float32)
         rows_out = [
             {"id": i, "doc": d, "v": vecs[j].tolist()}

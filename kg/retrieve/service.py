@@ -77,10 +77,13 @@ class RetrievalService:
         index: RetrievalIndex | None = None,
         cache_dir: Path | None = None,
         graph_vectors: bool | None = None,
+        write_vectors: bool = True,
         **index_kw: Any,
     ) -> None:
         """``graph_vectors``: dense document search through the graph's vector index
-        (default: where the graph has one that retrieval uses, Neo4j)."""
+        (default: where the graph has one that retrieval uses, Neo4j).
+        ``write_vectors``: False on read-only paths (question answering): the service
+        never writes, and uses the index once another process stored every chunk."""
         self.store = store
         self.embedder = embedder
         self.refresh_s = refresh_s
@@ -98,7 +101,9 @@ class RetrievalService:
         use_graph = supported(store) if graph_vectors is None else graph_vectors
         self.graph_vectors: GraphChunkVectors | None = None
         if use_graph and store is not None:
-            self.graph_vectors = GraphChunkVectors(store, embedder.dim, embedder.model_id)
+            self.graph_vectors = GraphChunkVectors(
+                store, embedder.dim, embedder.model_id, writer=write_vectors
+            )
         self._graph_chunks = 0  # chunks (by mirror position) already in the graph's index
         self._sync_lock = asyncio.Lock()
         self._sync_task: asyncio.Task[None] | None = None
@@ -173,7 +178,9 @@ class RetrievalService:
                 return
             ids, doc_ids, vecs = self.index.chunk_rows(self._graph_chunks, total)
             try:
-                await self.graph_vectors.write(ids, doc_ids, vecs)
+                missing = await self.graph_vectors.write(ids, doc_ids, vecs)
+                if not self.graph_vectors.writer and missing:
+                    return  # a reader: another process has not stored them all yet
             except VectorIndexMismatch as exc:  # lasting: this service searches in memory
                 log.error("%s; dense search stays in memory", exc)
                 self.graph_vectors = None
@@ -274,8 +281,8 @@ async def hybrid_search(
     """HybridRAG retrieval over ``store`` (one cached service per store and embedder)."""
     key = (id(store), id(embedder))
     service = _SERVICES.get(key)
-    if service is None:
-        service = _SERVICES[key] = RetrievalService(store, embedder)
+    if service is None:  # the question path: reads the graph, never writes to it
+        service = _SERVICES[key] = RetrievalService(store, embedder, write_vectors=False)
     return await service.hybrid(query, k, k_graph=k_graph, at=at)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from core.records import CleanDocument, DocKind, content_hash
 from kg import sink
-from kg.retrieve import RetrievalService
+from kg.retrieve import RetrievalService, hybrid_search
 from kg.retrieve.graph_vectors import LABEL, VectorIndexMismatch
 from kg.store import GraphStore, open_store
 from tests.conftest import Isolated
@@ -156,3 +156,29 @@ async def test_falkordb_keeps_the_in_memory_search(store: GraphStore) -> None:
     got = await service.search(QUERIES[0], "dense", 5)
     assert len(got) == 5 and all(np.isfinite(i.score) for i in got)
     assert not await store.query(f"MATCH (c:{LABEL}) RETURN c.id AS id LIMIT 1")
+
+
+@pytest.mark.parametrize("iso", ["neo4j"], indirect=True)
+async def test_question_path_reads_the_index_but_never_writes(store: GraphStore) -> None:
+    """``hybrid_search`` (the question path) writes nothing: in memory until a writer
+    stored every chunk, then through the index."""
+
+    async def counts() -> tuple[int, int]:
+        n = await store.query("MATCH (n) RETURN count(n) AS n")
+        r = await store.query("MATCH ()-[r]->() RETURN count(r) AS n")
+        return int(n[0]["n"]), int(r[0]["n"])
+
+    before = await counts()
+    reader = RetrievalService(store, FakeEmbedder(dim=32), refresh_s=1e9, write_vectors=False)
+    got = await reader.hybrid(QUERIES[0], 3)
+    assert got and not await reader.sync_graph_vectors()
+    assert await counts() == before  # no :Chunk, no constraint or index needed
+
+    writer = RetrievalService(store, FakeEmbedder(dim=32), refresh_s=1e9)
+    await writer.refresh(force=True)
+    assert await writer.sync_graph_vectors()
+    assert await reader.sync_graph_vectors() and reader.graph_vectors is not None
+    assert [i.id for i in await reader.search(QUERIES[0], "dense", 3)] == [i.id for i in got[:3]]
+    assert reader.graph_vectors.searches == 1 and reader.graph_vectors.written == 0
+    emb = FakeEmbedder(dim=32)
+    assert await hybrid_search(store, emb, QUERIES[1], 3)  # its cached reader service
