@@ -124,3 +124,12 @@ def test_pair_classifier_scores_with_a_model_as_data() -> None:
                                       "")]) == []  # fmt: skip
     with pytest.raises(ValidationError):
         RelModel(version="t", trained_on="", labels=labels, bias=[0.0], weights={}, shapes={})
+
+
+def test_critic_reads_a_forecast_figure_as_guidance() -> None:
+    text = "Intel is expecting first-quarter EPS of $(0.80)."
+    c = Candidate("Intel", "Company", "DISCLOSES", "EPS", "FinMetric", 0, len(text),
+                  Component.NLP, "metric", None, {"value": "$(0.80)", "period": "2023"})  # fmt: skip
+    stats = VerifyStats()
+    kept = Verifier().reflect([c], text, DocContext(doc_id="t"), stats)
+    assert kept[0].props["kind"] == "guidance" and stats.repaired["forward_looking"] == 1
