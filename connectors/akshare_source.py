@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from connectors.base import Batch, require_columns
 from connectors.policy import RateLimiter, RetryPolicy, call_blocking
@@ -41,133 +44,43 @@ from core.records import IndicatorTick, RawFiling, RawNews
 from core.settings import ConnectorSettings
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
-GOVT_CURVE = "中债国债收益率曲线"
+DATASETS_FILE = Path(__file__).with_name("akshare_datasets.toml")
 _MONTH = re.compile(r"(\d{4})\D+(\d{1,2})")
 
 Fetcher = Callable[..., Any]  # returns a pandas DataFrame
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
+class Series(BaseModel):
+    """One mapped column: its indicator id, name and unit."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
     column: str
     indicator_id: str
     name: str
-    unit: str
+    unit: str = "%"
 
 
-@dataclass(frozen=True, slots=True)
-class Dataset:
+class Dataset(BaseModel):
+    """One stream: the akshare function, its date column and the series it maps."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
     stream: str
     func: str
     date_col: str
     period: Literal["daily", "monthly"]
-    series: tuple[Series, ...]
+    series: tuple[Series, ...] = Field(min_length=1)
     windowed: Literal["none", "range_year", "range_month"] = "none"
     row_filter: tuple[str, str] | None = None  # (column, required value)
 
 
-def _s(col: str, ind: str, name: str, unit: str = "%") -> Series:
-    return Series(col, ind, name, unit)
+def load_datasets(path: Path = DATASETS_FILE) -> dict[str, Dataset]:
+    """The streams of ``akshare_datasets.toml``, checked (a bad file fails at import)."""
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    datasets = TypeAdapter(list[Dataset]).validate_python(raw.get("dataset", []))
+    return {d.stream: d for d in datasets}
 
 
-TENORS = (("3月", "3M"), ("6月", "6M"), ("1年", "1Y"), ("3年", "3Y"), ("5年", "5Y"),
-          ("7年", "7Y"), ("10年", "10Y"), ("30年", "30Y"))  # fmt: skip
-SHIBOR_TENORS = ("O/N", "1W", "2W", "1M", "3M", "6M", "9M", "1Y")
-
-DATASETS: dict[str, Dataset] = {
-    d.stream: d
-    for d in (
-        Dataset(
-            "bond_yield_curve",
-            "bond_china_yield",
-            "日期",
-            "daily",
-            tuple(
-                _s(c, f"CN{t}", f"China {t} government bond yield (ChinaBond)") for c, t in TENORS
-            ),
-            windowed="range_year",
-            row_filter=("曲线名称", GOVT_CURVE),
-        ),
-        Dataset(
-            "shibor",
-            "macro_china_shibor_all",
-            "日期",
-            "daily",
-            tuple(
-                _s(f"{t}-定价", f"SHIBOR_{t.replace('O/N', 'ON')}", f"SHIBOR {t}")
-                for t in SHIBOR_TENORS
-            ),
-        ),
-        Dataset(
-            "repo_rates",
-            "repo_rate_hist",
-            "date",
-            "daily",
-            tuple(
-                _s(c, c, f"Interbank repo fixing {c}")
-                for c in ("FR001", "FR007", "FR014", "FDR001", "FDR007", "FDR014")
-            ),
-            windowed="range_month",
-        ),
-        Dataset(
-            "money_supply",
-            "macro_china_money_supply",
-            "月份",
-            "monthly",
-            (
-                _s("货币和准货币(M2)-数量(亿元)", "CN_M2", "China money supply M2", "CNY 100m"),
-                _s("货币和准货币(M2)-同比增长", "CN_M2_YOY", "China M2 year on year"),
-                _s("货币(M1)-数量(亿元)", "CN_M1", "China money supply M1", "CNY 100m"),
-                _s("货币(M1)-同比增长", "CN_M1_YOY", "China M1 year on year"),
-                _s("流通中的现金(M0)-数量(亿元)", "CN_M0", "China money supply M0", "CNY 100m"),
-                _s("流通中的现金(M0)-同比增长", "CN_M0_YOY", "China M0 year on year"),
-            ),
-        ),
-        Dataset(
-            "cpi",
-            "macro_china_cpi",
-            "月份",
-            "monthly",
-            (
-                _s("全国-当月", "CN_CPI", "China CPI (same month last year = 100)", "index"),
-                _s("全国-同比增长", "CN_CPI_YOY", "China CPI year on year"),
-                _s("全国-环比增长", "CN_CPI_MOM", "China CPI month on month"),
-            ),
-        ),
-        Dataset(
-            "ppi",
-            "macro_china_ppi",
-            "月份",
-            "monthly",
-            (
-                _s("当月", "CN_PPI", "China PPI (same month last year = 100)", "index"),
-                _s("当月同比增长", "CN_PPI_YOY", "China PPI year on year"),
-            ),
-        ),
-        Dataset(
-            "pmi",
-            "macro_china_pmi",
-            "月份",
-            "monthly",
-            (
-                _s("制造业-指数", "CN_PMI_MFG", "China manufacturing PMI", "index"),
-                _s("非制造业-指数", "CN_PMI_NONMFG", "China non-manufacturing PMI", "index"),
-            ),
-        ),
-        Dataset(
-            "lpr",
-            "macro_china_lpr",
-            "TRADE_DATE",
-            "daily",
-            (
-                _s("LPR1Y", "CN_LPR_1Y", "China loan prime rate 1Y"),
-                _s("LPR5Y", "CN_LPR_5Y", "China loan prime rate 5Y"),
-                _s("RATE_1", "CN_LOAN_RATE_6M_1Y", "PBoC benchmark lending rate 6M-1Y"),
-                _s("RATE_2", "CN_LOAN_RATE_5Y_PLUS", "PBoC benchmark lending rate over 5Y"),
-            ),
-        ),
-    )
-}
+DATASETS = load_datasets()
 
 NEWS_COLUMNS = ("关键词", "新闻标题", "新闻内容", "发布时间", "文章来源", "新闻链接")
 NOTICE_COLUMNS = ("代码", "名称", "公告标题", "公告类型", "公告日期", "网址")

@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 
-from connectors.akshare_source import DATASETS, AkshareConnector
+from connectors.akshare_source import DATASETS, AkshareConnector, load_datasets
 from connectors.base import SchemaDriftError, SourceError
 from connectors.edgar import EdgarConnector, split_parts
 from connectors.feeds import FeedConnector
@@ -65,6 +66,17 @@ def recorded_akshare() -> dict[str, Any]:
 
 
 # -- akshare ---------------------------------------------------------------------------
+
+
+def test_akshare_datasets_file_is_checked_at_load(tmp_path: Path) -> None:
+    assert DATASETS["bond_yield_curve"].row_filter == ("曲线名称", "中债国债收益率曲线")
+    assert {s.unit for s in DATASETS["shibor"].series} == {"%"}
+    bad = tmp_path / "bad.toml"
+    entry = 'stream = "x"\nfunc = "f"\ndate_col = "d"\nperiod = "weekly"\n'
+    entry += 'series = [{ column = "c", indicator_id = "i", name = "n" }]\n'
+    bad.write_text("[[dataset]]\n" + entry, encoding="utf-8")
+    with pytest.raises(ValidationError, match="period"):
+        load_datasets(bad)
 
 
 @pytest.mark.parametrize("stream", list(DATASETS))
