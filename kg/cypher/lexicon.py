@@ -114,9 +114,9 @@ def _tenors(tokens: list[str]) -> list[str]:
     i = 0
     while i < len(tokens):
         t = tokens[i]
-        m = re.fullmatch(r"(\d+)(y|m|w|d)", t)
+        m = re.fullmatch(r"(\d+)(y|m|w|d|yr|yrs)", t)
         if m:
-            out.append(t)
+            out.append(t if m.group(2) in "ymwd" else f"{m.group(1)}y")  # "2yr" -> "2y"
             i += 1
             continue
         zh = re.fullmatch(r"(\d+|[一二两三五七十]+)(年期|年|个月|月期|天)", t)
@@ -336,6 +336,7 @@ class Lexicon:
                             derived.append((form, sense))
                     derived.extend((f.format(n=k), sense) for f in spec.get("abbrev", []))
         derived += _other_forms(rows, lex, trig, ontology)
+        derived += _bare_tenors(lex)
         derived += _short_forms(rows, lex, trig)
         lex.tokenizer.add_words(p for p, _ in derived if _CJK.fullmatch(p))
         for phrase, sense in derived:
@@ -516,6 +517,26 @@ def _other_forms(
             eid = next(iter(ids))
             e = lex.entities[eid]
             out.append((part, Sense("entity", eid, str(e["label"]), str(e.get("name") or eid))))
+    return out
+
+
+def _bare_tenors(lex: Lexicon) -> list[tuple[str, Sense]]:
+    """A tenor alone ("the 2-yr") names the one indicator whose names have that tenor,
+    when only one has it."""
+    owners: dict[str, set[str]] = {}
+    for eid, e in lex.entities.items():
+        if e.get("label") != "Indicator":
+            continue
+        for n in (e.get("name"), *(e.get("aliases") or [])):
+            for t in lex.tokenizer.tokens(str(n or "")):
+                if re.fullmatch(r"\d+y", t):
+                    owners.setdefault(t, set()).add(eid)
+    out = []
+    for tenor, ids in owners.items():
+        if len(ids) == 1:
+            eid = next(iter(ids))
+            e = lex.entities[eid]
+            out.append((tenor, Sense("entity", eid, "Indicator", str(e.get("name") or eid))))
     return out
 
 

@@ -170,7 +170,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         if m and top is None:
             n = m.group("n").lower()
             top = (int(n) if n.isdigit() else _NUMS.get(n, 0), order)
-    daily = next((k for k in ("close", "open") if hit(trig["daily"][k])), None)
+    daily = next((k for k in _DAILY_PICKS if hit(trig["daily"].get(k, []))), None)
     ln = hit(trig["last_n"]["patterns"])
     last_n = None
     if ln:
@@ -519,7 +519,7 @@ class Synthesizer:
             pattern=pattern,
             obs_where=ow,
             daily_where=dw,
-            value_filter=self._value_filter(frame, params),
+            value_filter="" if frame.daily else self._value_filter(frame, params),
         )
 
     def _value_filter(self, frame: Frame, params: dict[str, Any]) -> str:
@@ -544,11 +544,18 @@ class Synthesizer:
             fold = folds.get(agg or "", "UNWIND xs AS value\nRETURN value")
             params["_slots"] = {"agg": fold}
             return S.SERIES_LAST_N
-        if frame.range_agg:
+        if frame.range_agg and frame.daily != "range":
             return S.SERIES_RANGE
-        if frame.daily is not None and agg in ("max", "min", "avg", "change", None, "latest"):
-            pick = "vs[size(vs) - 1]" if frame.daily == "close" else "vs[0]"
-            fold = _folds("dv").get(agg or "", "dv[size(dv) - 1]")
+        if frame.daily is not None and agg in _DAILY_AGGS:
+            pick = _DAILY_PICKS[frame.daily]
+            conds = []
+            for k, c in enumerate(frame.units.comparisons):  # on the day's value, not ticks
+                params[f"c{k}"] = c.value
+                conds.append(f"x {c.op} $c{k}")
+            if agg == "count" or conds:
+                fold = f"size([x IN dv WHERE {' AND '.join(conds) or 'true'}])"
+            else:
+                fold = _folds("dv").get(agg or "", "dv[size(dv) - 1]")
             params["_slots"] = {"pick": pick, "agg": fold}
             return S.SERIES_DAILY
         if agg in _AGG_SHAPES:
@@ -1204,6 +1211,15 @@ class Synthesizer:
 
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")
 # windows that name one reading of a monthly series or one day's close
+# One value per day ([daily] in triggers.toml): which of the day's ticks (vs, by time).
+_DAILY_PICKS = {
+    "range": f"{_folds('vs')['max']} - {_folds('vs')['min']}",
+    "high": _folds("vs")["max"],
+    "low": _folds("vs")["min"],
+    "close": "vs[size(vs) - 1]",
+    "open": "vs[0]",
+}
+_DAILY_AGGS = ("max", "min", "avg", "change", None, "latest", "count")
 _ONE_VALUE_WINDOWS = ("month", "month_noyear", "last_month", "as_of")
 _GROUPS = ("Industry", "Theme", "Region")
 _MIDS = (
