@@ -37,6 +37,28 @@ def encode(record: Record) -> bytes:
     return record.__pydantic_serializer__.to_json(record)
 
 
+def _is_derive_id(node: Any) -> bool:
+    fn = (node.get("function") or {}).get("function") if isinstance(node, dict) else None
+    return getattr(fn, "__func__", None) is Record._derive_id.__func__
+
+
+def _without_derive_id(node: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema with the model's ``function-before(_derive_id)`` step removed, through
+    a model-level ``function-after`` around it (``RawNews._has_text``); None if the
+    schema has another shape."""
+    inner = node.get("schema")
+    if not isinstance(inner, dict):
+        return None
+    if node.get("type") == "model":
+        if inner.get("type") == "function-before" and _is_derive_id(inner):
+            return {**node, "schema": inner["schema"]}
+        return None
+    if node.get("type") == "function-after":
+        stripped = _without_derive_id(inner)
+        return None if stripped is None else {**node, "schema": stripped}
+    return None
+
+
 @cache
 def _with_id_validator(model: type[R]) -> SchemaValidator | None:
     """``model``'s validator without its id-deriving step (``Record._derive_id``, a
@@ -45,12 +67,13 @@ def _with_id_validator(model: type[R]) -> SchemaValidator | None:
     produces does. A payload it accepts has a non-blank string id, which the full
     validator would have kept as it is: the result is the same record. Anything it
     rejects goes through the full validator (derived id, or the reason). None when the
-    model's schema is not the plain ``model(function-before(model-fields))`` shape."""
+    schema is not of the expected shape (the full validator is used)."""
     schema = model.__pydantic_core_schema__
-    inner = schema.get("schema") or {}
-    if schema.get("type") != "model" or inner.get("type") != "function-before":
+    stripped = _without_derive_id(schema)
+    if stripped is None:
         return None
-    return SchemaValidator({**schema, "schema": inner["schema"]}, schema.get("config"))
+    model_node = stripped if stripped.get("type") == "model" else stripped["schema"]
+    return SchemaValidator(stripped, model_node.get("config"))
 
 
 def decode(raw: bytes | None, model: type[R], *, max_bytes: int) -> R:

@@ -25,19 +25,27 @@ def change_id(record_id: str) -> str:
 
 
 def tick_changes(ticks: Sequence[IndicatorTick]) -> list[GraphChange]:
-    return [
-        GraphChange(
-            id=change_id(t.id),
-            source=SOURCE,
-            event_time=t.event_time,
-            kind="tick",
-            record_id=t.id,
-            entity_ids=[t.indicator_id],
-            relation_types=TICK_RELATIONS,
-            labels=TICK_LABELS,
-        )
-        for t in ticks
-    ]
+    """One change per tick, built from the validated ticks (``construct_valid``)."""
+    now = utcnow()
+    return construct_valid(
+        GraphChange,
+        [
+            {  # every GraphChange field, in its order
+                "schema_version": SCHEMA_VERSION,
+                "id": change_id(t.id),
+                "source": SOURCE,
+                "event_time": t.event_time,
+                "ingest_time": now,
+                "kind": "tick",
+                "record_id": t.id,
+                "entity_ids": [t.indicator_id],
+                "relation_types": list(TICK_RELATIONS),
+                "labels": list(TICK_LABELS),
+                "doc_ids": [],
+            }
+            for t in ticks
+        ],
+    )
 
 
 def triple_changes(

@@ -17,7 +17,6 @@ stops the agent with the cause instead (see ``processors.base.handle_safely``).
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -37,13 +36,9 @@ from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from kg.subscribe.changes import tick_changes, triple_changes
 from streams.context import WorkerContext
-from streams.processors.base import Outcome, batch_agent, typed_shell
+from streams.processors.base import Outcome, batch_agent, relax_gc, typed_shell
 
 R = TypeVar("R", bound=Record)
-# Young-generation threshold of the cyclic garbage collector once the sink runs (default
-# 700): a 2,000-triple batch allocates ~100,000 containers, nearly all freed by reference
-# counting, so collecting every 700 allocations mostly re-scans live batch data.
-GC_THRESHOLDS = (10_000, 20, 10)
 Writer = Callable[[GraphStore, Sequence[R]], Awaitable[int]]
 
 
@@ -89,18 +84,6 @@ def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer, changes=Non
     return typed_shell(ctx, agent, handle, observe_latency=True)
 
 
-def relax_gc() -> None:
-    """Every object alive now (the alias index's entries, modules, settings) lives until
-    the next reload: move it out of the cyclic collector's reach (``gc.freeze``; frozen
-    objects are still freed by reference counting when the index is replaced), and
-    collect the young generation less often (``GC_THRESHOLDS``). Process-wide, so it
-    helps every agent of the worker; it only ever raises the thresholds."""
-    gc.freeze()
-    current = gc.get_threshold()
-    if current[0] < GC_THRESHOLDS[0]:
-        gc.set_threshold(*GC_THRESHOLDS)
-
-
 def rejected_letter(origin: Inbound, check: TripleCheck, agent: str) -> DeadLetter:
     reason = check.reason.value if check.reason else "invalid"
     return dead_for(origin, DecodeFailure("invalid_triple", f"{reason}: {check.detail}"), agent)
@@ -127,8 +110,9 @@ class TripleSink:
     async def alias_index(self, store: GraphStore) -> AliasIndex:
         """The alias dictionary, reloaded every ``kg.alias_refresh_s``.
 
-        Once loaded, ``relax_gc``: the garbage collector's full collections and
-        collections every 700 allocations were ~25% of the sink's CPU in the kg bench.
+        Once loaded, ``relax_gc`` (the index lives until the next reload): the garbage
+        collector's full collections re-traversing it were ~20% of the sink's CPU in the
+        kg bench.
         """
         refresh = self.ctx.settings.kg.alias_refresh_s
         if self._index is None or time.monotonic() - self._loaded_at > refresh:

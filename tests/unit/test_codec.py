@@ -137,6 +137,11 @@ def _variants() -> list[tuple[type, bytes]]:
         out.append((IndicatorTick, json.dumps({**tick, field: value}).encode()))
     for field, value in [("kind", "NEWS"), ("kind", "filing"), ("entities", ["A", 1])]:
         out.append((CleanDocument, json.dumps({**doc, field: value}).encode()))
+    news = {"id": "n1", "source": "s", "event_time": "2026-01-01T00:00:00Z", "title": "T"}
+    for field, value in [("title", "  "), ("body", "b"), ("entities", ["AAPL", " x "]),
+                         ("id", ""), ("lang", None), ("title", "")]:  # fmt: skip
+        out.append((RawNews, json.dumps({**news, field: value}).encode()))
+    out.append((RawNews, json.dumps({**news, "title": "", "body": ""}).encode()))  # no text
     return out
 
 

@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from core.batch import Inbound, decode_batch
 from core.codec import encode
-from core.records import GraphChange, Triple, stable_id, to_epoch_ms
+from core.records import GraphChange, IndicatorTick, Triple, stable_id, to_epoch_ms
 from kg import sink
 from kg.canonical import AliasIndex
 from kg.ontology import default_ontology
 from kg.store.falkor import params_header
-from kg.subscribe.changes import change_id, triple_changes
+from kg.subscribe.changes import change_id, tick_changes, triple_changes
 from kg.temporal import FactVersion, unpack_versions
 
 
@@ -239,3 +239,13 @@ def test_change_records_built_without_validation_equal_validated_ones() -> None:
         assert change == validated
         assert encode(change) == encode(validated)
         assert list(change.__dict__) == list(GraphChange.model_fields)  # field order
+
+
+def test_tick_change_records_equal_validated_ones() -> None:
+    tick = IndicatorTick(
+        source="t", indicator_id="CN10Y", value=1.8, event_time=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    (change,) = tick_changes([tick])
+    validated = GraphChange.model_validate(change.model_dump())
+    assert change == validated and encode(change) == encode(validated)
+    assert change.entity_ids == ["CN10Y"] and change.kind == "tick"
