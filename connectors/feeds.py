@@ -9,6 +9,7 @@ when run live; tests replay recorded bodies through the same client.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -170,37 +171,61 @@ def entry_cursor(e: Entry, fetched: datetime) -> tuple[datetime, str]:
     return when, f"{when.isoformat()}|{e.guid}"
 
 
-class FeedConnector:
-    """RSS/Atom/JSON news feeds -> ``raw.news``."""
+class FeedPoller:
+    """Polls feed URLs, one stream each, with conditional GETs; a subclass names its
+    source, default interval and accepted types, and maps the entries to records."""
 
-    topics = ("raw.news",)
+    topics: tuple[str, ...]
+    default_name: str
+    default_interval_s: float
+    accept: str
 
     def __init__(
         self,
         urls: list[str],
         cfg: ConnectorSettings,
         *,
-        name: str = "feeds",
+        name: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.name = name
+        self.name = name or self.default_name
         self.urls = list(urls)
-        self.rate_per_s = cfg.rate_limits.get(name, 5.0)
-        self.interval_s = cfg.intervals.get(name, 300.0)
+        self.rate_per_s = cfg.rate_limits.get(self.name, 5.0)
+        self.interval_s = cfg.intervals.get(self.name, self.default_interval_s)
         self.http = HttpSource.from_settings(
-            name, cfg, rate_per_s=self.rate_per_s, transport=transport, headers={"Accept": ACCEPT}
+            self.name,
+            cfg,
+            rate_per_s=self.rate_per_s,
+            transport=transport,
+            headers={"Accept": self.accept},
         )
 
     def streams(self) -> list[str]:
         return self.urls
 
-    async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
+    async def poll(
+        self, stream: str, state: dict[str, Any], parse: Callable[[httpx.Response], list[Entry]]
+    ) -> tuple[Batch, list[Entry]]:
+        """A batch carrying the feed's new validators, and its entries (none on a 304,
+        when the batch keeps the old validators)."""
         resp, entries = await self.http.get(
-            stream, parse_feed, headers=conditional_headers(state), allow_not_modified=True
+            stream, parse, headers=conditional_headers(state), allow_not_modified=True
         )
         if entries is None:  # 304: nothing new, keep the validators
-            return Batch(state=state)
-        batch = Batch(state=validators(resp) or state)
+            return Batch(state=state), []
+        return Batch(state=validators(resp) or state), entries
+
+
+class FeedConnector(FeedPoller):
+    """RSS/Atom/JSON news feeds -> ``raw.news``."""
+
+    topics = ("raw.news",)
+    default_name = "feeds"
+    default_interval_s = 300.0
+    accept = ACCEPT
+
+    async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
+        batch, entries = await self.poll(stream, state, parse_feed)
         fetched = utcnow()
         host = urlsplit(stream).hostname or stream
         for e in entries:

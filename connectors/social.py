@@ -18,20 +18,18 @@ from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import httpx
 from confluent_kafka import KafkaError, KafkaException, Producer
 from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field, ValidationError
 
 from connectors.base import Batch
-from connectors.feeds import conditional_headers, parse_json_feed, validators
-from connectors.http import HttpSource
+from connectors.feeds import FeedPoller, parse_json_feed
 from connectors.replay import producer
 from connectors.runner import kafka_bootstrap
 from connectors.text import cashtags
 from core.metrics import CONNECTOR_ERRORS, CONNECTOR_PRODUCED, CONNECTOR_ROWS
 from core.records import MAX_TEXT_CHARS, Id, Name, RawSocialPost, stable_id, utcnow
-from core.settings import ConnectorSettings, Settings
+from core.settings import Settings
 
 MAX_POSTS_PER_REQUEST = 1000
 
@@ -163,44 +161,16 @@ async def ingest_social(
     return IngestResult(accepted=len(records), ids=[r.id for r in records], topic="raw.social")
 
 
-class SocialFeedConnector:
+class SocialFeedConnector(FeedPoller):
     """Polls JSON post feeds (JSON Feed 1.x or a list of post objects) -> ``raw.social``."""
 
     topics = ("raw.social",)
-
-    def __init__(
-        self,
-        urls: list[str],
-        cfg: ConnectorSettings,
-        *,
-        name: str = "social-feed",
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.name = name
-        self.urls = list(urls)
-        self.rate_per_s = cfg.rate_limits.get(name, 5.0)
-        self.interval_s = cfg.intervals.get(name, 60.0)
-        self.http = HttpSource.from_settings(
-            name,
-            cfg,
-            rate_per_s=self.rate_per_s,
-            transport=transport,
-            headers={"Accept": "application/feed+json, application/json"},
-        )
-
-    def streams(self) -> list[str]:
-        return self.urls
+    default_name = "social-feed"
+    default_interval_s = 60.0
+    accept = "application/feed+json, application/json"
 
     async def fetch(self, stream: str, cursor: str | None, state: dict[str, Any]) -> Batch:
-        resp, entries = await self.http.get(
-            stream,
-            lambda r: parse_json_feed(r.json()),
-            headers=conditional_headers(state),
-            allow_not_modified=True,
-        )
-        if entries is None:
-            return Batch(state=state)
-        batch = Batch(state=validators(resp) or state)
+        batch, entries = await self.poll(stream, state, lambda r: parse_json_feed(r.json()))
         host = urlsplit(stream).hostname or stream
         fetched = utcnow()
         for e in entries:
