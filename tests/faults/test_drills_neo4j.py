@@ -5,6 +5,11 @@ One drill stack with its own Neo4j for the module (a cold JVM takes 30-45 s on 2
 each drill empties the one database before it starts. Lost 0 and duplicated 0 hold as on
 FalkorDB; the drills that never touch the graph (connector_kill, unwritable_data_dir) are
 not repeated here. Where Java or Neo4j's jars are missing the module skips, except in CI.
+
+CI runs graph_outage and worker_kill (about 4 minutes with the Neo4j start on the loaded
+2-core machine). broker_restart and llm_outage on Neo4j (2.5 and 5-6.5 minutes there;
+their faults are the broker's and the model's, the graph only receives) run with
+``LIVEKG_NEO4J_DRILLS=all``, or at full size through ``livekg drill --graph neo4j``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ from ops.drill import drills
 from ops.drill.harness import DrillStack
 from tests.bolt_server import neo4j_available
 from tests.faults.test_drills import assert_clean
+
+ALL = pytest.mark.skipif(
+    os.environ.get("LIVEKG_NEO4J_DRILLS") != "all",
+    reason="CI time: the broker and LLM drills on Neo4j run with LIVEKG_NEO4J_DRILLS=all",
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +73,7 @@ def test_worker_kill_neo4j(neo4j_stack: DrillStack) -> None:
     assert set(r.outputs) == {"docs.clean", "sentiment.scored", "alerts.sentiment"}
 
 
+@ALL
 @pytest.mark.timeout(420)
 def test_broker_restart_neo4j(neo4j_stack: DrillStack) -> None:
     """SIGTERM, then SIGKILL, of the Kafka broker mid-stream, the sinks writing to Neo4j."""
@@ -72,6 +83,7 @@ def test_broker_restart_neo4j(neo4j_stack: DrillStack) -> None:
     assert [n.split(":")[0] for n in r.notes[:2]] == ["SIGTERM", "SIGKILL"]
 
 
+@ALL
 @pytest.mark.timeout(600)
 def test_llm_down_then_slow_neo4j(neo4j_stack: DrillStack) -> None:
     """The model server down, then slow: documents and the report on Neo4j meanwhile,
