@@ -34,11 +34,11 @@ from core.records import GraphChange, IndicatorTick, Record, Triple
 from core.runtime_state import Endpoints
 from core.settings import Settings
 from kg import sink
-from kg.canonical import load_alias_index
+from kg.canonical import AliasIndex, load_alias_index
 from kg.cypher.fixture import SAMPLE_TICKS, load_graph, read_ticks
 from kg.extract.corpus import file_docs
 from kg.extract.pipeline import Extractor
-from kg.ontology import default_ontology
+from kg.ontology import Ontology, default_ontology
 from kg.store import GraphStore
 from kg.store.scratch import scratch_graph
 from kg.subscribe import storage
@@ -145,6 +145,22 @@ async def with_baselines(store: GraphStore, subs: list[Subscription], ev: Evalua
     await asyncio.gather(*(one(s) for s in subs))
 
 
+async def write_record(
+    store: GraphStore, rec: Record, onto: Ontology, index: AliasIndex
+) -> list[GraphChange] | None:
+    """Write one sample record as the sinks do; its change records (None: the triple
+    fails the sink's checks and is not written)."""
+    if isinstance(rec, Triple):
+        check = sink.check_triple(rec, onto)
+        if not check.ok:
+            return None
+        await sink.write_triples(store, [rec], ontology=onto, index=index, checks=[check])
+        return triple_changes([rec], [check], onto, index)
+    assert isinstance(rec, IndicatorTick)
+    await sink.write_ticks(store, [rec])
+    return tick_changes([rec])
+
+
 def _ms(xs: Sequence[float], q: float) -> float:
     return round(float(np.percentile(np.asarray(xs) * 1000, q)), 3) if xs else 0.0
 
@@ -180,17 +196,9 @@ async def run_async(
         queries: list[int] = []
         alerts = 0
         for rec in stream:
-            change: list[GraphChange]
-            if isinstance(rec, Triple):
-                check = sink.check_triple(rec, onto)
-                if not check.ok:
-                    continue
-                await sink.write_triples(store, [rec], ontology=onto, index=index, checks=[check])
-                change = triple_changes([rec], [check], onto, index)
-            else:
-                assert isinstance(rec, IndicatorTick)
-                await sink.write_ticks(store, [rec])
-                change = tick_changes([rec])
+            change = await write_record(store, rec, onto, index)
+            if change is None:
+                continue
             started = time.perf_counter()
             result = await ev.evaluate_batch(store, change, states.get)
             for a in result.alerts:

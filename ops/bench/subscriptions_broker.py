@@ -21,21 +21,25 @@ from typing import Any
 import orjson
 from confluent_kafka import Consumer, Producer
 
-from core.records import GraphChange, IndicatorTick, Triple, utcnow
+from core.records import GraphChange, IndicatorTick, utcnow
 from core.runtime_state import Endpoints
 from core.settings import Settings
-from kg import sink
 from kg.canonical import load_alias_index
 from kg.cypher.fixture import load_graph
 from kg.ontology import default_ontology
 from kg.store import GraphStore
 from kg.store.scratch import scratch_graph
 from kg.subscribe import storage
-from kg.subscribe.changes import tick_changes, triple_changes
 from kg.subscribe.conditions import state_of
 from kg.subscribe.evaluator import Evaluator
 from kg.subscribe.model import Subscription
-from ops.bench.subscriptions import _ms, make_subscriptions, sample_stream, with_baselines
+from ops.bench.subscriptions import (
+    _ms,
+    make_subscriptions,
+    sample_stream,
+    with_baselines,
+    write_record,
+)
 from ops.runtime import spawn_worker, stop_pid
 from streams.admin import create_topics
 
@@ -158,18 +162,9 @@ async def run_async(
                 woken: list[int] = []
                 gap = 1.0 / rate
                 for rec in stream:
-                    if isinstance(rec, Triple):
-                        check = sink.check_triple(rec, onto)
-                        if not check.ok:
-                            continue
-                        await sink.write_triples(
-                            store, [rec], ontology=onto, index=index, checks=[check]
-                        )
-                        changes = triple_changes([rec], [check], onto, index)
-                    else:
-                        assert isinstance(rec, IndicatorTick)
-                        await sink.write_ticks(store, [rec])
-                        changes = tick_changes([rec])
+                    changes = await write_record(store, rec, onto, index)
+                    if changes is None:
+                        continue
                     t = time.time()
                     send(changes[0])
                     sent[changes[0].id] = t
