@@ -12,7 +12,7 @@ import typer
 
 from core.errors import LivekgError
 from core.runtime_state import endpoints
-from core.settings import Settings
+from core.settings import GraphBackend, Settings
 from kg.embed import make_embedder
 from kg.report.build import _parse_at, build_bond_report, report_llm, reports_dir, store_in_graph
 from kg.report.evaluate import run_report_eval
@@ -21,7 +21,7 @@ from kg.retrieve import Method, MethodRetriever, RetrievalService
 from kg.retrieve.evaluate import run_eval
 from kg.retrieve.rag_eval import run_rag_eval
 from ops.bench.report import run_report_bench
-from ops.bench.retrieve import run_retrieve_bench
+from ops.bench.retrieve import run_retrieve_bench, run_retrieve_graph_bench
 from ops.cli.groups import app, bench_app, eval_app, report_app
 from ops.cli.kg_cmds import graph_store
 from ops.cli.output import AlwaysJson, DataDir, emit_json, fail, settings_for
@@ -243,9 +243,25 @@ def bench_report(
 
 @bench_app.command("retrieve")
 def bench_retrieve(
-    triples: Annotated[int, typer.Option(help="synthetic triples in the index")] = 100_000,
+    triples: Annotated[
+        int | None,
+        typer.Option(help="synthetic triples in the index (default 100,000; neo4j 5,000)"),
+    ] = None,
     queries: Annotated[int, typer.Option(help="timed queries per method")] = 200,
+    graph: Annotated[
+        GraphBackend | None,
+        typer.Option(
+            "--graph",
+            help="neo4j: the dense stage through Neo4j's vector index on a throwaway local "
+            "Neo4j, beside the in-memory search; falkordb (default): the in-memory methods, "
+            "FalkorDB's retrieval path",
+        ),
+    ] = None,
     json_: AlwaysJson = True,
 ) -> None:
     """p50/p95 latency per retrieval method over a synthetic index of N triples."""
-    emit_json(run_retrieve_bench(Settings(), triples=triples, queries=queries))
+    if graph == GraphBackend.NEO4J:
+        emit_json(run_retrieve_graph_bench(Settings(), triples=triples or 5000, queries=queries))
+        return
+    result = run_retrieve_bench(Settings(), triples=triples or 100_000, queries=queries)
+    emit_json({**result, "graph": (graph or GraphBackend.FALKORDB).value})
