@@ -30,7 +30,9 @@ _BAD_FIRST = frozenset(
     "december fiscal quarter year inc inc. corp corp. "
     "ltd ltd. llc plc co co. total free net gross adjusted consolidated comparable same "
     "organic domestic international diluted basic cash operating other selling interest "
-    "income general administrative capital cost costs revenue revenues sales".split()
+    "income general administrative capital cost costs revenue revenues sales "
+    "fourth-quarter third-quarter second-quarter first-quarter full-year quarterly annual "
+    "gaap non-gaap".split()
 )
 # One-word names too generic to be a party ("Bank provides ...").
 _GENERIC_ONE = frozenset(
