@@ -1,8 +1,9 @@
 """The FIRE-kind gate: sentence relations on FIRE dev's held-out part (the fixed split of
 docs/extraction.md, never used to write rules), scored as ie_dev's README defines, through
 the same batched path ``livekg extract --mode fast`` runs. The floors are what this build
-reached (held-out P 0.79, R 0.25, 2026-11-25), a little below, so a regression fails; they
-are under the issue's bar (P >= 0.85, R >= 0.35), which is not met yet."""
+reached (held-out P 0.773, R 0.283, 2026-11-26, after the dependency rules; before them
+P 0.795, R 0.258), a little below, so a regression fails; they are under the issue's bar
+(P >= 0.85, R >= 0.35), which is not met yet."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from kg.extract import ExtractDoc, Extractor, Mode
 from kg.extract.gold import doc_fields, read_gold, score
 from kg.extract.pipeline import bundled_index
 
-HELDOUT_PRECISION_FLOOR = 0.76
-HELDOUT_RECALL_FLOOR = 0.23
+HELDOUT_PRECISION_FLOOR = 0.75
+HELDOUT_RECALL_FLOOR = 0.26
 
 
 @pytest.fixture(scope="module")
