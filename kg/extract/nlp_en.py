@@ -94,7 +94,7 @@ SINGLE_WORD_RISKS = {
 }  # fmt: skip
 VAGUE_FIRST = {"such", "certain", "various", "types", "type", "other", "these", "those", "any",
                "some", "many", "significant", "new", "results", "risks", "risk",
-               "additional"}  # fmt: skip
+               "additional", "proper"}  # fmt: skip
 TRAILING_FUNCTION = {"of", "in", "to", "for", "on", "by", "with", "and", "or", "from", "at"}
 
 
@@ -116,6 +116,13 @@ def specific_risk(phrase: str) -> bool:
 OPS_CUES = re.compile(
     r"\b(?:operat\w*|offices?|facilit\w+|manufactur\w*|plants?|sales in|customers in|"
     r"markets? in|presence in|subsidiar\w+ in|headquarter\w*|business(?:es)? in|revenue from)\b",
+    re.I,
+)
+# A sentence about a business the filer sold or only part-owns, or operations it stopped,
+# says nothing of where the filer itself operates.
+NOT_OWN_OPS = re.compile(
+    r"\b(?:joint[ ]venture|noncontrolling|non-controlling|equity[ ]method|we[ ]sold|"
+    r"divest\w*|suspended|closed|exited|ceased|wound[ ]down)\b",
     re.I,
 )
 LAW_CUES = re.compile(r"\b(?:compl\w+|subject to|regulat\w+|govern\w+|requir\w+)\b", re.I)
@@ -386,6 +393,7 @@ def extract_en(text: str, ctx: DocContext, doc: Any | None = None) -> list[Candi
                         if (
                             is_region(ent.text.strip().removeprefix("the "))
                             and OPS_CUES.search(st)
+                            and not NOT_OWN_OPS.search(st)
                             and REGION_BEFORE.search(before)
                             and not REGION_AFTER_BAD.search(after)
                         ):

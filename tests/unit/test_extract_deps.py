@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from kg.extract import DocContext
 from kg.extract.deps_en import Lexicon, dependency_candidates
-from kg.extract.nlp_en import nlp
+from kg.extract.nlp_en import extract_en, nlp
 from kg.extract.relclf import (
     NONE,
     RELCLF_RULE,
@@ -133,3 +133,14 @@ def test_critic_reads_a_forecast_figure_as_guidance() -> None:
     stats = VerifyStats()
     kept = Verifier().reflect([c], text, DocContext(doc_id="t"), stats)
     assert kept[0].props["kind"] == "guidance" and stats.repaired["forward_looking"] == 1
+
+
+def test_regions_of_sold_or_part_owned_businesses_are_not_the_filers() -> None:
+    ctx = DocContext(doc_id="t", kind="filing", main_entity="Acme Foods Inc.")
+    text = (
+        "We sold our juice brands to Brightmoor Partners, while retaining a 39% noncontrolling "
+        "interest in the joint venture, operating across North America and Europe."
+    )
+    assert not [c for c in extract_en(text, ctx) if c.relation == "OPERATES_IN"]
+    kept = extract_en("We operate manufacturing plants in Canada and Mexico.", ctx)
+    assert {c.tail for c in kept if c.relation == "OPERATES_IN"} >= {"Canada", "Mexico"}
