@@ -182,12 +182,21 @@ def _conjuncts(tok: Any) -> list[Any]:
 
 def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
     """The make/sell verbs ``subj`` is the subject of: its own verb, verbs coordinated with
-    it ("manufactures ... and provides ..."), and an infinitive it governs ("agreed to
-    manufacture")."""
-    if subj.dep_ != "nsubj":
-        return []
-    verbs = _conjuncts(subj.head)
-    verbs += [x for v in verbs for x in v.children if x.dep_ == "xcomp"]
+    it ("manufactures ... and provides ..."), infinitives it governs ("agreed to
+    manufacture", "able to produce", "responsibility to manufacture") and its relative
+    clause ("X, which makes ...")."""
+    verbs = [c for c in subj.children if c.dep_ == "relcl"]  # "X, which makes ..."
+    if subj.dep_ == "nsubj":
+        verbs += _conjuncts(subj.head)
+    for _ in range(2):  # "will be able to produce", "assumed responsibility to manufacture"
+        verbs += [
+            y
+            for v in verbs
+            for x in v.children
+            if x.dep_ in ("xcomp", "acomp", "dobj")
+            for y in [x, *x.children]
+            if y.dep_ in ("xcomp", "acl") and y not in verbs
+        ]
     return [
         v
         for v in verbs
@@ -200,6 +209,8 @@ def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
 def _product_phrase(o: Any, lex: Lexicon) -> str:
     if o.pos_ not in ("NOUN", "PROPN") or o.ent_type_ in ("ORG", "PERSON"):
         return ""
+    if o.lower_ in lex.facility_nouns:
+        return ""  # "develop seven hotels": a site, not a product
     if o.lower_ in lex.abstract_objects or o.doc[o.left_edge.i].lower_ in ("to", "for", "from"):
         return ""  # "important information", "sells ... to authorized bottlers"
     if any(c.dep_ in ("oprd", "acomp", "ccomp") for c in o.head.children):
