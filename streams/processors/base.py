@@ -22,11 +22,13 @@ import gc
 import inspect
 import logging
 import time
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import faust
+from prometheus_client import Histogram
 
 from core import metrics
 from core.batch import Decoded, Inbound, dead_for, decode_batch
@@ -69,6 +71,25 @@ def relax_gc() -> None:
     gc.freeze()
     if gc.get_threshold()[0] < GC_THRESHOLDS[0]:
         gc.set_threshold(*GC_THRESHOLDS)
+
+
+def observe_latencies(hist: Histogram, records: Iterable[Record], now: float) -> None:
+    """``hist.observe(now - ingest time)`` for every record, in one pass: the same
+    bucket counts and sum as one ``observe`` per record (a unit test compares them),
+    without the client's per-call lock and bucket loop (~4% of the graph sink's CPU
+    for 2,000-record batches). Negative latencies (clock skew) count as 0."""
+    bounds = hist._upper_bounds
+    counts = [0] * len(bounds)
+    total = 0.0
+    for r in records:
+        amount = max(now - r.ingest_time.timestamp(), 0.0)
+        total += amount
+        counts[bisect_left(bounds, amount)] += 1
+    hist._raise_if_not_observable()
+    hist._sum.inc(total)
+    for bucket, n in zip(hist._buckets, counts, strict=True):
+        if n:
+            bucket.inc(n)
 
 
 def to_inbound(ctx: WorkerContext, events: Sequence[faust.EventT]) -> list[Inbound]:
@@ -202,9 +223,7 @@ def typed_shell(
             if inspect.isawaitable(done):
                 await done
         if observe_latency and decoded.records:
-            now, hist = time.time(), metrics.EVENT_LATENCY.labels(name)
-            for r in decoded.records:
-                hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+            observe_latencies(metrics.EVENT_LATENCY.labels(name), decoded.records, time.time())
         if dead_letter_undecodable:
             await send_dead(ctx, name, [*decoded.dead, *outcome.dead])
         else:

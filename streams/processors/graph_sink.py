@@ -36,7 +36,13 @@ from kg.ontology import Ontology, TripleCheck, default_ontology
 from kg.store import GraphStore
 from kg.subscribe.changes import tick_changes, triple_changes
 from streams.context import WorkerContext
-from streams.processors.base import Outcome, batch_agent, relax_gc, typed_shell
+from streams.processors.base import (
+    Outcome,
+    batch_agent,
+    observe_latencies,
+    relax_gc,
+    typed_shell,
+)
 
 R = TypeVar("R", bound=Record)
 Writer = Callable[[GraphStore, Sequence[R]], Awaitable[int]]
@@ -174,10 +180,7 @@ class TripleSink:
 
         written, failed = await write_isolating(store, writer, valid, origins, agent)
         metrics.GRAPH_WRITES.labels("fact").inc(written)
-        now = time.time()
-        hist = metrics.EVENT_LATENCY.labels(agent)
-        for r in valid:
-            hist.observe(max(now - r.ingest_time.timestamp(), 0.0))
+        observe_latencies(metrics.EVENT_LATENCY.labels(agent), valid, time.time())
         await self.check_tables(store, valid, index)
         # what was written, for subscriptions (ids as the sink resolved them)
         changes = triple_changes(valid, found, self.ontology, index, whole.endpoints)
