@@ -459,7 +459,10 @@ COMMON_WORDS = frozenset(
     "their there where which while whose about above below after before other under "
     "between average highest lowest value yield price rates share stock bonds issue issued "
     "listed today close opening range spread total count times since until month years "
-    "weekly daily index level since point print change moved rises falls higher lower".split()
+    "weekly daily index level since point print change moved rises falls higher lower "
+    "over under more less than with from into onto upon near just only also even much many "
+    "most some each such same what when will would could should have were been being this "
+    "that they them then here week year days time name names".split()
 )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -261,9 +262,13 @@ class CypherQA:
         _tokens, mentions = self.lexicon.match(question)
         u = units_mod.parse(question, now)
         frame = read_frame(question, _tokens, mentions, u)
-        for extra in reversed(spread_anchors(question, self.lexicon.entities)):
+        curve = spread_anchors(question, self.lexicon.entities)
+        for extra in reversed(curve):
             if extra.key not in {a.key for a in frame.anchors}:
                 frame.anchors.insert(0, extra)
+        if curve:  # "2s10s" is a spread of the two series it names, not an unknown word
+            frame.spread = True
+            frame.uncovered = tuple(w for w in frame.uncovered if not re.search(r"\d+s", w))
         if as_of is not None:
             frame.known_at = int(as_of.timestamp() * 1000)
         used = _time_used(now, u.time, as_of)

@@ -40,6 +40,7 @@ class ShapeName(StrEnum):
     SERIES_LAST_N = "series_last_n"
     SERIES_SPREAD = "series_spread"
     SERIES_SPREAD_AT = "series_spread_at"
+    SERIES_SPREAD_POINTS = "series_spread_points"
     SERIES_ARGMAX = "series_argmax"
     INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"

@@ -418,7 +418,8 @@ class Synthesizer:
             return self._series_over_set(frame)
         if not inds or not wants_values:
             return []
-        if frame.spread and len(inds) >= 2 and frame.agg not in ("count",) and not frame.range_agg:
+        counted = frame.agg == "count" and not u.comparisons  # "how many" of a spread: no
+        if frame.spread and len(inds) >= 2 and not counted and not frame.range_agg:
             return [self._spread(frame, inds[:2])]
         direct = [aid for _p, aid, how in inds if how == "indicator"]
         if frame.compare and frame.wh and len(direct) >= 2 and not frame.spread:
@@ -599,7 +600,19 @@ class Synthesizer:
         n1 = self.lex.entities.get(a1, {}).get("name", a1)
         n2 = self.lex.entities.get(a2, {}).get("name", a2)
         win = frame.units.time
-        if win is None and frame.known_at is None:
+        tail = self._spread_tail(frame, params)
+        if tail is not None:
+            ow, _ = self._window_where(win, params, frame.known_at)
+            cy = render(
+                S.SERIES_SPREAD_POINTS,
+                left=p1,
+                right=right,
+                obs_where=ow,
+                obs_where2=ow.replace("o.", "o2."),
+                agg=tail,
+            )
+            desc = shape(S.SERIES_SPREAD_POINTS).describe.format(name=n1, other=n2)
+        elif win is None and frame.known_at is None:
             cy = render(S.SERIES_SPREAD, left=p1, right=right)
             desc = shape(S.SERIES_SPREAD).describe.format(name=n1, other=n2)
         else:
@@ -613,6 +626,32 @@ class Synthesizer:
             )
             desc = shape(S.SERIES_SPREAD_AT).describe.format(name=n1, other=n2)
         return Candidate(cy, params, desc, 3.5, "series", [a1, a2])
+
+    def _spread_tail(self, frame: Frame, params: dict[str, Any]) -> str | None:
+        """How spreads over a window are folded (None: one spread, now or at a time)."""
+        conds = []
+        agg = frame.agg
+        for k, c in enumerate(frame.units.comparisons if agg == "count" else ()):
+            params[f"c{k}"] = c.value
+            conds.append(f"d {c.op} $c{k}")
+        if frame.daily in ("close", "open") and (agg in ("max", "min", "avg") or conds):
+            pick = "ds[size(ds) - 1]" if frame.daily == "close" else "ds[0]"
+            fold = (
+                f"size([x IN dv WHERE {' AND '.join(c.replace('d ', 'x ') for c in conds)}])"
+                if conds
+                else _folds("dv")[agg or "max"]
+            )
+            return (
+                "WITH t / 86400000 AS day, t, d ORDER BY t\n"
+                "WITH day, collect(d) AS ds\n"
+                f"WITH day, {pick} AS v ORDER BY day\n"
+                f"WITH collect(v) AS dv WHERE size(dv) > 0\nRETURN {fold} AS value"
+            )
+        if conds:
+            return f"WITH d WHERE {' AND '.join(conds)}\nRETURN count(d) AS count"
+        if agg in ("max", "min", "avg") and (frame.units.time is not None or _ever(frame)):
+            return f"RETURN {agg}(d) AS value"
+        return None
 
     # -- properties of one entity (attribute lookup) ------------------------------------
     def _attributes(self, frame: Frame) -> list[Candidate]:
@@ -1219,6 +1258,12 @@ _DAILY_PICKS = {
     "close": "vs[size(vs) - 1]",
     "open": "vs[0]",
 }
+
+
+def _ever(frame: Frame) -> bool:
+    return _any(triggers()["ever"]["patterns"], frame.question)
+
+
 _DAILY_AGGS = ("max", "min", "avg", "change", None, "latest", "count")
 _ONE_VALUE_WINDOWS = ("month", "month_noyear", "last_month", "as_of")
 _GROUPS = ("Industry", "Theme", "Region")

@@ -351,6 +351,11 @@ def comparisons(question: str) -> list[Comparison]:
                 num = _NUMBER.search(text, m.end(), min(len(text), m.end() + 12))
                 if not num or num.start() in taken:
                     continue
+                after = text[num.end("n") : num.end("n") + 1]
+                if after.isdigit():
+                    continue  # a number cut by the search window ("... 10Y" read as "1")
+                if not num.group("unit") and after.isascii() and after.isalpha():
+                    continue  # part of a name ("over 2s", "above 10y"), not a threshold
                 if not num.group("unit") and any(
                     p.match(text, num.end()) for p in _compiled()["time_units"]
                 ):
