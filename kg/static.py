@@ -41,6 +41,8 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ENTITY_COLUMNS = ("id", "type", "name", "name_zh", "short_name", "aliases", "ticker", "code",
                    "exchange", "country")  # fmt: skip
 _RELATION_COLUMNS = ("head", "relation", "tail", "valid_from", "valid_to")
+# the optional name and listing fields of an entity: node properties when given
+NAME_FIELDS = ("name_zh", "short_name", "ticker", "code", "exchange", "country")
 
 Scalar = str | int | float | bool | None
 
@@ -195,18 +197,7 @@ async def load_bundle(
             "id": e.id,
             "name": e.name,
             "aliases": e.aliases,
-            **{
-                k: v
-                for k, v in (
-                    ("name_zh", e.name_zh),
-                    ("short_name", e.short_name),
-                    ("ticker", e.ticker),
-                    ("code", e.code),
-                    ("exchange", e.exchange),
-                    ("country", e.country),
-                )
-                if v
-            },
+            **{k: v for k in NAME_FIELDS if (v := getattr(e, k))},
             **_typed(e.properties, concept.label, ontology),
             "source": source,
         }

@@ -234,16 +234,8 @@ ZH_RECIPE = EncoderRecipe(
 
 def _recipe(recipe: EncoderRecipe, cfg: TrainConfig) -> EncoderRecipe:
     """Command-line overrides (``None`` keeps the recipe's value)."""
-    over = {
-        k: v
-        for k, v in (
-            ("epochs", cfg.epochs),
-            ("rank", cfg.rank),
-            ("lr", cfg.lr),
-            ("top_layers", cfg.top_layers),
-        )
-        if v is not None
-    }
+    fields = ("epochs", "rank", "lr", "top_layers")
+    over = {k: v for k in fields if (v := getattr(cfg, k)) is not None}
     return replace(recipe, **over)
 
 
