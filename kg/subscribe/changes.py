@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from core.codec import construct_valid
 from core.records import SCHEMA_VERSION, GraphChange, IndicatorTick, Triple, utcnow
@@ -24,28 +25,50 @@ def change_id(record_id: str) -> str:
     return hashlib.sha1(data, usedforsecurity=False).hexdigest()[:20]
 
 
+def _row(
+    record_id: str,
+    event_time: datetime,
+    now: datetime,
+    kind: Literal["triple", "tick"],
+    *,
+    entity_ids: list[str],
+    relation_types: list[str],
+    labels: list[str],
+    doc_ids: list[str],
+) -> dict[str, Any]:
+    """Every GraphChange field, in its order: ``construct_valid`` takes them as they are."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "id": change_id(record_id),
+        "source": SOURCE,
+        "event_time": event_time,
+        "ingest_time": now,
+        "kind": kind,
+        "record_id": record_id,
+        "entity_ids": entity_ids,
+        "relation_types": relation_types,
+        "labels": labels,
+        "doc_ids": doc_ids,
+    }
+
+
 def tick_changes(ticks: Sequence[IndicatorTick]) -> list[GraphChange]:
     """One change per tick, built from the validated ticks (``construct_valid``)."""
     now = utcnow()
-    return construct_valid(
-        GraphChange,
-        [
-            {  # every GraphChange field, in its order
-                "schema_version": SCHEMA_VERSION,
-                "id": change_id(t.id),
-                "source": SOURCE,
-                "event_time": t.event_time,
-                "ingest_time": now,
-                "kind": "tick",
-                "record_id": t.id,
-                "entity_ids": [t.indicator_id],
-                "relation_types": list(TICK_RELATIONS),
-                "labels": list(TICK_LABELS),
-                "doc_ids": [],
-            }
-            for t in ticks
-        ],
-    )
+    rows = [
+        _row(
+            t.id,
+            t.event_time,
+            now,
+            "tick",
+            entity_ids=[t.indicator_id],
+            relation_types=list(TICK_RELATIONS),
+            labels=list(TICK_LABELS),
+            doc_ids=[],
+        )
+        for t in ticks
+    ]
+    return construct_valid(GraphChange, rows)
 
 
 def triple_changes(
@@ -82,18 +105,15 @@ def triple_changes(
             both += ontology.label_path(tail_label).split(":")
             labels = labels_of[(head_label, tail_label)] = sorted(set(both))
         rows.append(
-            {  # every GraphChange field, in its order
-                "schema_version": SCHEMA_VERSION,
-                "id": change_id(t.id),
-                "source": SOURCE,
-                "event_time": t.event_time,
-                "ingest_time": now,
-                "kind": "triple",
-                "record_id": t.id,
-                "entity_ids": [head_id] if head_id == tail_id else [head_id, tail_id],
-                "relation_types": [check.relation],
-                "labels": list(labels),
-                "doc_ids": [t.doc_id] if t.doc_id else [],
-            }
+            _row(
+                t.id,
+                t.event_time,
+                now,
+                "triple",
+                entity_ids=[head_id] if head_id == tail_id else [head_id, tail_id],
+                relation_types=[check.relation],
+                labels=list(labels),
+                doc_ids=[t.doc_id] if t.doc_id else [],
+            )
         )
     return construct_valid(GraphChange, rows)
