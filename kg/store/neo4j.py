@@ -51,7 +51,7 @@ SYSTEM_DATABASE = "system"
 
 
 def _plain(value: Any) -> Any:
-    import neo4j.graph as g  # optional: the Neo4j driver, as above
+    import neo4j.graph as g  # optional: the Neo4j driver loads only where Neo4j is used
 
     if isinstance(value, g.Node):
         return {**dict(value), "_labels": sorted(value.labels)}
