@@ -692,6 +692,10 @@ class Synthesizer:
         for r in self.onto.relations:
             if r.type in relations:
                 ends = [e for e in (*r.domain, *r.range) if e != "Entity"]
+                if not ends:  # a relation between any entities: the graph's edges decide
+                    ends = [
+                        e for (h, rel, t) in self.lex.edge_stats if rel == r.type for e in (h, t)
+                    ]
                 if any(self.is_a(label, e) or self.is_a(e, label) for e in ends):
                     return True
         return False
