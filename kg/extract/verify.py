@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kg.canonical import AliasIndex, Method, Resolution
+from kg.extract.deps_en import lexicon
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
 from kg.ontology import Ontology, default_ontology
@@ -64,6 +65,11 @@ HEDGED = re.compile(
     r"explor\w+|weigh\w*|mull\w*|speculat\w+|possible|potential(?:ly)?|seek(?:s|ing)?[ ]to)\b",
     re.I,
 )
+# Last words of a name that is a product, not its maker.
+# ("Systems", "Solutions" end many company names: Cisco Systems, MTS Systems.)
+PRODUCT_HEAD_WORDS = frozenset(
+    {"software", "platform", "app", "application", "suite", "tool", "device"}
+)  # fmt: skip
 # A figure under these words is a forecast, not a reported value ("expecting first-quarter
 # EPS of $(0.80)").
 FORWARD = re.compile(
@@ -318,6 +324,7 @@ class Verifier:
                 by_fact[key] = i
         issues += self._restated(cands)
         issues += self._undone(cands, text)
+        issues += self._no_product(cands)
         issues += [
             Issue(i, "forward_looking", m.group(0))
             for i, c in enumerate(cands)
@@ -325,6 +332,22 @@ class Verifier:
             and c.end > c.start >= 0 and (m := FORWARD.search(text[c.start : c.end]))
         ]  # fmt: skip
         return issues
+
+    @staticmethod
+    def _no_product(cands: list[Candidate]) -> list[Issue]:
+        """PRODUCES whose tail is an abstract noun ("insights into agent performance") or
+        whose head is itself a product ("Quality Management Software provides ...")."""
+        lex, out = lexicon(), []
+        for i, c in enumerate(cands):
+            if c.relation != "PRODUCES":
+                continue
+            tail = c.tail.lower().split(" of ")[0].split()  # "wafers of acceptable quality"
+            head = c.head.lower().split()
+            if (tail and tail[-1] in lex.abstract_objects) or (
+                head and head[-1] in PRODUCT_HEAD_WORDS
+            ):
+                out.append(Issue(i, "not_a_product", c.tail))
+        return out
 
     @staticmethod
     def _undone(cands: list[Candidate], text: str) -> list[Issue]:
@@ -426,7 +449,7 @@ class Verifier:
             elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
-            elif rule in ("conflicting_values", "restated", "negated"):
+            elif rule in ("conflicting_values", "restated", "negated", "not_a_product"):
                 drop.add(issue.index)
                 stats.dropped[rule] += 1
         return [c for i, c in enumerate(cands) if i not in drop] + extra

@@ -144,3 +144,16 @@ def test_regions_of_sold_or_part_owned_businesses_are_not_the_filers() -> None:
     assert not [c for c in extract_en(text, ctx) if c.relation == "OPERATES_IN"]
     kept = extract_en("We operate manufacturing plants in Canada and Mexico.", ctx)
     assert {c.tail for c in kept if c.relation == "OPERATES_IN"} >= {"Canada", "Mexico"}
+
+
+def test_critic_drops_a_product_that_is_an_abstract_noun_or_made_by_a_product() -> None:
+    text = "Acme's Quality Management Software provides insights into agent performance."
+    bad = Candidate("Quality Management Software", "Company", "PRODUCES", "agent performance",
+                    "Product", 0, len(text), Component.PATTERN, "t")  # fmt: skip
+    text2 = "MTS Systems makes wafers of acceptable quality."
+    good = Candidate("MTS Systems", "Company", "PRODUCES", "wafers of acceptable quality",
+                     "Product", 0, len(text2), Component.PATTERN, "t")  # fmt: skip
+    stats = VerifyStats()
+    assert Verifier().reflect([bad], text, DocContext(doc_id="t"), stats) == []
+    assert stats.dropped["not_a_product"] == 1
+    assert len(Verifier().reflect([good], text2, DocContext(doc_id="t"), VerifyStats())) == 1
