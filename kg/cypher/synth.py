@@ -14,7 +14,7 @@ LIMIT, and none writes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -1108,7 +1108,26 @@ class Synthesizer:
     def _numeric_props_has(self, prop: str) -> bool:
         return any(prop in self._numeric_props(c.label) for c in self.onto.concepts)
 
+    def _regions_as_values(self, frame: Frame, target: str) -> Frame:
+        """A region named for entities that have no edge to a region but record a country
+        ("美国的指标", "chinese monthly indicators"): their ``country`` property instead."""
+        members = [e for e in self.lex.entities.values() if e.get("label") == target]
+        countries = {e.get("country") for e in members}
+        if not any(a.label == "Region" and a.key in countries for a in frame.anchors):
+            return frame
+        if any(
+            self._data(target, r.type, "Region") or self._data("Region", r.type, target)
+            for r in self.onto.relations
+        ):
+            return frame  # the graph links them to regions: the edge decides
+        keep = [a for a in frame.anchors if not (a.label == "Region" and a.key in countries)]
+        moved = [a for a in frame.anchors if a not in keep]
+        values = [*frame.values, *(Sense("value", "country", a.key) for a in moved)]
+        negated = frame.negated | {f"country={a.key}" for a in moved if a.key in frame.negated}
+        return replace(frame, anchors=keep, values=values, negated=frozenset(negated))
+
     def _entity_set(self, frame: Frame, target: str, now: datetime) -> list[Candidate]:
+        frame = self._regions_as_values(frame, target)
         anchors = list(frame.anchors)
         same = [a for a in anchors if a.label == target]
         combos = self._constraints(frame, target, anchors)
