@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import orjson
 import psutil
@@ -170,6 +171,49 @@ def _percentiles(lat: np.ndarray) -> dict[str, float | int | None]:
     }
 
 
+_BATCH_METRICS = ("livekg_batch_seconds_sum", "livekg_batch_seconds_count",
+                  "livekg_batch_size_sum")  # fmt: skip
+
+
+async def _batch_metrics(url: str | None) -> dict[tuple[str, str], float]:
+    """(metric, agent) -> value of the worker's batch histograms ({} if unreachable)."""
+    if not url:
+        return {}
+    try:
+        async with httpx.AsyncClient(timeout=5) as client:
+            text = (await client.get(url)).text
+    except httpx.HTTPError:
+        return {}
+    out: dict[tuple[str, str], float] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        if name in _BATCH_METRICS and 'agent="' in rest:
+            agent = rest.split('agent="', 1)[1].split('"', 1)[0]
+            out[(name, agent)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def _batch_diff(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float]
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for (name, agent), value in after.items():
+        if name != "livekg_batch_seconds_count":
+            continue
+        n = value - before.get((name, agent), 0.0)
+        if n <= 0:
+            continue
+        secs = after.get(("livekg_batch_seconds_sum", agent), 0.0) - before.get(
+            ("livekg_batch_seconds_sum", agent), 0.0
+        )
+        size = after.get(("livekg_batch_size_sum", agent), 0.0) - before.get(
+            ("livekg_batch_size_sum", agent), 0.0
+        )
+        out[agent] = {"batches": int(n), "mean_size": round(size / n, 1),
+                      "mean_ms": round(1000 * secs / n, 2)}  # fmt: skip
+    return out
+
+
 def _cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
     """User+system CPU of each process and its children (noida-db runs a child binary)."""
     out: dict[str, float] = {}
@@ -224,7 +268,7 @@ def run_pipeline_bench(
         prefix=settings.kafka.topic_prefix,
     )
     with tempfile.TemporaryDirectory(prefix="livekg-bench-") as tmp:
-        proc, _port = spawn_worker(settings, ep, Path(tmp))
+        proc, port = spawn_worker(settings, ep, Path(tmp))
         pids = {"worker": proc.pid}
         state = read_state(base.state_file)
         for name in ("broker", "graph"):
@@ -245,6 +289,7 @@ def run_pipeline_bench(
                     limit_s=timeout,
                     sampler=sampler,
                     pids=pids,
+                    metrics_url=f"http://127.0.0.1:{port}/metrics",
                 )
             )
         finally:
@@ -278,6 +323,7 @@ async def _phases(
     limit_s: float,
     sampler: _RssSampler,
     pids: dict[str, int],
+    metrics_url: str | None = None,
 ) -> dict[str, Any]:
     store = open_store(settings, ep.falkordb_url)
     prefix = settings.kafka.topic_prefix
@@ -301,8 +347,10 @@ async def _phases(
 
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
+        batches0 = await _batch_metrics(metrics_url)
         await asyncio.to_thread(produce_stamped, prod, prefix, steady, rate)
         await _wait_for(store, done + steady_events, limit_s)
+        steady_batches = _batch_diff(batches0, await _batch_metrics(metrics_url))
         by_label = await _latencies(store, since_ms)
         lat = np.concatenate(list(by_label.values()))
         await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph
@@ -319,6 +367,9 @@ async def _phases(
         "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
         "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
         "max_ms": round(float(lat.max()), 2) if lat.size else None,
+        # the worker's own view of the steady phase: batches per agent, their mean size
+        # and mean handling time (its /metrics; consume wait and broker hops excluded)
+        "steady_worker_batches": steady_batches,
         "steady_by_kind": {
             "tick": _percentiles(by_label["Observation"]),
             "doc": _percentiles(by_label["Document"]),
