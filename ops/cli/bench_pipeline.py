@@ -22,6 +22,7 @@ def bench_pipeline(
         int | None, typer.Option(help="default: min(events, 10 x rate)")
     ] = None,
     mix: Annotated[str, typer.Option(help="docs | ticks | mixed")] = "mixed",
+    workers: Annotated[int, typer.Option(help="worker processes in one group")] = 1,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Broker -> normalize -> graph sink throughput and produce-to-graph latency."""
@@ -30,8 +31,9 @@ def bench_pipeline(
     steady = steady_events if steady_events is not None else int(min(events, 10 * rate))
     with services(Settings()) as (settings, ep):
         result = run_pipeline_bench(
-            settings, ep, events=events, rate=rate, steady_events=steady, mix=mix
-        )
+            settings, ep, events=events, rate=rate, steady_events=steady, mix=mix,
+            workers=workers,
+        )  # fmt: skip
     emit_json(result)
 
 
