@@ -551,6 +551,7 @@ def _short_forms(
     "Kweichow"), each only where no other entity's name starts with it."""
     spec = trig.get("short_forms", {})
     labels, not_words = set(spec.get("labels", [])), set(spec.get("not_words", []))
+    regions = [w for ws in trig.get("region_words", {}).values() for w in ws if not w.isascii()]
     texts: dict[str, str] = {}  # id -> all its names, for "no other name contains the clip"
     words: dict[str, set[str]] = {}
     for r in rows:
@@ -569,9 +570,21 @@ def _short_forms(
     for r in rows:
         eid = str(r.get("id") or "")
         e = lex.entities.get(eid)
-        if not e or e["label"] not in labels:
+        if not e:
             continue
         sense = Sense("entity", eid, str(e["label"]), str(r.get("name") or eid))
+        zh = r.get("name_zh")
+        for w in regions if isinstance(zh, str) else ():
+            rest = zh[len(w) :]
+            if (
+                zh.startswith(w)
+                and len(rest) >= 3
+                and _CJK.fullmatch(rest)
+                and unique_cjk(rest, eid)
+            ):
+                out.append((rest, sense))  # "中国人民银行" -> "人民银行" (not "CPI同比")
+        if e["label"] not in labels:
+            continue
         for n in (r.get("short_name"), r.get("name_zh"), r.get("name")):
             if not isinstance(n, str) or not n:
                 continue
