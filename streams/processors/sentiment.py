@@ -104,8 +104,8 @@ class TableState(tables.TableState):
         raw = super().get(entity)
         return EntityState.model_validate(raw) if raw else None
 
-    def set(self, entity: str, state: EntityState, partition: int) -> None:  # type: ignore[override]
-        super().set(entity, state.model_dump(mode="json"), partition)
+    def dump(self, value: EntityState) -> dict[str, Any]:  # type: ignore[override]
+        return value.model_dump(mode="json")
 
 
 def fold_scores(
@@ -125,6 +125,15 @@ def fold_scores(
                 staged.set(entity, new, origin.partition)
             alerts += fired
     return alerts
+
+
+def state_outcome(state: TableState, decoded: Decoded, rules: AlertRules) -> Outcome:
+    """One batch of the state agent: the alerts to send, and the states to write once
+    they are acknowledged (``after_ack``), acknowledged in turn by the broker before the
+    batch's offsets can be committed (``tables.StagedWrites.write_acked``)."""
+    staged = tables.StagedWrites(state)
+    alerts = fold_scores(staged, decoded.records, decoded.origins, rules)  # type: ignore[arg-type]
+    return Outcome(outputs={ALERTS_SENTIMENT.name: alerts}, after_ack=staged.write_acked)
 
 
 async def score_docs(
@@ -190,9 +199,7 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
     state = TableState(table)
 
     async def handle_state(decoded: Decoded) -> Outcome:
-        staged = tables.StagedWrites(state)  # written once the alerts are acknowledged
-        alerts = fold_scores(staged, decoded.records, decoded.origins, rules)  # type: ignore[arg-type]
-        return Outcome(outputs={ALERTS_SENTIMENT.name: alerts}, after_ack=staged.write)
+        return state_outcome(state, decoded, rules)
 
     typed_agent(
         app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=handle, observe_latency=True
