@@ -49,7 +49,7 @@ class Outcome:
     outputs: dict[str, Sequence[Record]] = field(default_factory=dict)  # logical topic -> records
     dead: list[DeadLetter] = field(default_factory=list)
     # run once every output is acknowledged (staged state writes, bookkeeping)
-    after_ack: Callable[[], Awaitable[None] | None] | None = None
+    after_ack: Callable[[], object] | None = None  # awaited when it returns an awaitable
 
 
 TypedHandler = Callable[[Decoded], Awaitable[Outcome]]
