@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -63,6 +64,14 @@ def scores(entity: str, tones: list[float]) -> list[SentimentScore]:
     return out
 
 
+def started(after_ack: Callable[[], object] | None) -> asyncio.Future:
+    """Run an ``after_ack`` as the shell does; it must be awaitable to wait for the broker."""
+    assert after_ack is not None
+    done = after_ack()
+    assert inspect.isawaitable(done)
+    return asyncio.ensure_future(done)
+
+
 def batch() -> Decoded:
     records = scores("A", [0.05, 0.05, 0.05, 0.05, 0.9, 0.9, 0.9])  # good, then bad: alerts
     origins = [Inbound(topic="sentiment.scored", value=b"", partition=1, offset=100 + i)
@@ -75,11 +84,8 @@ async def test_after_ack_returns_only_once_the_changelog_is_acknowledged() -> No
     state = TableState(table)  # type: ignore[arg-type]
     outcome = state_outcome(state, batch(), RULES)
     assert outcome.outputs["alerts.sentiment"]  # the batch fires alerts
-    assert outcome.after_ack is not None
-    done = outcome.after_ack()
     # the shell acks the batch's offsets right after after_ack: it must wait for the broker
-    assert inspect.isawaitable(done)
-    task = asyncio.ensure_future(done)
+    task = started(outcome.after_ack)
     await asyncio.sleep(0.01)
     assert not task.done()
     assert [(p, key) for p, key, _v, _f in table.sent] == [(1, "A")]
@@ -96,8 +102,7 @@ async def test_a_failed_changelog_send_fails_the_batch_and_leaves_the_state() ->
     table = PendingChangelogTable()
     state = TableState(table)  # type: ignore[arg-type]
     first = state_outcome(state, batch(), RULES)
-    assert first.after_ack is not None
-    task = asyncio.ensure_future(first.after_ack())  # type: ignore[arg-type]
+    task = started(first.after_ack)
     await asyncio.sleep(0)
     table.ack(ConnectionError("broker gone"))
     with pytest.raises(ConnectionError):
@@ -106,8 +111,7 @@ async def test_a_failed_changelog_send_fails_the_batch_and_leaves_the_state() ->
     again = state_outcome(state, batch(), RULES)  # the retry sends the same alerts
     ids = [a.id for a in again.outputs["alerts.sentiment"]]
     assert ids == [a.id for a in first.outputs["alerts.sentiment"]]
-    assert again.after_ack is not None
-    retry = asyncio.ensure_future(again.after_ack())  # type: ignore[arg-type]
+    retry = started(again.after_ack)
     await asyncio.sleep(0)
     table.ack()
     assert await retry == 1
