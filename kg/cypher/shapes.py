@@ -31,6 +31,7 @@ class ShapeName(StrEnum):
     SERIES_AVG = "series_avg"
     SERIES_RANGE = "series_range"
     SERIES_CHANGE = "series_change"
+    SERIES_FALL = "series_fall"
     SERIES_FIRST = "series_first"
     SERIES_LAST = "series_last"
     SERIES_LIST = "series_list"

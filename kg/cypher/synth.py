@@ -99,6 +99,7 @@ class Frame:
     known_at: int | None = None  # knowledge time (epoch ms): facts recorded by then only
     uncovered: tuple[str, ...] = ()  # content words no mention or trigger accounts for
     explain: bool = False  # "why ...", "怎么看": an explanation, not rows
+    fall: bool = False  # a change asked as a fall ("跌了多少"): the drop, positive
 
     @property
     def agg(self) -> str | None:
@@ -201,6 +202,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         else ("min" if hit(trig["compare"]["min"]) else None),
         uncovered=_uncovered(question, tokens, mentions),
         explain=hit(trig["explain"]["patterns"]) is not None,
+        fall=hit(trig["fall"]["patterns"]) is not None,
     )
 
 
@@ -555,10 +557,14 @@ class Synthesizer:
                 conds.append(f"x {c.op} $c{k}")
             if agg == "count" or conds:
                 fold = f"size([x IN dv WHERE {' AND '.join(conds) or 'true'}])"
+            elif agg == "change" and frame.fall:
+                fold = "dv[0] - dv[size(dv) - 1]"
             else:
                 fold = _folds("dv").get(agg or "", "dv[size(dv) - 1]")
             params["_slots"] = {"pick": pick, "agg": fold}
             return S.SERIES_DAILY
+        if agg == "change" and frame.fall:
+            return S.SERIES_FALL
         if agg in _AGG_SHAPES:
             return _AGG_SHAPES[agg]
         if agg == "latest" or (win is not None and win.point):
@@ -569,7 +575,7 @@ class Synthesizer:
 
     def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
         params: dict[str, Any] = {"a": aid}
-        agg = frame.agg
+        agg = "change" if frame.fall and frame.agg in (None, "latest") else frame.agg
         win = frame.units.time
         name = self.lex.entities.get(aid, {}).get("name", aid)
         plain = (

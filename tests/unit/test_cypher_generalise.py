@@ -192,3 +192,24 @@ def test_a_series_row_without_a_value_is_no_answer() -> None:
     assert not _has_values([{"value": None, "unit": "%", "observed_at": None}])
     assert _has_values([{"value": 1.2, "unit": "%"}])
     assert _has_values([{"id": "X", "name": None}])
+
+
+def test_a_change_asked_as_a_fall_is_the_drop() -> None:
+    assert "vs[0] - vs[size(vs) - 1]" in _series_cypher("how far did CN10Y slide on tuesday")
+    assert "dv[0] - dv[size(dv) - 1]" in _series_cypher("美2年周二收盘到周四收盘下降了多少")
+
+
+def test_a_region_filters_entities_without_region_edges_by_country() -> None:
+    f = frame("list the american indicators that are monthly")
+    cands = Synthesizer(lexicon()).candidates(f, NOW)
+    best = max((c for c in cands if c.kind == "entities"), key=lambda c: c.prior)
+    assert "t.country = $v" in best.cypher and "US" in best.params.values()
+    # companies are linked to regions by edges: those decide
+    f = frame("which american chipmakers")
+    cands = Synthesizer(lexicon()).candidates(f, NOW)
+    assert all("t.country" not in c.cypher for c in cands)
+
+
+def test_a_chinese_name_without_its_region_word() -> None:
+    assert "PBOC" in anchors("人民银行的行长是谁")
+    assert "US_CPI" not in anchors("CPI同比最高")  # series names keep their region
