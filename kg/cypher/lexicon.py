@@ -420,6 +420,8 @@ class Lexicon:
             return tok
         top = min(d for d, _ in best)
         words = {w for d, w in best if d == top}
+        if len(words) > 1:  # "googel": "google" (a swap) over "googl" (the ticker)
+            words = {w for w in words if len(w) == len(tok)} or words
         return words.pop() if len(words) == 1 else tok
 
     def _subset_at(

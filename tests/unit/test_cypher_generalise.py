@@ -100,6 +100,7 @@ def test_thresholds_are_numbers_not_names(question: str, expected: list[Any]) ->
     ("question", "entity"),
     [
         ("who runs microsfot these days", "MSFT"),  # misspelt
+        ("Googel's exchange", "GOOGL"),  # a swap, beside the ticker "googl"
         ("what sector is Exon in", "XOM"),  # one dropped letter in a short word
         ("Kweichow's exchange?", "600519.SH"),  # first word of the name
         ("宁德的董事长", "300750.SZ"),  # two-character clip of a Chinese name
