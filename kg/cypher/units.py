@@ -355,7 +355,8 @@ def comparisons(question: str) -> list[Comparison]:
                 if after.isdigit():
                     continue  # a number cut by the search window ("... 10Y" read as "1")
                 if not num.group("unit") and after.isascii() and after.isalpha():
-                    continue  # part of a name ("over 2s", "above 10y"), not a threshold
+                    if not re.match(r"(?:y|yr|yrs|years?)\b", text[num.end("n") :]):
+                        continue  # part of a name ("over 2s"), not a threshold ("10y" is)
                 if not num.group("unit") and any(
                     p.match(text, num.end()) for p in _compiled()["time_units"]
                 ):

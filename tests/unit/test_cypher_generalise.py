@@ -86,7 +86,7 @@ def test_relative_days_are_day_mentions_and_absolute_dates_stay_first() -> None:
     ("question", "expected"),
     [
         ("ticks over 4.25 for the 10s", [(">", 4.25)]),
-        ("above the 10y", []),  # a tenor, not a threshold
+        ("tenor above 10y", [(">", 10.0)]),  # years are a threshold's unit
         ("widest the 30s over 5s got", []),
         ("DR007收盘在1.45以上的天数", [(">=", 1.45)]),
         ("bigger than 0.07", [(">", 0.07)]),
