@@ -110,7 +110,14 @@ def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
     wh = set(triggers()["wh"]["tokens"])
     roles = triggers()["role_nouns"]
     positions = [i for i, t in enumerate(tokens) if t in wh]
-    concepts = [(m.start, s.key) for m in mentions if not m.of("entity") for s in m.of("concept")]
+    ends = {m.end: {s.label for s in m.of("entity")} for m in mentions if m.of("entity")}
+    concepts = [
+        (m.start, s.key)
+        for m in mentions
+        if not m.of("entity")
+        for s in m.of("concept")
+        if s.key not in ends.get(m.start, set())  # "the AI theme": part of the name
+    ]
     concepts += [
         (m.start, roles[s.key])
         for m in mentions
@@ -138,11 +145,18 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     properties: list[str] = []
     values: list[Sense] = []
     rel_values: list[Sense] = []
+    prev: Mention | None = None
     for m in mentions:
         ents = m.of("entity")
+        # "the EV theme", "semis industry": the concept word is part of the name before it
+        named_kind = prev is not None and prev.end == m.start and prev.of("entity")
+        kind_of_prev = {s.label for s in prev.of("entity")} if named_kind and prev else set()
+        prev = m
         if ents:
             if ents[0].key not in {a.key for a in anchors}:
                 anchors.append(ents[0])
+        elif any(s.key in kind_of_prev for s in m.of("concept")) and not m.of("relation"):
+            continue
         else:
             if m.of("relation"):
                 rel_values.extend(m.of("value"))  # "CEO": the relation, a role only alone

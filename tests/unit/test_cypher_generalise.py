@@ -214,3 +214,9 @@ def test_a_region_filters_entities_without_region_edges_by_country() -> None:
 def test_a_chinese_name_without_its_region_word() -> None:
     assert "PBOC" in anchors("人民银行的行长是谁")
     assert "US_CPI" not in anchors("CPI同比最高")  # series names keep their region
+
+
+def test_a_concept_word_after_a_name_of_that_concept_is_part_of_the_name() -> None:
+    f = frame("Nasdaq-listed AI-theme names")
+    Synthesizer(lexicon())._members_target(f)
+    assert f.target == "Company" and "Theme" not in f.concepts
