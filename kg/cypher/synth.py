@@ -621,30 +621,16 @@ class Synthesizer:
         n2 = self.lex.entities.get(a2, {}).get("name", a2)
         win = frame.units.time
         tail = self._spread_tail(frame, params)
-        if tail is not None:
-            ow, _ = self._window_where(win, params, frame.known_at)
-            cy = render(
-                S.SERIES_SPREAD_POINTS,
-                left=p1,
-                right=right,
-                obs_where=ow,
-                obs_where2=ow.replace("o.", "o2."),
-                agg=tail,
-            )
-            desc = shape(S.SERIES_SPREAD_POINTS).describe.format(name=n1, other=n2)
-        elif win is None and frame.known_at is None:
+        if tail is None and win is None and frame.known_at is None:
             cy = render(S.SERIES_SPREAD, left=p1, right=right)
             desc = shape(S.SERIES_SPREAD).describe.format(name=n1, other=n2)
-        else:
+        else:  # in a window: each spread then folded (tail), or the spread at its end
+            which = S.SERIES_SPREAD_AT if tail is None else S.SERIES_SPREAD_POINTS
             ow, _ = self._window_where(win, params, frame.known_at)
-            cy = render(
-                S.SERIES_SPREAD_AT,
-                left=p1,
-                right=right,
-                obs_where=ow,
-                obs_where2=ow.replace("o.", "o2."),
-            )
-            desc = shape(S.SERIES_SPREAD_AT).describe.format(name=n1, other=n2)
+            slots = {"left": p1, "right": right, "obs_where": ow}
+            slots["obs_where2"] = ow.replace("o.", "o2.")
+            cy = render(which, **slots, **({} if tail is None else {"agg": tail}))
+            desc = shape(which).describe.format(name=n1, other=n2)
         return Candidate(cy, params, desc, 3.5, "series", [a1, a2])
 
     def _spread_tail(self, frame: Frame, params: dict[str, Any]) -> str | None:
