@@ -41,7 +41,7 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
             if new is not None and new is not state:
                 staged.set(tick.indicator_id, new.model_dump(mode="json"), origin.partition)
             alerts += fired
-        return Outcome(outputs={ALERTS_INDICATOR.name: alerts}, after_ack=staged.write)
+        return Outcome(outputs={ALERTS_INDICATOR.name: alerts}, after_ack=staged.write_acked)
 
     # Invalid ticks are dead-lettered once, by the tick sink that reads the same topic;
     # here they are only counted.

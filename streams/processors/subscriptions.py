@@ -99,7 +99,7 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
             metrics.ERRORS.labels(AGENT, "evaluation").inc()
 
         async def acknowledged() -> None:  # only once the alerts are acknowledged
-            staged.write()
+            await staged.write_acked()  # state in the changelog before offsets commit
             await storage.mark_fired(store, result.fired)
             if result.alerts:
                 task = asyncio.create_task(deliver(result.alerts))
