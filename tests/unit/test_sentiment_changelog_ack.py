@@ -18,9 +18,9 @@ import pytest
 
 from core.batch import Decoded, Inbound
 from core.records import SentimentScore
-from kg.sentiment.labels import LABELS, label_of, polarity
 from kg.sentiment.state import AlertRules, EntityState
 from streams.processors.sentiment import TableState, state_outcome
+from tests.fakes.records import sentiment_scores
 
 T = datetime(2026, 3, 2, tzinfo=UTC)
 RULES = AlertRules(shift_threshold=0.5, min_docs=3, alert_cooldown_s=600)
@@ -52,16 +52,7 @@ class PendingChangelogTable(dict):
 
 
 def scores(entity: str, tones: list[float]) -> list[SentimentScore]:
-    out = []
-    for i, neg in enumerate(tones):
-        probs = (neg, 1.0 - neg - 0.05, 0.05)
-        out.append(SentimentScore(
-            id=f"s{i}", source="t", event_time=T.replace(minute=i), doc_id=f"d{i}",
-            entities=[entity], label=label_of(probs),
-            probabilities=dict(zip(LABELS, probs, strict=True)),
-            score=polarity(probs), model_id="m",
-        ))  # fmt: skip
-    return out
+    return sentiment_scores(entity, tones, T)
 
 
 def started(after_ack: Callable[[], object] | None) -> asyncio.Future:

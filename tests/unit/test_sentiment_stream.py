@@ -9,6 +9,7 @@ from core.records import CleanDocument, DocKind, SentimentLabel, content_hash
 from kg.sentiment.service import ScoreOutput
 from kg.sentiment.state import EntityState
 from streams.processors.sentiment import TableState, doc_text, score_docs, scores_for
+from tests.fakes.records import sentiment_scores
 
 T = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -90,19 +91,7 @@ def test_table_state_writes_data_and_changelog_partition() -> None:
 
 
 def _scores(entity: str, tones: list[float]) -> list:
-    from core.records import SentimentScore
-    from kg.sentiment.labels import LABELS, label_of, polarity
-
-    out = []
-    for i, neg in enumerate(tones):
-        probs = (neg, 1.0 - neg - 0.05, 0.05)
-        out.append(SentimentScore(
-            id=f"s{i}", source="t", event_time=T.replace(minute=i), doc_id=f"d{i}",
-            entities=[entity], label=label_of(probs),
-            probabilities=dict(zip(LABELS, probs, strict=True)),
-            score=polarity(probs), model_id="m",
-        ))  # fmt: skip
-    return out
+    return sentiment_scores(entity, tones, T)
 
 
 def test_a_crash_around_the_state_write_neither_loses_nor_doubles_alerts() -> None:
