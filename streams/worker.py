@@ -15,6 +15,7 @@ import faust
 from core.runtime_state import endpoints
 from core.settings import Settings
 from streams.app import build_app
+from streams.processors.base import relax_gc
 from streams.tables import ensure_changelogs
 
 
@@ -31,6 +32,7 @@ def run_worker(settings: Settings | None = None, worker_id: str | None = None) -
     worker_id = worker_id or default_worker_id()
     ep = endpoints(settings)
     app, _ctx = build_app(settings, ep, worker_id=worker_id)
+    relax_gc()  # process-wide: everything alive now lives as long as the worker
     logging.basicConfig(level=settings.log_level.upper())
     # before joining the group: a table whose changelog is missing at the first
     # rebalance is not recovered (streams/tables.py)

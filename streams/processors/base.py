@@ -65,9 +65,9 @@ def relax_gc() -> None:
     """Every object alive now (modules, settings, a sink's alias index) lives as long as
     the worker: move it out of the cyclic collector's reach (``gc.freeze``; frozen
     objects are still freed by reference counting), and collect the young generation
-    less often (``GC_THRESHOLDS``; only ever raised). Called when agents are registered
-    and again after a big long-lived structure is loaded; the kg bench measured the
-    collector at ~25% of the graph sink's CPU without it."""
+    less often (``GC_THRESHOLDS``; only ever raised). Called once by the worker after its
+    agents are registered, and again after a big long-lived structure is loaded; the kg
+    bench measured the collector at ~25% of the graph sink's CPU without it."""
     gc.freeze()
     if gc.get_threshold()[0] < GC_THRESHOLDS[0]:
         gc.set_threshold(*GC_THRESHOLDS)
@@ -158,7 +158,6 @@ def batch_agent(
     It runs on a librdkafka lane when ``streams.lanes`` names one for it (stateless
     hot-path agents), else as a faust agent (needed for agents with faust tables).
     """
-    relax_gc()
     lane_name = ctx.settings.streams.lanes.get(name)
     if lane_name:
         run = functools.partial(handle_safely, ctx, name, handler=handler)
