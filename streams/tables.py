@@ -40,12 +40,6 @@ class TableState:
         """The stored (JSON-able) form of a value; subclasses with typed values override."""
         return value
 
-    def set(self, key: str, value: Any, partition: int) -> None:
-        """Local store and changelog at once (the changelog record only queued)."""
-        raw = self.dump(value)
-        self.put_local(key, raw, partition)
-        self.send_changelog(key, raw, partition)
-
     def send_changelog(self, key: str, raw: Any, partition: int) -> Any:
         """Queue the changelog record of a dumped value; the future faust resolves once
         the broker has it (None for a table without a partition)."""
@@ -92,11 +86,6 @@ class StagedWrites:
 
     def set(self, key: str, value: Any, partition: int) -> None:
         self._new[key] = (value, partition)
-
-    def write(self) -> int:
-        for key, (value, partition) in self._new.items():
-            self.table.set(key, value, partition)
-        return len(self._new)
 
     async def write_acked(self) -> int:
         """Send the changelog records, wait until the broker acknowledged them all, then

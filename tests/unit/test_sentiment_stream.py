@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 from core.batch import Inbound
@@ -9,6 +10,7 @@ from core.records import CleanDocument, DocKind, SentimentLabel, content_hash
 from kg.sentiment.service import ScoreOutput
 from kg.sentiment.state import EntityState
 from streams.processors.sentiment import TableState, doc_text, score_docs, scores_for
+from streams.tables import StagedWrites
 from tests.fakes.records import sentiment_scores
 
 T = datetime(2026, 3, 2, tzinfo=UTC)
@@ -85,9 +87,17 @@ def test_table_state_writes_data_and_changelog_partition() -> None:
     state = TableState(table)  # type: ignore[arg-type]
     assert state.get("A") is None
     st = EntityState(entity_id="A", n=2, short=0.5, long=0.1)
-    state.set("A", st, partition=3)
+    staged = StagedWrites(state)
+    staged.set("A", st, partition=3)
+    assert state.get("A") is None  # staged only
+    write(staged)
     assert state.get("A") == st
     assert table.changelog[0][0] == 3 and table.changelog[0][1] == "A"
+
+
+def write(staged: StagedWrites) -> None:
+    """Apply a batch's staged writes as the agents do (changelog, then local store)."""
+    asyncio.run(staged.write_acked())
 
 
 def _scores(entity: str, tones: list[float]) -> list:
@@ -99,7 +109,6 @@ def test_a_crash_around_the_state_write_neither_loses_nor_doubles_alerts() -> No
     states are written only after its alerts, and a score's copy is not folded twice."""
     from kg.sentiment.state import AlertRules
     from streams.processors.sentiment import fold_scores
-    from streams.tables import StagedWrites
 
     rules = AlertRules(shift_threshold=0.5, min_docs=3, alert_cooldown_s=600)
     scores = _scores("A", [0.05, 0.05, 0.05, 0.05, 0.9, 0.9, 0.9])  # good, then bad
@@ -112,7 +121,7 @@ def test_a_crash_around_the_state_write_neither_loses_nor_doubles_alerts() -> No
     staged = StagedWrites(state)
     again = fold_scores(staged, scores, origins, rules)
     assert [a.id for a in again] == [a.id for a in first]
-    staged.write()
+    write(staged)
     written = state.get("A")
     assert written is not None and written.n == 7 and len(written.seen) == 7
     # crash after the write, before the commit: redelivered, folded once only; and the
@@ -122,12 +131,12 @@ def test_a_crash_around_the_state_write_neither_loses_nor_doubles_alerts() -> No
         later = [Inbound(topic="sentiment.scored", value=b"", partition=1, offset=offset + i)
                  for i in range(len(scores))]  # fmt: skip
         assert fold_scores(staged, scores, later, rules) == []
-        staged.write()
+        write(staged)
         assert state.get("A") == written
     # the next record is folded as usual
     nxt = _scores("A", [0.9] * 8)[7:]
     staged = StagedWrites(state)
     fold_scores(staged, nxt, [Inbound(topic="sentiment.scored", value=b"", partition=1,
                                       offset=107)], rules)  # fmt: skip
-    staged.write()
+    write(staged)
     assert state.get("A").n == 8  # type: ignore[union-attr]
