@@ -94,6 +94,7 @@ class RetrievalService:
         self._refreshed_at = float("-inf")
         self._names_loaded = False
         self._lock = asyncio.Lock()
+        self._refreshing: set[asyncio.Future[dict[str, int]]] = set()  # kept until done
         self.cache: VectorCache | None = None
         if cache_dir is not None:  # passage vectors on disk between processes
             self.cache = VectorCache(cache_path(cache_dir, self.embedder.model_id), embedder.dim)
@@ -112,7 +113,28 @@ class RetrievalService:
         return self.embedder.embed_sync(texts, "passage")
 
     async def refresh(self, *, force: bool = False) -> dict[str, int]:
-        """Pull new facts and documents from the graph into the index."""
+        """Pull new facts and documents from the graph into the index.
+
+        The work runs as its own task, shielded from the caller: a caller cancelled
+        mid-refresh (the question path's retrieval timeout) leaves the refresh to finish
+        under the lock. Cancelling it instead released the lock while its thread was
+        still appending to the index, so the next search read triples whose vectors were
+        not there yet (IndexError) and the next refresh added the same rows again."""
+        if self.store is None:
+            return {"triples": 0, "documents": 0}
+        task = asyncio.ensure_future(self._refresh(force))
+        self._refreshing.add(task)
+        task.add_done_callback(self._refresh_done)
+        return await asyncio.shield(task)
+
+    def _refresh_done(self, task: asyncio.Future[dict[str, int]]) -> None:
+        """Forget a finished refresh; its error reached the caller, or (a cancelled
+        caller) the next refresh retries: read here so asyncio does not report it."""
+        self._refreshing.discard(task)
+        if not task.cancelled():
+            task.exception()
+
+    async def _refresh(self, force: bool) -> dict[str, int]:
         if self.store is None:
             return {"triples": 0, "documents": 0}
         async with self._lock:
