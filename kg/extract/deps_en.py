@@ -55,6 +55,7 @@ class Lexicon(BaseModel):
     not_parties: frozenset[str]
     stop_verbs: frozenset[str]
     subsidiary_nouns: frozenset[str]
+    metric_kinds: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod

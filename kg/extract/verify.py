@@ -77,6 +77,11 @@ FORWARD = re.compile(
     r"project(?:s|ed|ing|ion|ions)|targets?|targeting|plans?[ ]to|intends?[ ]to|aims?[ ]to)\b",
     re.I,
 )
+# the first word of a sentence, after list marks and footnote numbers ("(1) United ...")
+FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
+COMMON_NOUN_ENDINGS = ("ing", "ship", "ion", "ment", "al")
+# issues whose candidate the corrector drops
+DROP_RULES = ("conflicting_values", "restated", "negated", "not_a_product", "not_an_owner")
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -325,6 +330,7 @@ class Verifier:
         issues += self._restated(cands)
         issues += self._undone(cands, text)
         issues += self._no_product(cands)
+        issues += self._not_an_owner(cands, text)
         issues += [
             Issue(i, "forward_looking", m.group(0))
             for i, c in enumerate(cands)
@@ -347,6 +353,30 @@ class Verifier:
                 head and head[-1] in PRODUCT_HEAD_WORDS
             ):
                 out.append(Issue(i, "not_a_product", c.tail))
+        return out
+
+    def _not_an_owner(self, cands: list[Candidate], text: str) -> list[Issue]:
+        """A DISCLOSES "owner" that is only the sentence's capitalised first word and names
+        a kind of the metric ("Advertising costs were ...", "Subscription revenue grew
+        ...", "Rental income was ..."): capitalisation there says nothing, so an ordinary
+        word (the lexicon's ``metric_kinds`` or a common-noun ending) is no owner; a known
+        entity ("Apple revenue was ...") is."""
+        lex, out = lexicon(), []
+        for i, c in enumerate(cands):
+            head = c.head.strip()
+            if c.relation != "DISCLOSES" or " " in head or not head[:1].isupper():
+                continue
+            if not head[1:].islower() or c.end <= c.start:
+                continue
+            first = FIRST_WORD.match(text[c.start : c.end])
+            word = head.lower()
+            if first is None or first.group(1) != head:
+                continue
+            if word not in lex.metric_kinds and not word.endswith(COMMON_NOUN_ENDINGS):
+                continue
+            if self.index.resolve(head, c.head_type).method != Method.NEW:
+                continue
+            out.append(Issue(i, "not_an_owner", head))
         return out
 
     @staticmethod
@@ -449,7 +479,7 @@ class Verifier:
             elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
-            elif rule in ("conflicting_values", "restated", "negated", "not_a_product"):
+            elif rule in DROP_RULES:
                 drop.add(issue.index)
                 stats.dropped[rule] += 1
         return [c for i, c in enumerate(cands) if i not in drop] + extra

@@ -1,0 +1,48 @@
+"""Precision checks on English sentence facts that carry over to unseen text: a
+sentence-initial word naming a kind of metric is no owner, shares sold are no product
+(sentences written for these tests; invented company names)."""
+
+from __future__ import annotations
+
+from kg.extract import DocContext
+from kg.extract.deps_en import dependency_candidates
+from kg.extract.nlp_en import nlp
+from kg.extract.types import Candidate, Component
+from kg.extract.verify import Verifier, VerifyStats
+
+
+def _figure(head: str, metric: str, text: str) -> Candidate:
+    props = {"amount": "$3.2 billion", "value": 3.2e9, "unit": "USD", "period": "FY2021"}
+    return Candidate(head, "Company", "DISCLOSES", metric, "FinMetric", 0, len(text),
+                     Component.PATTERN, "t", None, props, 0.9)  # fmt: skip
+
+
+def test_a_metric_kind_first_in_the_sentence_is_no_owner() -> None:
+    for head, metric in (("Advertising", "costs"), ("Subscription", "revenue"),
+                         ("Membership", "fee revenue"), ("Rental", "income")):  # fmt: skip
+        text = f"{head} {metric} were $3.2 billion for fiscal 2021."
+        stats = VerifyStats()
+        assert Verifier().reflect([_figure(head, metric, text)], text,
+                                  DocContext(doc_id="t"), stats) == []  # fmt: skip
+        assert stats.dropped["not_an_owner"] == 1
+
+
+def test_a_name_first_in_the_sentence_stays_the_owner() -> None:
+    for head in ("Norvale", "NRVL"):
+        text = f"{head} revenue was $3.2 billion for fiscal 2021."
+        kept = Verifier().reflect([_figure(head, "revenue", text)], text,
+                                  DocContext(doc_id="t"), VerifyStats())  # fmt: skip
+        assert [c.head for c in kept] == [head]
+    text = "In 2021, Subscription revenue of Norvale was $3.2 billion."  # not first: kept
+    kept = Verifier().reflect([_figure("Subscription", "revenue", text)], text,
+                              DocContext(doc_id="t"), VerifyStats())  # fmt: skip
+    assert len(kept) == 1
+
+
+def test_shares_sold_are_no_product() -> None:
+    doc = nlp()("In 2017, Norvale Robotics sold 69.75 million ordinary shares of Tessly N.V.")
+    rels = {(c.head, c.relation) for s in doc.sents for c in dependency_candidates(s)}
+    assert ("Norvale Robotics", "PRODUCES") not in rels
+    doc = nlp()("Norvale Robotics sells industrial welding robots.")
+    rels = {(c.relation, c.tail) for s in doc.sents for c in dependency_candidates(s)}
+    assert ("PRODUCES", "industrial welding robots") in rels
