@@ -276,8 +276,18 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 a, b = _date(m, "a"), _date(m, "b")
                 if a and b:
                     return TimeWindow(kind, _ms(a), _ms(b + DAY), m.group())
+            elif kind == "since":
+                days = [d for d in day_mentions(text, now) if 0 <= d[0] - m.end() <= 2]
+                if days:
+                    s, e, a = days[0]
+                    return TimeWindow(kind, _ms(a), None, text[m.start() : e])
             elif kind == "as_of":
-                a = _date(m)
+                a = _date(m, now=now)
+                if a is None and m.groupdict().get("hm"):  # "at 03:00 UTC on Nov 19"
+                    days = day_mentions(text, now)
+                    if days:
+                        hh, mm = m.group("hm").split(":")
+                        a = days[0][2].replace(hour=int(hh), minute=int(mm))
                 if a:
                     has_time = a != _day(a) or bool(m.groupdict().get("hm"))
                     end = a + (timedelta(milliseconds=1) if has_time else DAY)

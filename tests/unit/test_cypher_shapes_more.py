@@ -1,0 +1,93 @@
+"""General mechanisms of the second generalisation pass (issue 33), each with wordings
+invented for this test (not taken from an evaluation set): "since <day>", a time of day
+with any day mention, "# of", "at or above", "came in at", "how much has X risen",
+"哪几只" as a list, and the query shapes added for month-on-month changes, top-N daily
+closes, one series filtering another and two-region tenor names."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+import pytest
+
+from kg.cypher.lexicon import Lexicon
+from kg.cypher.synth import Synthesizer, read_frame
+from kg.cypher.units import parse
+from kg.static import bundled_universe_path
+
+NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
+
+
+def _iso(ms: int | None) -> str | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).isoformat()[:16]
+
+
+@cache
+def lexicon() -> Lexicon:
+    data = json.loads(bundled_universe_path().read_text(encoding="utf-8"))
+    rows: list[dict[str, Any]] = []
+    types = {e["id"]: e["type"] for e in data["entities"]}
+    for e in data["entities"]:
+        row = {k: v for k, v in e.items() if k not in ("type", "properties")}
+        row.update(e.get("properties") or {})
+        row["labels"] = ["Entity", e["type"]]
+        rows.append(row)
+    lex = Lexicon.build(rows)
+    for r in data["relations"]:
+        key = (types[r["head"]], r["relation"], types[r["tail"]])
+        lex.edge_stats[key] = lex.edge_stats.get(key, 0) + 1
+    return lex
+
+
+def frame(question: str) -> Any:
+    toks, mentions = lexicon().match(question)
+    return read_frame(question, toks, mentions, parse(question, NOW))
+
+
+def cyphers(question: str) -> list[str]:
+    return [c.cypher for c in Synthesizer(lexicon()).candidates(frame(question), NOW)]
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("max DR007 since tuesday", "2026-11-17T00:00", None),
+        ("自11月17日以来美债10年的均值", "2026-11-17T00:00", None),
+        ("CN10Y at 14:30 on Nov 18", None, "2026-11-18T14:30"),
+        ("yesterday 09:15 utc us2y level", None, "2026-11-20T09:15"),
+    ],
+)
+def test_since_a_day_and_a_time_of_day_on_any_day(
+    question: str, start: str | None, end: str | None
+) -> None:
+    win = parse(question, NOW).time
+    assert win is not None
+    assert _iso(win.start_ms) == start
+    assert end is None or _iso(win.end_ms) == end
+
+
+@pytest.mark.parametrize(
+    ("question", "agg", "op", "value"),
+    [
+        ("# of ticks with us2y at or above 3.5", "count", ">=", 3.5),
+        ("count days cn10y closed at or below 1.75", "count", "<=", 1.75),
+        ("how often did PMI come in at 49.5", None, "=", 49.5),
+        ("how much has M2 climbed since march", "change", None, None),
+        ("how much has DR007 fallen this week", "change", None, None),
+    ],
+)
+def test_count_and_change_wordings(
+    question: str, agg: str | None, op: str | None, value: float | None
+) -> None:
+    u = parse(question, NOW)
+    assert u.aggregation == agg
+    if op is not None:
+        assert [(c.op, c.value) for c in u.comparisons] == [(op, value)]
+
+
+def test_which_ones_is_a_list_not_a_count() -> None:
+    assert parse("币种是美元的债券有哪几只", NOW).aggregation is None
+    assert parse("币种是美元的债券有几只", NOW).aggregation == "count"
