@@ -56,6 +56,8 @@ class Lexicon(BaseModel):
     stop_verbs: frozenset[str]
     subsidiary_nouns: frozenset[str]
     metric_kinds: frozenset[str]
+    demonyms: frozenset[str]
+    headline_words: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.deps_en import lexicon
+from kg.extract.regions import is_region
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
 from kg.ontology import Ontology, default_ontology
@@ -81,7 +82,11 @@ FORWARD = re.compile(
 FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 COMMON_NOUN_ENDINGS = ("ing", "ship", "ion", "ment", "al")
 # issues whose candidate the corrector drops
-DROP_RULES = ("conflicting_values", "restated", "negated", "not_a_product", "not_an_owner")
+DROP_RULES = (
+    "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party"
+)  # fmt: skip
+PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
+PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -254,6 +259,33 @@ def find_period(text: str, start: int, end: int) -> str:
     return m.group(0) if m else ""
 
 
+def trim_headline_name(name: str, kind: str) -> str:
+    """The name inside a run of capitalised headline words, or "" when none is left: cut
+    before the first verb/auxiliary/question word (and, for a person, at a possessive:
+    "Tidjane Thiam's Resignation" -> "Tidjane Thiam"); a company may also lose one such
+    word before it ("Says Cipla" -> "Cipla", "How T-Mobile" -> "T-Mobile"). A person
+    keeps at least two words, since one is too little to tell who."""
+    lex = lexicon()
+    words = name.replace("\u2019", "'").split()
+    low = [w.casefold() for w in words]
+    before: list[str] = []
+    for w, lw in zip(words, low, strict=True):
+        if lw in lex.headline_words:
+            break
+        if kind == "Person" and lw.endswith("'s"):
+            before.append(w[:-2])
+            break
+        before.append(w)
+    if kind == "Person":
+        return " ".join(before) if len(before) >= 2 else ""
+    if before:
+        return " ".join(before)
+    rest, rest_low = words[1:], low[1:]
+    if not rest or any(w in lex.headline_words or w in PRONOUNS for w in rest_low):
+        return ""
+    return " ".join(rest) if all(w[:1].isupper() for w in rest) else ""
+
+
 class Verifier:
     def __init__(self, ontology: Ontology | None = None, index: AliasIndex | None = None) -> None:
         self.ontology = ontology or default_ontology()
@@ -331,6 +363,7 @@ class Verifier:
         issues += self._undone(cands, text)
         issues += self._no_product(cands)
         issues += self._not_an_owner(cands, text)
+        issues += self._not_a_party(cands)
         issues += [
             Issue(i, "forward_looking", m.group(0))
             for i, c in enumerate(cands)
@@ -377,6 +410,36 @@ class Verifier:
             if self.index.resolve(head, c.head_type).method != Method.NEW:
                 continue
             out.append(Issue(i, "not_an_owner", head))
+        return out
+
+    @staticmethod
+    def _not_a_party(cands: list[Candidate]) -> list[Issue]:
+        """A company or person side of a relation that is no party. A region or nationality
+        where a company is meant ("Chinese President X" -> X EXECUTIVE_OF Chinese, "Asian
+        markets inch up" -> Asian PRODUCES ...; a region's own figure stays a segment's) is
+        dropped (``not_a_party``). A "name" holding a verb, auxiliary or question word,
+        which a Title Case headline capitalises like a name ("Susan Story Announces",
+        "Says Cipla", "Tidjane Thiam's Resignation"), is trimmed (``headline_name``)."""
+        lex, out = lexicon(), []
+        for i, c in enumerate(cands):
+            if c.relation not in PARTY_RELATIONS and c.relation not in ("BELONGS_TO", "DISCLOSES"):
+                continue
+            for side in ("head", "tail"):
+                name, kind = getattr(c, side), getattr(c, f"{side}_type")
+                if kind not in PARTY_TYPES:
+                    continue
+                low = name.strip().replace("’", "'").casefold()
+                if (
+                    c.relation != "DISCLOSES"
+                    and kind != "Person"
+                    and (is_region(low.removeprefix("the ")) or low in lex.demonyms)
+                ):
+                    out.append(Issue(i, "not_a_party", name))
+                    break
+                if any(w in lex.headline_words for w in re.findall(r"[\w'.&-]+", low)) or (
+                    kind == "Person" and "'s" in low
+                ):
+                    out.append(Issue(i, "headline_name", side))
         return out
 
     @staticmethod
@@ -479,6 +542,15 @@ class Verifier:
             elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
+            elif rule == "headline_name":  # "Susan Story Announces" -> "Susan Story"
+                kind = c.head_type if issue.detail == "head" else c.tail_type
+                name = trim_headline_name(getattr(c, issue.detail), kind)
+                if name:
+                    setattr(c, issue.detail, name)
+                    stats.repaired["headline_name"] += 1
+                else:
+                    drop.add(issue.index)
+                    stats.dropped["headline_name"] += 1
             elif rule in DROP_RULES:
                 drop.add(issue.index)
                 stats.dropped[rule] += 1

@@ -46,3 +46,36 @@ def test_shares_sold_are_no_product() -> None:
     doc = nlp()("Norvale Robotics sells industrial welding robots.")
     rels = {(c.relation, c.tail) for s in doc.sents for c in dependency_candidates(s)}
     assert ("PRODUCES", "industrial welding robots") in rels
+
+
+def _party(head: str, ht: str, rel: str, tail: str, tt: str, text: str) -> Candidate:
+    return Candidate(head, ht, rel, tail, tt, 0, len(text), Component.PATTERN, "t", None, {},
+                     0.9)  # fmt: skip
+
+
+def test_a_region_or_nationality_is_no_company_party() -> None:
+    text = "Veldran President Ana Kosta said the talks would go on."
+    for employer in ("Veldran", "Chinese", "Brazil"):
+        c = _party("Ana Kosta", "Person", "EXECUTIVE_OF", employer, "Company", text)
+        stats = VerifyStats()
+        kept = Verifier().reflect([c], text, DocContext(doc_id="t"), stats)
+        assert (kept == []) == (employer != "Veldran")
+    c = _party("Asian", "Company", "PRODUCES", "inch up ahead", "Product", text)
+    assert Verifier().reflect([c], text, DocContext(doc_id="t"), VerifyStats()) == []
+
+
+def test_headline_words_are_trimmed_from_names() -> None:
+    text = "Norvale Robotics CEO Ana Kosta Announces Retirement"
+    c = _party("Ana Kosta Announces", "Person", "EXECUTIVE_OF", "Norvale Robotics", "Company",
+               text)  # fmt: skip
+    stats = VerifyStats()
+    kept = Verifier().reflect([c], text, DocContext(doc_id="t"), stats)
+    assert [(k.head, k.tail) for k in kept] == [("Ana Kosta", "Norvale Robotics")]
+    assert stats.repaired["headline_name"] == 1
+    text = "Says Norvale Robotics CEO Ana Kosta's Plan Is Working"
+    c = _party("Says Norvale Robotics", "Company", "HAS_CEO", "Ana Kosta's Plan", "Person", text)
+    kept = Verifier().reflect([c], text, DocContext(doc_id="t"), VerifyStats())
+    assert [(k.head, k.tail) for k in kept] == [("Norvale Robotics", "Ana Kosta")]
+    text = "Were Quite Challenging, Says CFO"
+    c = _party("Were Quite Challenging", "Person", "EXECUTIVE_OF", "Says", "Company", text)
+    assert Verifier().reflect([c], text, DocContext(doc_id="t"), VerifyStats()) == []
