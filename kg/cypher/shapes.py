@@ -43,6 +43,7 @@ class ShapeName(StrEnum):
     SERIES_SPREAD_AT = "series_spread_at"
     SERIES_SPREAD_POINTS = "series_spread_points"
     SERIES_ARGMAX = "series_argmax"
+    SERIES_FILTERED = "series_filtered"
     INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"
     DESCRIBE = "describe"

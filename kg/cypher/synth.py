@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kg.cypher.lexicon import STOPWORDS, Lexicon, Mention, Sense, _normalize, triggers
@@ -100,6 +100,9 @@ class Frame:
     uncovered: tuple[str, ...] = ()  # content words no mention or trigger accounts for
     explain: bool = False  # "why ...", "怎么看": an explanation, not rows
     fall: bool = False  # a change asked as a fall ("跌了多少"): the drop, positive
+    anchor_at: dict[str, int] = field(default_factory=dict)  # anchor id -> token end
+    compare_at: tuple[int, ...] = ()  # token index of each comparison (units order)
+    periods: bool = False  # "on the days / in the months when ...": a filter over periods
 
     @property
     def agg(self) -> str | None:
@@ -191,6 +194,10 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     if ln:
         n = ln.group("n").lower()
         last_n = int(n) if n.isdigit() else _NUMS.get(n)
+    anchor_at: dict[str, int] = {}
+    for m in mentions:
+        for e in m.of("entity")[:1]:
+            anchor_at.setdefault(e.key, m.end)
     return Frame(
         question,
         anchors,
@@ -217,7 +224,28 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         uncovered=_uncovered(question, tokens, mentions),
         explain=hit(trig["explain"]["patterns"]) is not None,
         fall=hit(trig["fall"]["patterns"]) is not None,
+        anchor_at=anchor_at,
+        compare_at=tuple(_token_at(question, tokens, c.pos) for c in units.comparisons),
+        periods=hit(trig["periods"]["patterns"]) is not None,
     )
+
+
+def _token_at(question: str, tokens: list[str], pos: int) -> int:
+    """How many tokens start before character ``pos`` of the normalized question (tokens
+    found in order; a rewritten token, "10-year" -> "10y", stays at the last place found)."""
+    text = _normalize(question)
+    cursor = 0
+    n = 0
+    for t in tokens:
+        at = text.find(t, cursor)
+        if at >= 0:
+            cursor = at + len(t)
+        else:
+            at = cursor
+        if at >= pos:
+            break
+        n += 1
+    return n
 
 
 def _trigger_spans(text: str) -> list[tuple[int, int]]:
@@ -383,8 +411,8 @@ class Synthesizer:
 
     # -- "when": the start of a fact's validity -------------------------------------------
     def _when(self, frame: Frame) -> list[Candidate]:
-        if not frame.when or not frame.anchors:
-            return []
+        if not frame.when or not frame.anchors or (frame.periods and frame.units.comparisons):
+            return []  # "on the days when A closed above x": a filter, not "since when"
         rels = [r for r in frame.relations if _IDENT.match(r)] or [""]
         out = []
         a0 = frame.anchors[0]
@@ -434,6 +462,9 @@ class Synthesizer:
             return self._series_over_set(frame)
         if not inds or not wants_values:
             return []
+        filtered = self._series_filtered(frame, [a for _p, a, how in inds if how == "indicator"])
+        if filtered is not None:
+            return [filtered]
         counted = frame.agg == "count" and not u.comparisons  # "how many" of a spread: no
         if frame.spread and len(inds) >= 2 and not counted and not frame.range_agg:
             return [self._spread(frame, inds[:2])]
@@ -458,6 +489,53 @@ class Synthesizer:
 
             out.append(self._series_one(frame, pattern, aid, prior))
         return out
+
+    def _series_filtered(self, frame: Frame, ids: list[str]) -> Candidate | None:
+        """One series read in the periods another meets the question's comparison ("the
+        average CPI in the months M2 was below 7.5"): the condition's series is the one
+        named last before the comparison, the other is read (``series_filtered``)."""
+        comps = frame.units.comparisons
+        if not frame.periods or len(ids) < 2 or len(comps) != 1:
+            return None
+        at = frame.compare_at[0]
+        before = [a for a in ids if frame.anchor_at.get(a, 10**6) <= at + 1]
+        if not before:
+            return None
+        cond = max(before, key=lambda a: frame.anchor_at.get(a, -1))
+        target = next(a for a in ids if a != cond)
+        if frame.spread and frame.anchor_at.get(target, -1) <= at:
+            return None  # "days the 10y-2y spread was above 0.8": one spread, not a filter
+        params: dict[str, Any] = {"a": target, "b": cond, "f0": comps[0].value}
+        ow, dw = self._window_where(frame.units.time, params, frame.known_at)
+        monthly = all(
+            self.lex.entities.get(a, {}).get("frequency") == "monthly" for a in (cond, target)
+        )
+        if monthly:  # calendar months: the count of month starts up to a time is its month
+            params["months"] = _month_starts(frame.units.time)
+            keys = {k: f"size([m IN $months WHERE m <= {k}.t])" for k in ("q", "p")}
+        else:
+            keys = {k: f"{k}.t / 86400000" for k in ("q", "p")}
+        head = render(
+            S.SERIES_FILTERED,
+            obs_where=ow,
+            daily_where=dw,
+            obs_where2=ow.replace("o.", "o2."),
+            daily_where2=dw.replace("d.", "d2."),
+            key_q=keys["q"],
+            key_p=keys["p"],
+            op=comps[0].op,
+        )
+        rest = replace(frame, units=replace(frame.units, comparisons=()))
+        agg = frame.agg if frame.agg not in (None, "latest") else "avg"
+        ret = self._series_return(rest, agg, params)
+        slots = params.pop("_slots", {})
+        name = self.lex.entities.get(target, {}).get("name", target)
+        other = self.lex.entities.get(cond, {}).get("name", cond)
+        desc = shape(S.SERIES_FILTERED).describe.format(
+            agg=agg, name=name, other=other, op=comps[0].op
+        )
+        cy = f"{head}\n{render(ret, **slots)}\nLIMIT {ROW_LIMIT}"
+        return Candidate(cy, params, desc, 7.0, "series", [target, cond])
 
     def _which_of(self, frame: Frame, ids: list[str]) -> Candidate:
         """Which of the named series is higher (lower): now, or its aggregate in the
@@ -1287,6 +1365,25 @@ _DAILY_PICKS = {
     "close": "vs[size(vs) - 1]",
     "open": "vs[0]",
 }
+
+
+def _month_starts(win: TimeWindow | None) -> list[int]:
+    """Epoch ms of the first instant of every calendar month from the window's start (or
+    ten years back) to a month past its end (or past now): a time's month is the number
+    of these starts not after it."""
+    end = datetime.now(UTC)
+    if win and win.end_ms is not None:
+        end = datetime.fromtimestamp(win.end_ms / 1000, UTC)
+    if win and win.start_ms is not None:
+        start = datetime.fromtimestamp(win.start_ms / 1000, UTC)
+    else:
+        start = end.replace(year=end.year - 10)
+    y, m = start.year, start.month
+    out = []
+    while (y, m) <= (end.year + (end.month // 12), end.month % 12 + 1):
+        out.append(int(datetime(y, m, 1, tzinfo=UTC).timestamp() * 1000))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
 
 
 def _ever(frame: Frame) -> bool:

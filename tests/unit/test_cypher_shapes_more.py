@@ -91,3 +91,27 @@ def test_count_and_change_wordings(
 def test_which_ones_is_a_list_not_a_count() -> None:
     assert parse("币种是美元的债券有哪几只", NOW).aggregation is None
     assert parse("币种是美元的债券有几只", NOW).aggregation == "count"
+
+
+@pytest.mark.parametrize(
+    ("question", "target", "cond", "op", "value", "monthly"),
+    [
+        ("mean PMI over the months in which M2 was above 7.6", "CN_PMI", "CN_M2", ">", 7.6, True),
+        ("M2 at least 7.7的月份里PMI最高是多少", "CN_PMI", "CN_M2", ">=", 7.7, True),
+        ("highest DR007 close on days the US 2Y closed over 3.5", "DR007", "US2Y", ">", 3.5, False),
+    ],
+)
+def test_one_series_read_in_the_periods_another_meets_a_condition(
+    question: str, target: str, cond: str, op: str, value: float, monthly: bool
+) -> None:
+    cands = Synthesizer(lexicon()).candidates(frame(question), NOW)
+    best = max(cands, key=lambda c: c.prior)
+    assert best.params["a"] == target and best.params["b"] == cond
+    assert best.params["f0"] == value and f"v {op} $f0" in best.cypher
+    assert ("months" in best.params) is monthly
+    assert "IN keys" in best.cypher
+
+
+def test_a_spread_over_days_is_not_a_filter() -> None:
+    cands = Synthesizer(lexicon()).candidates(frame("days the 10y-2y spread was above 0.8"), NOW)
+    assert all("IN keys" not in c.cypher for c in cands)
