@@ -38,7 +38,7 @@ from kg.cypher.lexicon import (
 )
 from kg.cypher.rank import rank
 from kg.cypher.schema_view import relevant_schema
-from kg.cypher.synth import Candidate, Synthesizer, read_frame, spread_anchors
+from kg.cypher.synth import Candidate, Synthesizer, pair_anchors, read_frame, spread_anchors
 from kg.embed import Embedder
 from kg.ontology import default_ontology
 from kg.prompts.cypher import RevisedCypher, revise_v1
@@ -155,6 +155,14 @@ def _dated(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _in_bp(row: dict[str, Any]) -> dict[str, Any]:
+    """A value in per cent as basis points (rounded off float noise), unit "bp"."""
+    v = row.get("value")
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return {**row, "value": round(v * 100, 6), **({"unit": "bp"} if "unit" in row else {})}
+    return row
+
+
 def _iso(ms: int | None) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, UTC) if ms is not None else None
 
@@ -263,9 +271,10 @@ class CypherQA:
         u = units_mod.parse(question, now)
         frame = read_frame(question, _tokens, mentions, u)
         curve = spread_anchors(question, self.lexicon.entities)
-        for extra in reversed(curve):
-            if extra.key not in {a.key for a in frame.anchors}:
-                frame.anchors.insert(0, extra)
+        pair = curve or pair_anchors(question, self.lexicon.entities)  # "中美10年"
+        if pair:  # the named series first, in the order a spread subtracts them
+            keys = {a.key for a in pair}
+            frame.anchors[:] = [*pair, *(a for a in frame.anchors if a.key not in keys)]
         if curve:  # "2s10s" is a spread of the two series it names, not an unknown word
             frame.spread = True
             frame.uncovered = tuple(w for w in frame.uncovered if not re.search(r"\d+s", w))
@@ -325,13 +334,16 @@ class CypherQA:
 
         if chosen is not None and chosen.kind == "when" and cypher == chosen.cypher:
             rows = [_dated(r) for r in rows]
+        unit = self._unit(chosen)
+        if frame.in_bp and unit == "%" and chosen is not None and cypher == chosen.cypher:
+            rows, unit = [_in_bp(r) for r in rows], "bp"  # "by how many basis points"
         if cypher is not None and _has_values(rows):
             citations = await self._citations(frame.anchors, rows, chosen)
             lap("citations_ms", t)
             return result(
                 "cypher",
                 rows=rows,
-                answer=render(question, rows, self._unit(chosen)),
+                answer=render(question, rows, unit),
                 citations=citations,
                 revised=revised,
             )

@@ -103,6 +103,7 @@ class Frame:
     anchor_at: dict[str, int] = field(default_factory=dict)  # anchor id -> token end
     compare_at: tuple[int, ...] = ()  # token index of each comparison (units order)
     periods: bool = False  # "on the days / in the months when ...": a filter over periods
+    in_bp: bool = False  # the answer asked in basis points (a value in per cent x 100)
 
     @property
     def agg(self) -> str | None:
@@ -227,6 +228,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         anchor_at=anchor_at,
         compare_at=tuple(_token_at(question, tokens, c.pos) for c in units.comparisons),
         periods=hit(trig["periods"]["patterns"]) is not None,
+        in_bp=hit(trig["answer_bp"]["patterns"]) is not None,
     )
 
 
@@ -255,7 +257,16 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
     for table in ("aggregations", "comparisons", "times"):
         for item in trig.get(table, []):
             pats.extend(item["patterns"])
-    for key in ("value_words", "same_as", "when", "include_anchor", "range_agg", "spread"):
+    for key in (
+        "value_words",
+        "same_as",
+        "when",
+        "include_anchor",
+        "range_agg",
+        "spread",
+        "answer_bp",
+        "pair_names",
+    ):
         pats.extend(trig[key]["patterns"])
     pats.extend(trig["dates"]["patterns"])
     for key in ("most", "daily", "top_n"):
@@ -309,6 +320,33 @@ def spread_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[S
                 Sense("entity", eid, str(e.get("label") or "Indicator"), str(e.get("name") or eid))
             )
         return out
+    return []
+
+
+_PAIR_NUMS = {"一": 1, "二": 2, "两": 2, "三": 3, "五": 5, "七": 7, "十": 10, "三十": 30}
+
+
+def pair_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[Sense]:
+    """The two regions' series of one tenor a pair name stands for ("中美10年" = the US
+    10Y, then the CN 10Y; reversed by "中减美")."""
+    spec = triggers()["pair_names"]
+    text = _normalize(question)
+    for p in spec["patterns"]:
+        m = re.search(p, text, re.I)
+        if not m:
+            continue
+        raw = m.group("n")
+        n = int(raw) if raw.isdigit() else _PAIR_NUMS.get(raw, 0)
+        out = []
+        for pattern in spec["series"]:
+            e = entities.get(pattern.format(n=n))
+            if e is None:
+                return []
+            eid = pattern.format(n=n)
+            out.append(
+                Sense("entity", eid, str(e.get("label") or "Indicator"), str(e.get("name") or eid))
+            )
+        return out[::-1] if _any(spec["reverse"], text) else out
     return []
 
 

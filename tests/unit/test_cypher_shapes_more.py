@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from kg.cypher.lexicon import Lexicon
-from kg.cypher.synth import Synthesizer, read_frame
+from kg.cypher.qa import _in_bp
+from kg.cypher.synth import Synthesizer, pair_anchors, read_frame
 from kg.cypher.units import parse
 from kg.static import bundled_universe_path
 
@@ -115,3 +116,39 @@ def test_one_series_read_in_the_periods_another_meets_a_condition(
 def test_a_spread_over_days_is_not_a_filter() -> None:
     cands = Synthesizer(lexicon()).candidates(frame("days the 10y-2y spread was above 0.8"), NOW)
     assert all("IN keys" not in c.cypher for c in cands)
+
+
+@pytest.mark.parametrize(
+    ("question", "ids"),
+    [
+        ("中美2年利差现在多少", ["US2Y", "CN2Y"]),
+        ("中美十年收益率差，中减美", ["CN10Y", "US10Y"]),
+        ("US-China 10y gap today", ["US10Y", "CN10Y"]),
+        ("china/us 10yr spread, china minus us", ["CN10Y", "US10Y"]),
+    ],
+)
+def test_two_regions_of_one_tenor_are_two_series(question: str, ids: list[str]) -> None:
+    got = [s.key for s in pair_anchors(question, lexicon().entities)]
+    present = [i for i in ids if i in lexicon().entities]
+    assert got == (ids if present == ids else [])
+
+
+@pytest.mark.parametrize(
+    ("question", "in_bp", "agg"),
+    [
+        ("how many bps did DR007 drop this week", True, "change"),
+        ("美债2年本周跌了几个基点", True, "change"),
+        ("us10y range yesterday (bp)", True, None),
+        ("how many days did DR007 close above 1.4", False, "count"),
+    ],
+)
+def test_answers_asked_in_basis_points(question: str, in_bp: bool, agg: str | None) -> None:
+    f = frame(question)
+    assert f.in_bp is in_bp
+    if agg is not None:
+        assert f.agg == agg
+
+
+def test_values_in_per_cent_become_basis_points() -> None:
+    assert _in_bp({"value": 0.9284, "unit": "%"}) == {"value": 92.84, "unit": "bp"}
+    assert _in_bp({"count": 3}) == {"count": 3}
