@@ -156,6 +156,7 @@ def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> 
         for n in out
         if n.lower_ in (lex.org_nouns if nouns is None else nouns)
         and n.pos_ in ("NOUN", "PROPN")
+        and (n.text.islower() or n.i == n.sent.start)  # "Oracle Corporation": part of a name
         and min(abs(n.i - ent.start), abs(n.i - ent.end + 1)) <= NEAR
     ]
 
@@ -212,6 +213,8 @@ def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
 def _product_phrase(o: Any, lex: Lexicon) -> str:
     if o.pos_ not in ("NOUN", "PROPN") or o.ent_type_ in ("ORG", "PERSON"):
         return ""
+    if o.i > 0 and o.doc[o.i - 1].text == "#":
+        return ""  # a hashtag ("#economy")
     if o.lower_ in lex.facility_nouns:
         return ""  # "develop seven hotels": a site, not a product
     if o.lower_ in lex.abstract_objects or o.doc[o.left_edge.i].lower_ in ("to", "for", "from"):

@@ -79,3 +79,27 @@ def test_headline_words_are_trimmed_from_names() -> None:
     text = "Were Quite Challenging, Says CFO"
     c = _party("Were Quite Challenging", "Person", "EXECUTIVE_OF", "Says", "Company", text)
     assert Verifier().reflect([c], text, DocContext(doc_id="t"), VerifyStats()) == []
+
+
+def _dep(text: str) -> set[tuple[str, str, str]]:
+    doc = nlp()(text)
+    return {(c.head, c.relation, c.tail) for s in doc.sents for c in dependency_candidates(s)}
+
+
+def test_corporate_acts_and_results_are_no_products() -> None:
+    for text in (
+        "Norvale Robotics launches equity offering; shares down 3% after hours.",
+        "Norvale Robotics to sell its welding business segment for $40 million.",
+        "Norvale Robotics released its annual earnings on Thursday.",
+        "Norvale Robotics unveils welding robots #economy #robots",
+    ):
+        got = {t for h, r, t in _dep(text) if r == "PRODUCES"}
+        assert not got & {"equity offering", "welding business segment", "annual earnings",
+                          "economy", "robots"}, (text, got)  # fmt: skip
+
+
+def test_a_capitalised_legal_word_or_an_exchange_is_no_kind_of_company() -> None:
+    got = _dep("Is It Smart To Buy Norvale Robotics Corporation (NYSE:NRVL) Before It Goes?")
+    assert not [f for f in got if f[1] == "BELONGS_TO"]
+    got = _dep("Welding robot maker Norvale Robotics said on Monday it hired 200 people.")
+    assert ("Norvale Robotics", "BELONGS_TO", "Welding robot maker") in got
