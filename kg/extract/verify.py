@@ -525,9 +525,9 @@ class Verifier:
                 if period:
                     c.props["period"] = period
                     stats.repaired["period"] += 1
-                else:
-                    c.props["period"] = ""  # checked once; the fact stands without one
-                    c.props.setdefault("period_source", "none")
+                else:  # a figure with no period is no fact (issue 28), as in tables
+                    drop.add(issue.index)
+                    stats.dropped["period_missing"] += 1
             elif rule == "unit_missing":
                 unit = _unit_after(text, c)
                 if unit:
