@@ -96,6 +96,9 @@ def eval_extract(
         str, typer.Option(help="with --gold: all | tune | heldout (sha1(id) % 10 < 7: tune)")
     ] = "all",
     errors: Annotated[bool, typer.Option(help="with --gold: list false pos./negatives")] = False,
+    strict_attrs: Annotated[
+        bool, typer.Option(help="with --gold: a metric fact must agree on value/unit/period")
+    ] = False,
     limit: Annotated[int, typer.Option(help="first N documents (0: all)")] = 0,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
     dump: Annotated[Path | None, typer.Option(help="write the triples here (JSONL)")] = None,
@@ -104,7 +107,7 @@ def eval_extract(
     """CheckRules, supported, coverage and entropy metrics over every triple produced."""
     settings = Settings()
     if gold is not None:
-        emit_json(_score_gold(settings, gold, split, mode, base_url, limit, errors))
+        emit_json(_score_gold(settings, gold, split, mode, base_url, limit, errors, strict_attrs))
         return
     if not input:
         raise typer.BadParameter("give --input or --gold")
@@ -136,6 +139,7 @@ def _score_gold(
     base_url: str | None,
     limit: int,
     errors: bool,
+    strict_attrs: bool = False,
 ) -> dict[str, Any]:
     """Run the extractor over a gold file's documents and score them (kg/extract/gold.py)."""
     gdocs = read_gold(path, split)
@@ -144,14 +148,14 @@ def _score_gold(
 
     verification = VerifyStats()
 
-    async def go() -> dict[str, list[tuple[str, str, str]]]:
+    async def go() -> dict[str, list[tuple[str, str, str, dict[str, Any]]]]:
         ex = _extractor(settings, mode, base_url)
-        out: dict[str, list[tuple[str, str, str]]] = {}
+        out: dict[str, list[tuple[str, str, str, dict[str, Any]]]] = {}
         try:
             edocs = [ExtractDoc.model_validate(doc_fields(g)) for g in gdocs]
             for i in range(0, len(edocs), BATCH):
                 for r in await ex.extract_many(edocs[i : i + BATCH], Mode(mode)):
-                    out[r.doc.id] = [(t.head, t.relation, t.tail) for t in r.triples]
+                    out[r.doc.id] = [(t.head, t.relation, t.tail, t.attributes) for t in r.triples]
                     verification.merge(r.stats)
         finally:
             await _close(ex)
@@ -159,9 +163,10 @@ def _score_gold(
 
     started = time.perf_counter()
     preds = asyncio.run(go())
-    scores = score(gdocs, preds)
+    scores = score(gdocs, preds, strict_attrs=strict_attrs)
     return {
         "eval": "extract", "gold": str(path), "split": split, "mode": mode, "docs": len(gdocs),
+        "strict_attrs": strict_attrs,
         "gold_triples": sum(len(d.gold) for d in gdocs),
         "predicted": sum(len(v) for v in preds.values()),
         "seconds": round(time.perf_counter() - started, 2),
