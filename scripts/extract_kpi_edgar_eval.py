@@ -23,7 +23,8 @@ KPI = (
     Path(__file__).resolve().parents[2] / "shared/data/ie_dev/kpi_edgar/kpi_edgar_train_valid.jsonl"
 )
 VALUE_TYPES = {"cy", "py", "py1", "increase", "decrease", "increase_py", "decrease_py"}
-FIGURES = ("value", "amount", "val", "value2", "chg", "prior", "prior2", "prior3", "cmp")
+FIGURES = ("value", "amount", "val", "value2", "chg", "prior", "prior2", "prior3", "cmp", "raw",
+           "level", "vals")  # fmt: skip
 
 
 def digits(s: str) -> str:
@@ -61,7 +62,12 @@ def main() -> None:
         links_found += len(found)
     p = correct / pred_n if pred_n else 0.0
     r = links_found / links_total if links_total else 0.0
+    with_period = sum(
+        1 for res in results for t in res.triples
+        if t.relation == "DISCLOSES" and t.attributes.get("period") and t.attributes.get("unit")
+    )  # fmt: skip
     print(json.dumps({"sentences": len(rows), "predicted_metric_facts": pred_n,
+                      "with_period_and_unit": with_period,
                       "correct": correct, "precision": round(p, 3), "kpi_value_links":
                       links_total, "found": links_found, "recall": round(r, 3)}))  # fmt: skip
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from kg.extract.figures import DATED_KINDS, FIGURE_PROPS, complete_metric, complete_zh
 from kg.extract.patterns import PATTERNS, REFS, ROLE_MAP, Out, Pattern
 from kg.extract.types import Candidate, Component, DocContext
 
@@ -151,7 +152,10 @@ def _emit(
     pattern: Pattern,
     ctx: DocContext,
     valid_from: datetime | None,
+    where: tuple[str, str, str] = ("", "", ""),
 ) -> Iterator[Candidate]:
+    """``where``: (sentence, document header, document date) to complete a metric fact's figure and
+    period from (``figures.complete_metric``)."""
     for out in outs:
         if not _when(out, groups):
             continue
@@ -166,6 +170,12 @@ def _emit(
         for side, name in (("head_ref", head), ("tail_ref", tail)):
             if name in REFS:  # the graph's entity id (kg/data/universe.json)
                 props[side] = REFS[name]
+        if (out.relation == "DISCLOSES" or props.get("kind") in DATED_KINDS) and any(
+            props.get(k) for k in FIGURE_PROPS
+        ):
+            complete_metric(props, tail, *where)
+        elif pattern.lang == "zh":
+            complete_zh(props, where[0], where[2])
         for relation in _relations(out.relation, groups):
             yield Candidate(
                 head, head_type, relation, tail, tail_type, span[0], span[1],
@@ -187,6 +197,7 @@ def clean_phrase(value: str) -> str:
     return phrase if any(c.isalpha() for c in phrase) else ""
 
 
+_ZIP_SEP = re.compile(r",?\s+and\s+|,\s*")
 _VERB_CLAUSE = re.compile(r",?\s+and\s+(?:" + "|".join(sorted(_ITEM_VERB)) + r")\b.*$", re.S)
 _LIST_SEP = re.compile(r",\s*(?:and\s+|or\s+)?|\s+as\s+well\s+as\s+")
 
@@ -235,6 +246,7 @@ _ABBREV = re.compile(
     r"S\.A|N\.V|L\.L\.C|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$"
 )
 MAX_SENTENCE = 2_000
+HEADER_CHARS = 400  # the opening of a chunk read as its header (an earnings call's quarter)
 # Words that open a sentence: "... Technologies, Inc. It grew" splits after "Inc."
 _STARTER = re.compile(
     r"(?:It|Its|The|This|These|That|Those|We|Our|They|Their|He|She|His|Her|In|On|As|For|"
@@ -282,17 +294,52 @@ def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
     ]  # fmt: skip
     if not active:
         return out
+    header = f"{ctx.title}\n{text[:HEADER_CHARS]}"
+    day = ctx.event_time.date().isoformat() if ctx.event_time else ""
     for a, b in sentence_spans(text):
         sent, sent_low = text[a:b], low[a:b]
+        found: list[Candidate] = []
         for pattern in active:
             if pattern.triggers and not any(t in sent_low for t in pattern.triggers):
                 continue
             for m in pattern.compiled.finditer(sent):
-                out.extend(_from_match(m, pattern, ctx, a))
+                found.extend(_from_match(m, pattern, ctx, a, (sent, header, day)))
+        out.extend(one_reading(found, ctx))
     return out
 
 
-def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) -> list[Candidate]:
+def one_reading(cands: list[Candidate], ctx: DocContext) -> list[Candidate]:
+    """One metric fact per figure of a sentence: two patterns reading the same number for
+    the same period ("Total revenue" / "revenue", a "Data Center" read as the owner) are
+    one fact; the main entity's reading, then the richer one, then the longer metric win."""
+    if len(cands) < 2:
+        return cands
+    best: dict[tuple[object, ...], int] = {}
+    drop: set[int] = set()
+    for i, c in enumerate(cands):
+        if c.relation != "DISCLOSES" or not isinstance(
+            c.props.get("value", c.props.get("low_value")), float
+        ):
+            continue
+        key = tuple(c.props.get(k) for k in ("value", "low_value", "high_value", "unit", "period"))
+        j = best.get(key)
+        if j is None:
+            best[key] = i
+            continue
+        rank = [(x.head == ctx.main_entity, len(x.props), len(x.tail)) for x in (cands[j], c)]
+        keep, lose = (i, j) if rank[1] > rank[0] else (j, i)
+        best[key] = keep
+        drop.add(lose)
+    return [c for i, c in enumerate(cands) if i not in drop]
+
+
+def _from_match(
+    m: re.Match[str],
+    pattern: Pattern,
+    ctx: DocContext,
+    base: int,
+    where: tuple[str, str, str] = ("", "", ""),
+) -> list[Candidate]:
     found = _groups(m, pattern)
     if found is None:
         return []
@@ -302,6 +349,13 @@ def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) 
     if pattern.date_group and groups.get(pattern.date_group):
         valid_from = parse_date(groups[pattern.date_group])
     variants = [groups]
+    if len(pattern.zip) == 2:
+        a, b = (_ZIP_SEP.split(groups.get(g, "").strip(" ,")) for g in pattern.zip)
+        if len(a) != len(b) or len(a) < 2:
+            return []
+        variants = [
+            {**groups, pattern.zip[0]: x, pattern.zip[1]: y} for x, y in zip(a, b, strict=True)
+        ]
     for g in pattern.lists:
         if g in groups:
             variants = [
@@ -312,7 +366,7 @@ def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) 
             ]
     span = (base + m.start(), base + m.end())
     for v in variants:
-        out.extend(_emit(pattern.outs, v, span, pattern, ctx, valid_from))
+        out.extend(_emit(pattern.outs, v, span, pattern, ctx, valid_from, where))
     item_re = pattern.compiled_item
     if item_re is not None and groups.get(pattern.each):
         each_at = base + m.start(pattern.each)
@@ -322,7 +376,7 @@ def _from_match(m: re.Match[str], pattern: Pattern, ctx: DocContext, base: int) 
                 continue
             sub = {**groups, **item}
             ispan = (each_at + im.start(), each_at + im.end())
-            out.extend(_emit(pattern.item_outs, sub, ispan, pattern, ctx, valid_from))
+            out.extend(_emit(pattern.item_outs, sub, ispan, pattern, ctx, valid_from, where))
     return out
 
 

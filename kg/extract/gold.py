@@ -31,6 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kg.extract.figures import normalise_period, parse_figure
+
 _PAREN = re.compile(r"\([^)]*\)")
 _POSS = re.compile(r"(?:'s|’s|\bs)\b(?=\s|$)")
 _PUNCT = re.compile(r"[^\w\s]|_")
@@ -106,6 +108,83 @@ def triple_matches(head: str, relation: str, tail: str, g: GoldTriple) -> bool:
     return g.symmetric and names_match(tail, g.head) and names_match(head, g.tail)
 
 
+# -- attributes (``--strict-attrs``) ----------------------------------------------------
+METRIC_KEYS = ("value", "amount", "unit", "period")
+_UNIT_ALIASES = {
+    "$": "usd", "usd": "usd", "us$": "usd", "dollar": "usd", "dollars": "usd",
+    "%": "%", "percent": "%", "pct": "%", "per cent": "%", "percentage": "%",
+    "percentage points": "%", "bp": "bp", "bps": "bp", "basis points": "bp", "basis point": "bp",
+    "基点": "bp", "个基点": "bp", "rmb": "cny", "cny": "cny", "元": "cny", "亿元": "cny",
+    "shares": "shares", "share": "shares", "employees": "count", "people": "count",
+    "jobs": "count", "count": "count", "eur": "eur", "€": "eur", "gbp": "gbp", "£": "gbp",
+}  # fmt: skip
+
+
+def canonical_unit(unit: str) -> str:
+    """'USD' / '$' / 'dollars' -> usd; 'USD/share' -> usd/share; '%' / 'percent' -> %."""
+    u = " ".join(str(unit).casefold().split())
+    base, _, per = u.partition("/")
+    base = _UNIT_ALIASES.get(base.strip(), base.strip())
+    return f"{base}/share" if per.strip() in ("share", "sh") else base
+
+
+def _numbers(value: Any, scale: str = "") -> set[float]:
+    """Every reading of a stated value: as a number, in base units and as written."""
+    if isinstance(value, bool) or value in (None, ""):
+        return set()
+    if isinstance(value, int | float):
+        out = {float(value)}
+        fig = parse_figure(f"1 {scale}") if scale else None
+        if fig is None and scale:
+            fig = parse_figure(f"$1 {scale}")
+        if fig is not None:
+            out.add(float(value) * fig.value)
+        return out
+    text = str(value)
+    out = set()
+    fig = parse_figure(text) or parse_figure(f"$ {text}")
+    if fig is not None:
+        out.add(fig.value)
+    m = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
+    if m:
+        out.add(float(m.group(0).replace(",", "")))
+    return out
+
+
+def _close(a: set[float], b: set[float]) -> bool:
+    return any(abs(x - y) <= max(abs(y) * 0.005, 1e-9) for x in a for y in b)
+
+
+def attrs_agree(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
+    """A predicted metric fact's value, unit and period agree with the gold's, for each the
+    gold states (a gold without them accepts any). Values agree within 0.5% in base units
+    or as written ("4.2" with scale billion = 4.2e9); a range agrees when the gold value is
+    one of its ends or the gold gives the same ``low``/``high``; periods compare by their
+    normalised label (FY2023, 2024-Q3, ...); units by a canonical name (USD = $ = dollars)."""
+    scale = str(gold.get("scale") or "")
+    want = _numbers(gold.get("value", gold.get("amount")), scale)
+    if want:
+        have: set[float] = set()
+        for k in ("value", "low_value", "high_value", "change_value", "raw", "amount", "val"):
+            have |= _numbers(pred.get(k))
+        if not _close(want, have):
+            return False
+    for end in ("low", "high"):
+        if gold.get(end) not in (None, "") and not _close(
+            _numbers(gold[end], scale), _numbers(pred.get(f"{end}_value")) | _numbers(pred.get(end))
+        ):
+            return False
+    if gold.get("unit"):
+        g, p = canonical_unit(gold["unit"]), canonical_unit(pred.get("unit", ""))
+        if g != p and not (p.startswith(g + "/") or g.startswith(p + "/")):
+            return False
+    if gold.get("period"):
+        g, p = normalise_period(str(gold["period"])), normalise_period(str(pred.get("period", "")))
+        if not p or (g != p and g not in p and p not in g):
+            return False
+    return True
+
+
 def read_gold(path: Path, split: str = "all") -> list[GoldDoc]:
     docs: list[GoldDoc] = []
     with path.open(encoding="utf-8") as fh:
@@ -140,40 +219,64 @@ class Scores:
     by_relation: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
     unscored: Counter[str] = field(default_factory=Counter)
     errors: list[dict[str, str]] = field(default_factory=list)  # false positives / negatives
+    # document kind -> documents, documents with >= 1 prediction, with >= 1 correct fact
+    by_kind: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
 
     def as_dict(self, *, errors: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             **self.overall.as_dict(),
             "by_relation": {k: v.as_dict() for k, v in sorted(self.by_relation.items())},
             "unscored": dict(self.unscored),
+            "docs_by_kind": {
+                k: {**v, "share_with_correct": round(v["with_correct"] / v["docs"], 4)}
+                for k, v in sorted(self.by_kind.items())
+            },
         }
         if errors:
             out["errors"] = self.errors
         return out
 
 
+Predicted = tuple[str, str, str] | tuple[str, str, str, dict[str, Any]]
+
+
 def score(
     docs: Sequence[GoldDoc],
-    predicted: dict[str, Iterable[tuple[str, str, str]]],
+    predicted: dict[str, Iterable[Predicted]],
     relations: set[str] | None = None,
+    *,
+    strict_attrs: bool = False,
 ) -> Scores:
-    """P/R/F1 of ``predicted`` (doc id -> (head, relation, tail)) against ``docs``."""
+    """P/R/F1 of ``predicted`` (doc id -> (head, relation, tail[, attributes])) against
+    ``docs``. ``strict_attrs``: a gold triple whose attributes state a value, unit or
+    period is matched only by a prediction whose attributes agree (``attrs_agree``)."""
     scored = relations or {g.relation for d in docs for g in d.gold}
     out = Scores()
     for doc in docs:
-        preds, keys = [], set()
-        for h, r, t in predicted.get(doc.id, ()):
+        preds: list[tuple[str, str, str, dict[str, Any]]] = []
+        keys: set[tuple[Any, ...]] = set()
+        for p in predicted.get(doc.id, ()):
+            h, r, t = p[0], p[1], p[2]
+            attrs: dict[str, Any] = p[3] if len(p) > 3 else {}  # type: ignore[misc]
             if r not in scored:
                 out.unscored[r] += 1
                 continue
-            k = (normalise(h), r, normalise(t))
+            k: tuple[Any, ...] = (normalise(h), r, normalise(t))
+            if strict_attrs:
+                k += (str(attrs.get("value")), str(attrs.get("period")))
             if k not in keys:
                 keys.add(k)
-                preds.append((h, r, t))
+                preds.append((h, r, t, attrs))
         used: set[int] = set()
-        for h, r, t in preds:
+        for h, r, t, attrs in preds:
             hit = next(
-                (i for i, g in enumerate(doc.gold) if i not in used and triple_matches(h, r, t, g)),
+                (
+                    i
+                    for i, g in enumerate(doc.gold)
+                    if i not in used
+                    and triple_matches(h, r, t, g)
+                    and (not strict_attrs or attrs_agree(attrs, g.attributes))
+                ),
                 None,
             )
             if hit is None:
@@ -191,6 +294,10 @@ def score(
                 out.errors.append(
                     {"doc": doc.id, "kind": "fn", "triple": f"{g.head} | {g.relation} | {g.tail}"}
                 )
+        kind = out.by_kind[str((doc.model_extra or {}).get("kind") or "unknown")]
+        kind["docs"] += 1
+        kind["with_prediction"] += bool(preds)
+        kind["with_correct"] += bool(used)
     return out
 
 

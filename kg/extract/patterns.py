@@ -64,6 +64,9 @@ class Pattern:
     phrases: tuple[str, ...] = ()
     # groups holding a list ("data, video and voice services"): one triple per item
     lists: tuple[str, ...] = ()
+    # two list groups read pairwise ("$92 million, $167 million and $218 million for ...
+    # 2023, 2022 and 2021"): one triple per pair, none when the counts differ
+    zip: tuple[str, ...] = ()
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
@@ -101,6 +104,7 @@ class PatternSpec(BaseModel):
     names: list[str] = Field(default_factory=list)
     phrases: list[str] = Field(default_factory=list)
     lists: list[str] = Field(default_factory=list)
+    zip: list[str] = Field(default_factory=list, max_length=2)
     note: str = ""  # where the shape comes from / an example sentence
 
 
@@ -168,7 +172,7 @@ class PatternFile(BaseModel):
                         raise ValueError(f"pattern {p.name}: unknown groups {sorted(missing)}")
             if p.each and p.each not in groups:
                 raise ValueError(f"pattern {p.name}: each={p.each} is no group")
-            named = set(p.names + p.phrases + p.lists)
+            named = set(p.names + p.phrases + p.lists + p.zip)
             if named - groups - item_groups:
                 raise ValueError(f"pattern {p.name}: {sorted(named)} are not all groups")
         for q in self.pairs:
@@ -233,6 +237,7 @@ def _load(text: str) -> tuple[list[Pattern], dict[str, str], list[PairRule]]:
             names=tuple(p.names),
             phrases=tuple(p.phrases),
             lists=tuple(p.lists),
+            zip=tuple(p.zip),
         )
         for p in spec.patterns
     ]

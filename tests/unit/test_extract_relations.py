@@ -109,7 +109,8 @@ def test_partnership_lawsuit_buyback_dividend_layoffs() -> None:
         "$2 billion"
     )
     div = facts("Vantor Group declared a quarterly dividend of $0.30 per share.")
-    assert div[("Vantor Group", "DISCLOSES", "dividend")]["value"] == "$0.30"
+    dividend = div[("Vantor Group", "DISCLOSES", "dividend")]
+    assert (dividend["value"], dividend["unit"], dividend["raw"]) == (0.3, "USD/share", "$0.30")
     cut = facts("Vantor Group said it would cut about 1,200 jobs.")
     assert cut[("Vantor Group", "INVOLVED_IN", "jobs")]["count"] == "1,200"
 
@@ -123,8 +124,9 @@ def test_reported_metric_guidance_and_price_move() -> None:
     guide = facts("Hollis Mining expects revenue for fiscal 2025 of $1.1 billion to $1.2 billion.")
     props = guide[("Hollis Mining", "DISCLOSES", "revenue")]
     assert (props["low"], props["high"], props["period"]) == (
-        "$1.1 billion", "$1.2 billion", "fiscal 2025",
+        "$1.1 billion", "$1.2 billion", "FY2025",
     )  # fmt: skip
+    assert (props["low_value"], props["high_value"], props["unit"]) == (1.1e9, 1.2e9, "USD")
     move = facts("Hollis Mining shares jumped 12% after the report.")
     assert move[("Hollis Mining", "DISCLOSES", "shares")]["chg"] == "12%"
 

@@ -1,0 +1,332 @@
+"""Figures and periods of sentence facts: "$4.2 billion" -> 4.2e9 USD, "up 80 basis points"
+-> 80 bp, "the third quarter of 2024" -> 2024-Q3, "the quarter" -> the document's quarter.
+
+A metric fact from a sentence keeps what a table fact keeps: ``value`` in base units,
+``unit``, ``scale``, ``raw`` (the figure as written) and ``period`` (normalised by
+``table_periods.parse_period``). A figure without a unit, or a fact whose period is found
+neither in its sentence nor in the document's header, is no fact: the caller drops it and
+counts the reason (``unit_unknown`` / ``period_unknown``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from kg.extract.table_periods import parse_period
+
+SCALES = {
+    "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "mln": 1e6, "m": 1e6,
+    "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "tn": 1e12, "crore": 1e7,
+    "lakh": 1e5, "万": 1e4, "亿": 1e8, "万亿": 1e12,
+}  # fmt: skip
+_CURRENCY = {
+    "$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP",
+    "gbp": "GBP", "rmb": "CNY", "cny": "CNY", "¥": "CNY", "元": "CNY", "rs": "INR",
+    "rs.": "INR", "inr": "INR", "c$": "CAD", "a$": "AUD", "hk$": "HKD",
+}  # fmt: skip
+FIGURE = re.compile(
+    r"(?P<cur>US\$|C\$|A\$|HK\$|\$|€|£|¥|RMB|USD|EUR|GBP|Rs\.?|INR)?\s?"
+    r"(?P<num>\d[\d,]*(?:\.\d+)?)\s?"
+    r"(?P<scale>trillion|billion|million|thousand|bn|mn|mln|tn|crore|lakh|万亿|亿|万|[bmk](?![a-z]))?"
+    r"\s?(?P<unit>%|percent(?:age points?)?|per\s?cent|个?百分点|basis\s+points?|bps?|个基点|"
+    r"元|shares|employees|people|workers|jobs|positions|stores|customers|subscribers)?",
+    re.I,
+)
+_PER_SHARE = re.compile(r"per\s+(?:diluted\s+|basic\s+|common\s+)?share|\bEPS\b|a\s+share", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    value: float  # base units (dollars, not millions; percent points for %)
+    unit: str  # USD, EUR, CNY, USD/share, %, bp, shares, count
+    scale: str  # billion, million, 亿 ... ("" when none)
+    raw: str
+
+
+def parse_figure(raw: str, *, scale_hint: str = "", per_share: bool = False) -> Figure | None:
+    """The number of a figure with its unit; None when it has no unit (a bare "4,100")."""
+    m = FIGURE.search(raw or "")
+    if not m:
+        return None
+    try:
+        num = Decimal(m.group("num").replace(",", ""))
+    except InvalidOperation:
+        return None
+    cur = (m.group("cur") or "").casefold()
+    scale = (m.group("scale") or "").casefold() or scale_hint.casefold()
+    unit_word = (m.group("unit") or "").casefold()
+    if unit_word in ("%", "percent", "per cent", "percentage point", "percentage points"):
+        unit = "%"
+        scale = ""
+    elif "百分点" in unit_word:
+        unit = "%"
+        scale = ""
+    elif unit_word.startswith("basis") or unit_word in ("bp", "bps", "个基点"):
+        unit, scale = "bp", ""
+    elif cur or unit_word == "元":
+        unit = _CURRENCY.get(cur or "元", "USD")
+        if per_share and not scale:
+            unit += "/share"
+    elif unit_word == "shares":
+        unit = "shares"
+    elif unit_word:
+        unit = "count"
+    else:
+        return None
+    value = num * Decimal(str(SCALES.get(scale, 1.0))) if scale else num
+    return Figure(float(value), unit, scale, raw.strip())
+
+
+def _bare(raw: str, unit: str) -> Figure | None:
+    m = re.search(r"\d[\d,]*(?:\.\d+)?", raw)
+    if not m:
+        return None
+    sc = re.search(r"thousand|million", raw)
+    mult = Decimal(str(SCALES[sc.group(0)])) if sc else Decimal(1)
+    value = float(Decimal(m.group(0).replace(",", "")) * mult)
+    return Figure(value, unit, sc.group(0) if sc else "", raw)
+
+
+def scale_of(raw: str) -> str:
+    m = FIGURE.search(raw or "")
+    return (m.group("scale") or "") if m else ""
+
+
+# Periods named relative to the document ("the quarter", "this year") take the header's.
+RELATIVE_QUARTER = re.compile(
+    r"\b(?:the|this|our)\s+(?:fiscal\s+)?quarter\b|\bQ-?o-?Q\b|\bsequential", re.I
+)
+RELATIVE_YEAR = re.compile(
+    r"\b(?:the|this)\s+(?:full[\s-]+|fiscal\s+)?year\b|\bfull[\s-]+year\b|\byear[\s-]to[\s-]date\b",
+    re.I,
+)
+PERIOD_TEXT = re.compile(
+    r"(?:(?:three|six|nine|twelve)\s+months|(?:fiscal\s+)?(?:year|quarter)s?)\s+ended\s+"
+    r"[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}"
+    r"|(?:fiscal\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter(?:\s+of)?"
+    r"(?:\s+(?:fiscal|FY))?\s*(?:year\s+)?'?\d{2,4}"
+    r"|\b(?:fiscal|FY)\s*'?\d{2,4}\s+(?:first|second|third|fourth)[\s-]+quarter"
+    r"|\bQ[1-4]\s*(?:FY|F)?\s*'?\d{2,4}\b|\b(?:FY|F)\s?'?\d{2,4}\s*Q[1-4]\b"
+    r"|\b[12]H\s?\d{2,4}\b|\bH[12]\s*\d{2,4}\b|(?:first|second)\s+half\s+(?:of\s+)?\d{4}"
+    r"|\bfiscal(?:\s+year)?\s+'?\d{2,4}\b|\bFY\s?'?\d{2,4}\b"
+    r"|\d{4}年(?:第?[一二三四]季度|上半年|下半年|前三季度)?"
+    r"|\b(?:in|for|during)\s+(?:calendar\s+)?(?:19|20)\d{2}\b",
+    re.I,
+)
+_QUARTER_ONLY = re.compile(
+    r"\b(?:(?P<ord>first|second|third|fourth)[\s-]+quarter|Q(?P<q>[1-4]))\b", re.I
+)
+
+
+def normalise_period(text: str) -> str:
+    """A period's canonical label (FY2023, 2024-Q3, 3M to 2024-06-30, 2024-H1), or the text
+    itself (casefolded, whitespace collapsed) when it names none ``parse_period`` reads."""
+    t = " ".join((text or "").split())
+    t = re.sub(r"\b(?:in|for|during)\s+(?=(?:calendar\s+)?\d{4})", "", t, flags=re.I)
+    t = re.sub(r"\b(?P<a>FY|F)\s?'?(?P<y>\d{2,4})\s*Q(?P<q>[1-4])\b", r"Q\g<q> FY\g<y>", t)
+    t = re.sub(r"\b(?P<h>[12])H\s?(?P<y>\d{2,4})\b", r"H\g<h> \g<y>", t)
+    t = re.sub(r"'(\d{2})\b", r"20\1", t)
+    t = re.sub(r"\bQ([1-4])\s*(?:FY|F)\s*(\d{2,4})\b", r"Q\1 fiscal \2", t)
+    p = parse_period(t)
+    return p.label if p else t.casefold()
+
+
+def period_in(text: str) -> str:
+    """The first explicit period a text names ("" when none)."""
+    m = PERIOD_TEXT.search(text or "")
+    return m.group(0).strip() if m else ""
+
+
+def header_period(header: str) -> tuple[str, str]:
+    """(quarter, year) the opening of a document names: an earnings call's "Q3 2024", a
+    report's "fiscal 2025"; "" where none."""
+    found = period_in(header)
+    if not found:
+        return "", ""
+    label = normalise_period(found)
+    m = re.match(r"(\d{4})-Q[1-4]$", label)
+    if m:
+        return label, f"FY{m.group(1)}"
+    if re.match(r"FY\d{4}$", label):
+        q = _QUARTER_ONLY.search(header)
+        if q:
+            n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
+                (q.group("ord") or "").casefold(), int(q.group("q") or 0)
+            )
+            return f"{label[2:]}-Q{n}", label
+        return "", label
+    return "", ""
+
+
+_FORWARD = re.compile(r"\b(?:expect|anticipat|guid|outlook|forecast|project|target)", re.I)
+
+
+def _doc_year(doc_date: str) -> int | None:
+    m = re.match(r"(\d{4})-(\d{2})", doc_date or "")
+    return int(m.group(1)) if m else None
+
+
+def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str, str]:
+    """(period label, source): the sentence's own period; a quarter named without its year
+    ("the fourth quarter") in the header's year (the next one for a guided quarter before
+    the header's); a relative one ("the quarter", "full year") resolved against the
+    document header; else the header's period; ("", "none") when neither names one."""
+    own = period_in(sentence)
+    if own:
+        label = normalise_period(own)
+        if re.search(r"\d{4}", label):
+            return label, "sentence"
+    quarter, year = header_period(header)
+    bare = _QUARTER_ONLY.search(sentence)
+    if bare:
+        n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
+            (bare.group("ord") or "").casefold(), int(bare.group("q") or 0)
+        )
+        y = int(year[2:]) if year else None
+        if y is None and (dy := _doc_year(doc_date)) is not None:
+            y = dy if 3 * n < int(doc_date[5:7]) else dy - 1
+        if y is not None:
+            if quarter and n < int(quarter[-1]) and _FORWARD.search(sentence):
+                y += 1
+            return f"{y}-Q{n}", "header" if year else "document_date"
+        return f"Q{n}", "sentence_no_year"  # the quarter is stated, its year nowhere
+    if RELATIVE_YEAR.search(sentence) and year:
+        return year, "header"
+    if quarter:
+        return quarter, "header"
+    if year:
+        return year, "header"
+    return "", "none"
+
+
+def per_share(metric: str, raw: str = "") -> bool:
+    return bool(_PER_SHARE.search(metric) or _PER_SHARE.search(raw))
+
+
+# The figure a metric fact states, most specific first: the level reached ("to $25.3
+# billion"), then the amount stated; a change ("up 12%", "an increase of $2.1 million")
+# only when no level is given.
+_LEVEL_KEYS = ("value", "value2", "level", "level2", "vals", "amount", "amount2", "val")
+FIGURE_PROPS = (*_LEVEL_KEYS, "low", "high", "chg", "pct", "count")
+_CHANGE_KEYS = ("chg", "pct", "cmp", "change")
+DATED_KINDS = frozenset({"dividend", "buyback", "price_move", "capital_return"})
+DAY_KINDS = frozenset({"dividend", "price_move"})  # the document's day before the header's
+_MOVE_WORDS = re.compile(
+    r"^(?:grew|increased|decreased|rose|fell|declined|jumped|dropped|climbed|surged|slipped|"
+    r"up|down|improved|expanded|contracted)$",
+    re.I,
+)
+
+
+def complete_metric(
+    props: dict[str, str | float], metric: str, sentence: str, header: str, doc_date: str = ""
+) -> None:
+    """Add ``value`` (base units), ``unit``, ``scale``, ``raw``, ``measure`` and a
+    normalised ``period`` to a metric fact's properties, in place. Nothing is guessed: a
+    figure without a unit gets no ``unit`` and a fact with no period in its sentence or
+    the header gets none (the verifier then drops it and counts why). Events of a day
+    (``kind`` dividend, buyback, price_move) take the document's date (``doc_date``)."""
+    if props.get("unit") and isinstance(props.get("value"), float):
+        return  # already complete (a table or XBRL fact)
+    share = per_share(metric, sentence)
+    low, high = props.get("low"), props.get("high")
+    if low and high:
+        hi = parse_figure(str(high), per_share=share)
+        lo = parse_figure(str(low), scale_hint=scale_of(str(high)), per_share=share)
+        if hi and lo is None:  # "3 to 5%", "$16.5 to $16.9 billion"
+            lo = _bare(str(low), hi.unit)
+            if lo is not None and hi.scale and not scale_of(str(low)):
+                lo = Figure(
+                    lo.value * SCALES.get(hi.scale.casefold(), 1.0), hi.unit, hi.scale, lo.raw
+                )
+        if hi and lo:
+            props.update(
+                low_value=lo.value, high_value=hi.value, unit=hi.unit, scale=hi.scale,
+                raw=f"{low} to {high}", measure="range",
+            )  # fmt: skip
+    else:
+        level_key = next((k for k in _LEVEL_KEYS if props.get(k)), "")
+        moved = bool(_MOVE_WORDS.match(str(props.get("dir", ""))))
+        is_change = level_key == "amount" and moved and not props.get("level")
+        fig = parse_figure(str(props[level_key]), per_share=share) if level_key else None
+        preset = str(props.get("unit") or "")
+        if fig is None and level_key and preset:  # "headcount was 12,500": the row's unit
+            fig = _bare(str(props[level_key]), preset)
+        if fig is None and props.get("count"):
+            fig = parse_figure(str(props["count"]))
+        if fig is None:
+            key = next((k for k in _CHANGE_KEYS if props.get(k)), "")
+            fig = parse_figure(str(props[key]), per_share=share) if key else None
+            is_change = fig is not None
+        if fig is not None:
+            raw = props.get(level_key) if level_key and not is_change else fig.raw
+            props.update(value=fig.value, unit=fig.unit, scale=fig.scale, raw=str(raw))
+            props["measure"] = "change" if is_change else "level"
+            for key in _CHANGE_KEYS:
+                chg = parse_figure(str(props.get(key, "")))
+                if chg is not None and props["measure"] == "level":
+                    props.update(change_value=chg.value, change_unit=chg.unit)
+                    break
+    stated = " ".join(
+        str(props.get(k, "")) for k in ("period", "period2", "period3") if props.get(k)
+    )
+    if props.get("years"):  # a "respectively" list: this item's year
+        md, basis = props.get("md", ""), str(props.get("basis") or "year")
+        stated = f"{basis} ended {md}, {props['years']}" if md else f"fiscal {props['years']}"
+    if props.get("kind") in DAY_KINDS and doc_date and not period_in(stated or sentence):
+        label, source = doc_date, "document_date"  # an event of the day it is reported
+    else:
+        label, source = sentence_period(stated or sentence, header, doc_date)
+        if not label and stated:
+            label, source = sentence_period(sentence, header, doc_date)
+    if not label and doc_date and props.get("kind") in DATED_KINDS:
+        label, source = doc_date, "document_date"
+    if label:
+        props["period"], props["period_source"] = label, source
+    elif props.get("kind") in DAY_KINDS:  # a move or declaration of the day reported:
+        props.pop("period", None)  # the triple's event_time is its date
+        props["period_source"] = "event_time"
+    else:
+        props.pop("period", None)
+    _trim(props)
+
+
+# A triple carries at most 20 attributes (core.records.Triple); room is kept for the
+# verifier's own (kind, hedged, head_ref ...). Raw groups the normalised fields restate go
+# first.
+MAX_PROPS = 16
+_SPARE = ("period2", "prior3", "prior2", "value2", "prior_period", "cmp_period", "scale",
+          "change_unit", "pct", "dir", "amount")  # fmt: skip
+
+
+def _trim(props: dict[str, str | float]) -> None:
+    for k in [k for k, v in props.items() if v in ("", None)]:
+        del props[k]
+    for k in _SPARE:
+        if len(props) <= MAX_PROPS:
+            return
+        props.pop(k, None)
+
+
+_ZH_DATE = re.compile(r"(?:(?P<y>(?:19|20)\d{2})年)?(?P<m>\d{1,2})月(?P<d>\d{1,2})日")
+
+
+def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> None:
+    """A commentary fact's date (the sentence's "3月12日" in the document's year, else the
+    document's day) and its numbers: ``val`` 1.68% -> ``value`` 1.68 ``unit`` %, ``amt``
+    1000亿元 -> ``amount_value`` 1e11 CNY, ``chg`` with its unit (bp)."""
+    m = _ZH_DATE.search(sentence)
+    year = m.group("y") if m and m.group("y") else (doc_date[:4] if doc_date else "")
+    if m and year:
+        props["date"] = f"{year}-{int(m.group('m')):02d}-{int(m.group('d')):02d}"
+    elif doc_date:
+        props["date"] = doc_date
+    val = parse_figure(str(props.get("val", "")))
+    if val is not None:
+        props.update(value=val.value, unit=val.unit)
+    amt = parse_figure(str(props.get("amt") or props.get("amt2") or ""))
+    if amt is not None:
+        props.update(amount_value=amt.value, amount_unit=amt.unit, scale=amt.scale)
+    _trim(props)
