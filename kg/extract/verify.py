@@ -83,8 +83,14 @@ FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 COMMON_NOUN_ENDINGS = ("ing", "ship", "ion", "ment", "al")
 # issues whose candidate the corrector drops
 DROP_RULES = (
-    "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party"
+    "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
+    "truncated_name", "not_a_risk", "not_a_law",
 )  # fmt: skip
+# an auxiliary or copula right after "X markets": "markets" is a noun there
+_AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
+CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|herein)\b", re.I)
+HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
+CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
 PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
@@ -183,6 +189,14 @@ _HONORIFIC = re.compile(r"^(?:mr|ms|mrs|dr|prof|sir)\.?\s+", re.I)
 _NAME_NOISE = re.compile(r"[^\w\s]|_|\b(?:inc|corp|co|ltd|llc|plc|the)\b", re.I)
 
 
+# "acquisition of X" (a subject rule's tail) and "X" (a deal pattern's) are one deal
+_DEAL_LEAD = re.compile(
+    r"^(?:the\s+)?(?:(?:previously\s+announced\s+)?(?:acquisition|purchase)\s+of|"
+    r"to\s+(?:acquire|buy|purchase))\s+",
+    re.I,
+)
+
+
 def fact_key(c: Candidate) -> tuple[str, str, str, str]:
     """The same fact however its names are dressed: honorifics, punctuation, 'the' and
     corporate suffixes do not make a second fact ("Mr. Coben" = "Coben")."""
@@ -190,7 +204,8 @@ def fact_key(c: Candidate) -> tuple[str, str, str, str]:
     def k(name: str) -> str:
         return " ".join(_NAME_NOISE.sub(" ", _HONORIFIC.sub("", norm(name))).split())
 
-    return (k(c.head), c.relation, k(c.tail), str(c.props.get("period", "")))
+    tail = _DEAL_LEAD.sub("", c.tail) if c.relation == "INVOLVED_IN" else c.tail
+    return (k(c.head), c.relation, k(tail), str(c.props.get("period", "")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +379,7 @@ class Verifier:
         issues += self._no_product(cands)
         issues += self._not_an_owner(cands, text)
         issues += self._not_a_party(cands)
+        issues += self._read_in_sentence(cands, text)
         issues += [
             Issue(i, "forward_looking", m.group(0))
             for i, c in enumerate(cands)
@@ -397,7 +413,7 @@ class Verifier:
         lex, out = lexicon(), []
         for i, c in enumerate(cands):
             head = c.head.strip()
-            if c.relation != "DISCLOSES" or " " in head or not head[:1].isupper():
+            if c.relation not in ("DISCLOSES", "PRODUCES") or " " in head or not head[:1].isupper():
                 continue
             if not head[1:].islower() or c.end <= c.start:
                 continue
@@ -440,6 +456,42 @@ class Verifier:
                     kind == "Person" and "'s" in low
                 ):
                     out.append(Issue(i, "headline_name", side))
+        return out
+
+    @staticmethod
+    def _read_in_sentence(cands: list[Candidate], text: str) -> list[Issue]:
+        """Checks of a triple against the words around its names in the evidence sentence
+        (10-K prose): "Emerging markets are ..." (a noun, no make/sell verb); a metric cut
+        out of a coordination ("Small and Medium Business revenues" -> "Medium Business
+        revenues"); a risk that is a cross-reference ("... discussed above") or the thing
+        a risk hurts ("our GPU business could be adversely affected"); a section heading
+        read as a law ("Government Regulation"); a growth rate stored as the value ("grew
+        14% ... to $21.3 billion": the percentage is the change)."""
+        lex, out = lexicon(), []
+        for i, c in enumerate(cands):
+            if c.end <= c.start:
+                continue
+            sent = text[c.start : c.end]
+            head, tail = re.escape(c.head), re.escape(c.tail)
+            if c.relation == "PRODUCES" and re.search(rf"{head}\s+markets\s+{_AUX}", sent):
+                out.append(Issue(i, "not_a_product", c.tail))
+            elif c.relation == "DISCLOSES" and re.search(
+                rf"[A-Z][\w-]*\s+(?:and|&)\s+{tail}", sent
+            ):
+                out.append(Issue(i, "truncated_name", c.tail))
+            elif c.tail_type == "RiskFactor" and (
+                CROSS_REFERENCE.search(c.tail)
+                or re.search(rf"{tail}\s+(?:\w+\s+)?(?:be|been)\s+(?:\w+ly\s+){{0,3}}{HURT}", sent)
+            ):
+                out.append(Issue(i, "not_a_risk", c.tail))
+            elif c.relation == "COMPLIES_WITH" and all(
+                w in lex.generic_rule_words for w in c.tail.lower().split()
+            ):
+                out.append(Issue(i, "not_a_law", c.tail))
+            elif c.relation == "DISCLOSES" and str(c.props.get("value", "")).endswith("%"):
+                value = re.escape(str(c.props["value"]))
+                if re.search(rf"{tail}\s+(?:\w+\s+)?{CHANGE_VERB}\s+(?:by\s+)?{value}", sent):
+                    out.append(Issue(i, "change_as_value", str(c.props["value"])))
         return out
 
     @staticmethod
@@ -542,6 +594,19 @@ class Verifier:
             elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
+            elif rule == "change_as_value":  # "grew 14% from $18.7 billion to $21.3 billion"
+                sent = text[c.start : c.end]
+                after = sent[sent.find(issue.detail) + len(issue.detail) :]
+                level = re.search(
+                    r"\bto\s+(\$\s?[\d.,]+(?:\s+(?:billion|million|thousand))?)", after
+                )
+                c.props["change"] = issue.detail
+                if level is None:
+                    drop.add(issue.index)
+                    stats.dropped["change_as_value"] += 1
+                else:
+                    c.props["value"] = level.group(1)
+                    stats.repaired["change_as_value"] += 1
             elif rule == "headline_name":  # "Susan Story Announces" -> "Susan Story"
                 kind = c.head_type if issue.detail == "head" else c.tail_type
                 name = trim_headline_name(getattr(c, issue.detail), kind)
