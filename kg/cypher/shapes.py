@@ -44,6 +44,8 @@ class ShapeName(StrEnum):
     SERIES_SPREAD_POINTS = "series_spread_points"
     SERIES_ARGMAX = "series_argmax"
     SERIES_FILTERED = "series_filtered"
+    SERIES_MOM = "series_mom"
+    SERIES_DAILY_TOP = "series_daily_top"
     INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"
     DESCRIBE = "describe"

@@ -104,6 +104,8 @@ class Frame:
     compare_at: tuple[int, ...] = ()  # token index of each comparison (units order)
     periods: bool = False  # "on the days / in the months when ...": a filter over periods
     in_bp: bool = False  # the answer asked in basis points (a value in per cent x 100)
+    mom: bool = False  # month-on-month (环比): each reading minus the one before it
+    direction: str | None = None  # "up" | "down": the changes a count asks for
 
     @property
     def agg(self) -> str | None:
@@ -229,6 +231,10 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         compare_at=tuple(_token_at(question, tokens, c.pos) for c in units.comparisons),
         periods=hit(trig["periods"]["patterns"]) is not None,
         in_bp=hit(trig["answer_bp"]["patterns"]) is not None,
+        mom=hit(trig["mom"]["patterns"]) is not None,
+        direction="up"
+        if hit(trig["direction"]["up"])
+        else ("down" if hit(trig["direction"]["down"]) else None),
     )
 
 
@@ -494,6 +500,7 @@ class Synthesizer:
             or frame.spread
             or frame.range_agg
             or frame.compare is not None
+            or frame.mom
         )
         inds = self._indicator_anchors(frame)
         if not inds and wants_values and frame.agg in ("max", "min", "avg"):
@@ -665,6 +672,17 @@ class Synthesizer:
     def _series_return(self, frame: Frame, agg: str | None, params: dict[str, Any]) -> S:
         """The RETURN shape of a series question, and its slots in ``params['_slots']``."""
         win = frame.units.time
+        if frame.top is not None and frame.daily is not None:  # "the 3 highest closes"
+            params["top"] = frame.top[0]
+            avg = _asks("avg", frame.question)
+            fold = (
+                "RETURN reduce(s = 0.0, x IN top | s + x) / size(top) AS value"
+                if avg
+                else "UNWIND top AS value\nRETURN value"
+            )
+            pick = _DAILY_PICKS[frame.daily]
+            params["_slots"] = {"pick": pick, "order": frame.top[1], "fold": fold}
+            return S.SERIES_DAILY_TOP
         if frame.top is not None:
             params["top"] = frame.top[0]
             params["_slots"] = {"order": frame.top[1]}
@@ -685,7 +703,11 @@ class Synthesizer:
             for k, c in enumerate(frame.units.comparisons):  # on the day's value, not ticks
                 params[f"c{k}"] = c.value
                 conds.append(f"x {c.op} $c{k}")
-            if agg == "count" or conds:
+            if conds and agg in ("max", "min", "avg"):  # "the average close on days above x"
+                kept = f"[x IN dv WHERE {' AND '.join(conds)}]"
+                fold = _folds("kept")[agg].replace("kept", kept)
+                fold = f"CASE WHEN size({kept}) = 0 THEN null ELSE {fold} END"
+            elif agg == "count" or conds:
                 fold = f"size([x IN dv WHERE {' AND '.join(conds) or 'true'}])"
             elif agg == "change" and frame.fall:
                 fold = "dv[0] - dv[size(dv) - 1]"
@@ -703,7 +725,38 @@ class Synthesizer:
             return S.SERIES_LAST  # "the PMI last month", "the 10Y on 2025-06-18"
         return S.SERIES_LIST
 
+    def _series_mom(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+        """Month-on-month changes (``series_mom``): the latest one in the window, how many
+        rose (fell), the biggest rise (drop), their average."""
+        params: dict[str, Any] = {"a": aid}
+        win = frame.units.time
+        params["mom_from"] = win.start_ms if win and win.start_ms is not None else 0
+        early = replace(win, start_ms=None) if win else None  # the first one's predecessor
+        body = self._points(pattern, replace(frame, units=replace(frame.units, time=early)), params)
+        down = frame.direction == "down" or frame.fall
+        agg = frame.agg  # "average MoM move": the average, though "move" names a change
+        if agg not in ("count", "avg", "max", "min"):
+            agg = next((a for a in ("avg", "max", "min") if _asks(a, frame.question)), agg)
+        sign = "-" if down and agg in ("max", "min", None, "latest", "change") else ""
+        if agg == "count":
+            cond = {"up": "d.v > 0", "down": "d.v < 0"}.get(frame.direction or "", "true")
+            fold = f"WITH d WHERE {cond}\nRETURN count(d) AS count"
+        elif agg in ("max", "min") and frame.direction is not None:
+            fold = f"RETURN max({sign}d.v) AS value"  # "biggest drop": the largest fall
+        elif agg in ("max", "min", "avg"):
+            fold = f"RETURN {agg}(d.v) AS value"
+        else:
+            fold = (
+                f"WITH d ORDER BY d.t DESC LIMIT 1\nRETURN {sign}d.v AS value, d.t AS observed_at"
+            )
+        name = self.lex.entities.get(aid, {}).get("name", aid)
+        desc = shape(S.SERIES_MOM).describe.format(name=name)
+        cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
+        return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
+
     def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+        if frame.mom:
+            return self._series_mom(frame, pattern, aid, prior)
         params: dict[str, Any] = {"a": aid}
         agg = "change" if frame.fall and frame.agg in (None, "latest") else frame.agg
         win = frame.units.time

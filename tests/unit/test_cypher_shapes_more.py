@@ -152,3 +152,47 @@ def test_answers_asked_in_basis_points(question: str, in_bp: bool, agg: str | No
 def test_values_in_per_cent_become_basis_points() -> None:
     assert _in_bp({"value": 0.9284, "unit": "%"}) == {"value": 92.84, "unit": "bp"}
     assert _in_bp({"count": 3}) == {"count": 3}
+
+
+def _best(question: str) -> Any:
+    return max(Synthesizer(lexicon()).candidates(frame(question), NOW), key=lambda c: c.prior)
+
+
+@pytest.mark.parametrize(
+    ("question", "fold"),
+    [
+        ("M2环比八月变化", "ORDER BY d.t DESC LIMIT 1"),
+        ("how many months did PMI fall month-on-month in H1", "WHERE d.v < 0"),
+        ("CPI有几个月环比回升", "WHERE d.v > 0"),
+        ("largest m/m decline of M2 this year", "max(-d.v)"),
+        ("average MoM move in CPI in Q3", "avg(d.v)"),
+    ],
+)
+def test_month_on_month_changes(question: str, fold: str) -> None:
+    best = _best(question)
+    assert "ps[k].v - ps[k - 1].v" in best.cypher and fold in best.cypher
+    win = parse(question, NOW).time
+    # the window bounds the changes, not the points: the first month keeps its predecessor
+    assert best.params["mom_from"] == (win.start_ms if win and win.start_ms else 0)
+    assert "o.observed_at >= $from" not in best.cypher
+
+
+@pytest.mark.parametrize(
+    ("question", "order", "averaged"),
+    [
+        ("mean of the two lowest DR007 closes this week", "ASC", True),
+        ("top 2 US2Y closes since monday", "DESC", False),
+        ("美债2年收盘价前两高的平均值", "DESC", True),
+    ],
+)
+def test_top_n_of_daily_closes(question: str, order: str, averaged: bool) -> None:
+    best = _best(question)
+    assert f"ORDER BY v {order}" in best.cypher and "vs[size(vs) - 1] AS v" in best.cypher
+    assert best.params["top"] == 2
+    assert ("reduce(s = 0.0, x IN top" in best.cypher) is averaged
+
+
+def test_an_average_of_the_days_that_meet_a_threshold() -> None:
+    best = _best("mean DR007 close on days it closed under 1.4")
+    assert "x IN [x IN dv WHERE x < $c0] | s + x" in best.cypher
+    assert "RETURN size([x IN dv" not in best.cypher  # not the count of such days
