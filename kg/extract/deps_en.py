@@ -58,6 +58,7 @@ class Lexicon(BaseModel):
     metric_kinds: frozenset[str]
     demonyms: frozenset[str]
     headline_words: frozenset[str]
+    generic_rule_words: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod
@@ -267,8 +268,11 @@ def facilities(sent: Any, lex: Lexicon, main: str = "") -> list[Candidate]:
         ]
         if not places or _negated_or_hedged(tok.head):
             continue
-        if tok.head.lower_ in lex.stop_verbs or tok.head.head.lower_ in lex.stop_verbs:
-            continue  # "we suspended all business operations in Russia"
+        verbs = [tok.head, tok.head.head]
+        verbs += [c for v in verbs[:1] for c in v.children if c.dep_ in ("acomp", "xcomp", "oprd")]
+        near = tok.doc[tok.i : min(max(x.i for x in places) + 4, tok.sent.end)]
+        if any(v.lower_ in lex.stop_verbs for v in [*verbs, *near]):
+            continue  # "we suspended all operations in Russia", "operations ... remain suspended"
         head, htype = noun_phrase(tok, lex), "Segment"
         if main:  # a document with a subject: only "our/its sites" are the subject's
             if not any(c.dep_ == "poss" and c.lower_ in ("our", "its") for c in tok.children):

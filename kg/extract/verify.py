@@ -274,6 +274,13 @@ def find_period(text: str, start: int, end: int) -> str:
     return m.group(0) if m else ""
 
 
+def sentence_of(text: str, start: int, end: int) -> str:
+    """The whole sentence around a span (a pattern's span can start mid-sentence)."""
+    lo = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start))
+    hi = [i for i in (text.find(". ", end), text.find("\n", end)) if i >= 0]
+    return text[lo + 1 if lo >= 0 else 0 : min(hi) + 1 if hi else len(text)]
+
+
 def trim_headline_name(name: str, kind: str) -> str:
     """The name inside a run of capitalised headline words, or "" when none is left: cut
     before the first verb/auxiliary/question word (and, for a person, at a possessive:
@@ -417,7 +424,7 @@ class Verifier:
                 continue
             if not head[1:].islower() or c.end <= c.start:
                 continue
-            first = FIRST_WORD.match(text[c.start : c.end])
+            first = FIRST_WORD.match(sentence_of(text, c.start, c.end))
             word = head.lower()
             if first is None or first.group(1) != head:
                 continue
@@ -471,12 +478,12 @@ class Verifier:
         for i, c in enumerate(cands):
             if c.end <= c.start:
                 continue
-            sent = text[c.start : c.end]
+            sent = sentence_of(text, c.start, c.end)
             head, tail = re.escape(c.head), re.escape(c.tail)
             if c.relation == "PRODUCES" and re.search(rf"{head}\s+markets\s+{_AUX}", sent):
                 out.append(Issue(i, "not_a_product", c.tail))
             elif c.relation == "DISCLOSES" and re.search(
-                rf"[A-Z][\w-]*\s+(?:and|&)\s+{tail}", sent
+                rf"[A-Z][\w-]*\s+(?:and|&)\s+(?:{head}\s+)?{tail}\b", sent
             ):
                 out.append(Issue(i, "truncated_name", c.tail))
             elif c.tail_type == "RiskFactor" and (
@@ -595,7 +602,7 @@ class Verifier:
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
             elif rule == "change_as_value":  # "grew 14% from $18.7 billion to $21.3 billion"
-                sent = text[c.start : c.end]
+                sent = sentence_of(text, c.start, c.end)
                 after = sent[sent.find(issue.detail) + len(issue.detail) :]
                 level = re.search(
                     r"\bto\s+(\$\s?[\d.,]+(?:\s+(?:billion|million|thousand))?)", after

@@ -103,3 +103,42 @@ def test_a_capitalised_legal_word_or_an_exchange_is_no_kind_of_company() -> None
     assert not [f for f in got if f[1] == "BELONGS_TO"]
     got = _dep("Welding robot maker Norvale Robotics said on Monday it hired 200 people.")
     assert ("Norvale Robotics", "BELONGS_TO", "Welding robot maker") in got
+
+
+def _one(head: str, ht: str, rel: str, tail: str, tt: str, text: str, **props: object) -> list:
+    c = Candidate(head, ht, rel, tail, tt, 0, len(text), Component.NLP, "t", None, dict(props),
+                  0.7)  # fmt: skip
+    return Verifier().reflect([c], text, DocContext(doc_id="t"), VerifyStats())
+
+
+def test_checks_read_in_the_sentence_of_10k_prose() -> None:
+    text = "In 2022, Small and Medium Business revenues were $12.6 billion."
+    assert _one("Norvale", "Company", "DISCLOSES", "Medium Business revenues", "FinMetric", text,
+                value="$12.6 billion", period="2022") == []  # fmt: skip
+    text = "Our GPU business could be materially adversely affected by crypto mining."
+    assert _one("Norvale", "Company", "IMPACTED_BY", "GPU business", "RiskFactor", text) == []
+    text = "Besides the risks of international operations discussed above, we face others."
+    tail = "international operations discussed above"
+    assert _one("Norvale", "Company", "IMPACTED_BY", tail, "RiskFactor", text) == []
+    text = "See Business - Government Regulation in this Form 10-K."
+    assert _one("Norvale", "Company", "COMPLIES_WITH", "Government Regulation", "Regulation",
+                text) == []  # fmt: skip
+    text = "Sustained periods of high inflation may increase certain of our expenses."
+    tail = "Sustained periods of high inflation"
+    assert len(_one("Norvale", "Company", "IMPACTED_BY", tail, "RiskFactor", text)) == 1
+
+
+def test_a_growth_rate_is_the_change_and_the_level_the_value() -> None:
+    text = "Direct revenues grew 14% from $18.7 billion in fiscal 2022 to $21.3 billion in 2023."
+    kept = _one("Norvale", "Company", "DISCLOSES", "Direct revenues", "FinMetric", text,
+                value="14%", period="2023")  # fmt: skip
+    assert [(k.props["value"], k.props["change"]) for k in kept] == [("$21.3 billion", "14%")]
+
+
+def test_a_site_under_a_suspension_is_not_operated() -> None:
+    text = (
+        "The conflict has continued to result in uncertainty and certain of our operations "
+        "in Ukraine remain suspended."
+    )
+    assert not [f for f in _dep(text) if f[1] == "OPERATES_IN"]
+    assert ("hotels", "OPERATES_IN", "Texas") in _dep("Our hotels in Texas performed well.")
