@@ -65,6 +65,19 @@ _jieba_lock = threading.Lock()
 _CODE = re.compile(r"([a-z]{2,5})(\d+[a-z]?)")
 
 
+@cache
+def _t2s() -> Any:
+    from opencc_purepy import OpenCC  # optional: 145 ms of tables to load, Chinese text only
+
+    return OpenCC("t2s")
+
+
+def to_simplified(text: str) -> str:
+    """Traditional Chinese characters as simplified ("美國財政部" -> "美国财政部"): the
+    dictionary, the triggers and jieba's words are simplified. Other text is unchanged."""
+    return _t2s().convert(text) if _CJK.search(text) else text
+
+
 def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 

@@ -35,6 +35,7 @@ from kg.cypher.lexicon import (
     Tokenizer,
     concrete_label,
     rows_from_result,
+    to_simplified,
 )
 from kg.cypher.rank import rank
 from kg.cypher.schema_view import relevant_schema
@@ -267,11 +268,12 @@ class CypherQA:
             return t
 
         question = question.strip()
-        _tokens, mentions = self.lexicon.match(question)
-        u = units_mod.parse(question, now)
-        frame = read_frame(question, _tokens, mentions, u)
-        curve = spread_anchors(question, self.lexicon.entities)
-        pair = curve or pair_anchors(question, self.lexicon.entities)  # "中美10年"
+        text = to_simplified(question)  # "美國財政部發行了哪些債券" is read as simplified
+        _tokens, mentions = self.lexicon.match(text)
+        u = units_mod.parse(text, now)
+        frame = read_frame(text, _tokens, mentions, u)
+        curve = spread_anchors(text, self.lexicon.entities)
+        pair = curve or pair_anchors(text, self.lexicon.entities)  # "中美10年"
         if pair:  # the named series first, in the order a spread subtracts them
             keys = {a.key for a in pair}
             frame.anchors[:] = [*pair, *(a for a in frame.anchors if a.key not in keys)]
@@ -284,7 +286,7 @@ class CypherQA:
         t = lap("keywords_ms", t0)
         cands = self.synth.candidates(frame, now)
         t = lap("synthesis_ms", t)
-        ranked = await rank(question, cands, self.embedder)
+        ranked = await rank(text, cands, self.embedder)
         t = lap("ranking_ms", t)
 
         chosen: Candidate | None = None

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kg.cypher.lexicon import Lexicon
+from kg.cypher.lexicon import Lexicon, to_simplified
 from kg.cypher.qa import _in_bp
 from kg.cypher.synth import Synthesizer, pair_anchors, read_frame
 from kg.cypher.units import parse
@@ -196,3 +196,11 @@ def test_an_average_of_the_days_that_meet_a_threshold() -> None:
     best = _best("mean DR007 close on days it closed under 1.4")
     assert "x IN [x IN dv WHERE x < $c0] | s + x" in best.cypher
     assert "RETURN size([x IN dv" not in best.cypher  # not the count of such days
+
+
+def test_traditional_characters_read_as_simplified() -> None:
+    text = to_simplified("請問招商銀行在哪個交易所上市？")
+    assert text == "请问招商银行在哪个交易所上市？"
+    assert to_simplified("US 10Y today") == "US 10Y today"
+    f = frame(to_simplified("美國10年期國債收益率週三收盤"))
+    assert [a.key for a in f.anchors] == ["US10Y"] and f.units.time is not None
