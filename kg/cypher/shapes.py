@@ -48,6 +48,7 @@ class ShapeName(StrEnum):
     SERIES_DAILY_TOP = "series_daily_top"
     INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"
+    ATTRIBUTE_PAIR = "attribute_pair"
     DESCRIBE = "describe"
     WHEN_PAIR = "when_pair"
     WHEN_ONE = "when_one"

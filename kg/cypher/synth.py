@@ -834,11 +834,19 @@ class Synthesizer:
             return []
         out = []
         for a in frame.anchors[:2]:
-            have = set(self.lex.entities.get(a.key, {})) | self._props_of(a.label)
+            own = self.lex.entities.get(a.key, {})
+            have = set(own) | self._props_of(a.label)
             for prop in frame.properties:
+                if own.get(prop) is None:  # "股票代码" of a US stock: its ticker
+                    alt = triggers()["property_fallback"].get(prop)
+                    prop = alt if alt and own.get(alt) is not None else prop
                 if prop not in have or not _IDENT.match(prop):
                     continue
-                cy = render(S.ATTRIBUTE, prop=prop)
+                other = triggers()["property_companion"].get(prop)
+                if other and own.get(other) is not None and _IDENT.match(other):
+                    cy = render(S.ATTRIBUTE_PAIR, prop=prop, other=other)
+                else:
+                    cy = render(S.ATTRIBUTE, prop=prop)
                 desc = f"the {prop.replace('_', ' ')} of {a.name}"
                 prior = 3.0 if not frame.concepts else 2.5
                 if frame.target is not None and self.is_a(a.label, frame.target):

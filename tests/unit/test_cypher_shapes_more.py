@@ -204,3 +204,9 @@ def test_traditional_characters_read_as_simplified() -> None:
     assert to_simplified("US 10Y today") == "US 10Y today"
     f = frame(to_simplified("美國10年期國債收益率週三收盤"))
     assert [a.key for a in f.anchors] == ["US10Y"] and f.units.time is not None
+
+
+def test_stock_code_words_return_the_code_and_the_ticker() -> None:
+    best = _best("宁德时代股票代码多少")
+    assert best.kind == "attribute" and "e.code AS code, e.ticker AS ticker" in best.cypher
+    assert "e.code AS code" in _best("what is the security code of Ping An Bank").cypher
