@@ -234,9 +234,29 @@ PRODUCER_NOUNS = frozenset({"maker", "manufacturer", "producer", "developer", "p
                             "supplier", "designer", "builder", "distributor"})  # fmt: skip
 
 
+def _untagged_names(sent: Any, lex: Lexicon) -> list[Any]:
+    """Subjects written as proper nouns that the NER left untagged ("... TWC offers data
+    and video services"): the PROPN and the untagged PROPN compounds right before it."""
+    out = []
+    for tok in sent:
+        if tok.dep_ != "nsubj" or tok.pos_ != "PROPN" or tok.ent_type_ or tok.i == sent.start:
+            continue
+        start = tok.i
+        while (
+            start > sent.start
+            and tok.doc[start - 1].dep_ == "compound"
+            and (tok.doc[start - 1].pos_ == "PROPN" and not tok.doc[start - 1].ent_type_)
+        ):
+            start -= 1
+        span = tok.doc[start : tok.i + 1]
+        if span.text.lower() not in lex.not_parties:
+            out.append(span)
+    return out
+
+
 def products(sent: Any, lex: Lexicon) -> list[Candidate]:
     out = []
-    for ent in _org_ents(sent):
+    for ent in [*_org_ents(sent), *_untagged_names(sent, lex)]:
         name = span_name(ent.text)
         objs = [c for v in _produce_verbs(ent.root, lex) for c in v.children if c.dep_ == "dobj"]
         for noun in _kind_nouns(ent, lex):  # "a manufacturer of engineered magnets"

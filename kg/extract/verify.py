@@ -84,7 +84,7 @@ COMMON_NOUN_ENDINGS = ("ing", "ship", "ion", "ment", "al")
 # issues whose candidate the corrector drops
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
-    "truncated_name", "not_a_risk", "not_a_law",
+    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
@@ -468,7 +468,8 @@ class Verifier:
     @staticmethod
     def _read_in_sentence(cands: list[Candidate], text: str) -> list[Issue]:
         """Checks of a triple against the words around its names in the evidence sentence
-        (10-K prose): "Emerging markets are ..." (a noun, no make/sell verb); a metric cut
+        (10-K prose, news): "X wins Y" (a contract, vote or prize: no acquisition);
+        "Emerging markets are ..." (a noun, no make/sell verb); a metric cut
         out of a coordination ("Small and Medium Business revenues" -> "Medium Business
         revenues"); a risk that is a cross-reference ("... discussed above") or the thing
         a risk hurts ("our GPU business could be adversely affected"); a section heading
@@ -480,7 +481,11 @@ class Verifier:
                 continue
             sent = sentence_of(text, c.start, c.end)
             head, tail = re.escape(c.head), re.escape(c.tail)
-            if c.relation == "PRODUCES" and re.search(rf"{head}\s+markets\s+{_AUX}", sent):
+            if c.relation == "INVOLVED_IN" and re.search(
+                rf"{head}\s+(?:wins|won)\s+{tail}", sent, re.I
+            ):
+                out.append(Issue(i, "not_a_deal", c.tail))  # a contract, vote or prize won
+            elif c.relation == "PRODUCES" and re.search(rf"{head}\s+markets\s+{_AUX}", sent):
                 out.append(Issue(i, "not_a_product", c.tail))
             elif c.relation == "DISCLOSES" and re.search(
                 rf"[A-Z][\w-]*\s+(?:and|&)\s+(?:{head}\s+)?{tail}\b", sent

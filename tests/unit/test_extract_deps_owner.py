@@ -142,3 +142,19 @@ def test_a_site_under_a_suspension_is_not_operated() -> None:
     )
     assert not [f for f in _dep(text) if f[1] == "OPERATES_IN"]
     assert ("hotels", "OPERATES_IN", "Texas") in _dep("Our hotels in Texas performed well.")
+
+
+def test_a_win_is_no_acquisition() -> None:
+    text = "Norvale Robotics wins Pentagon contract worth $111 million."
+    assert _one("Norvale Robotics", "Company", "INVOLVED_IN", "Pentagon contract", "Event",
+                text) == []  # fmt: skip
+    text = "Norvale Robotics acquires Tessly Sensors for $40 million."
+    assert len(_one("Norvale Robotics", "Company", "INVOLVED_IN", "Tessly Sensors", "Event",
+                    text)) == 1  # fmt: skip
+
+
+def test_an_untagged_proper_noun_subject_makes_products() -> None:
+    doc = nlp()("Business Services TWC offers data, video and voice services to businesses.")
+    got = {(c.head, c.tail) for s in doc.sents for c in dependency_candidates(s)
+           if c.relation == "PRODUCES"}  # fmt: skip
+    assert ("TWC", "video and voice services") in got
