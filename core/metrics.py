@@ -177,3 +177,11 @@ XBRL_DISAGREEMENT = Gauge(
     "livekg_xbrl_disagreement_ratio",
     "Disagreeing / compared table facts since start (table value vs XBRL value)",
 )
+
+# -- lanes: where a record waits between its producer and its agent (issue 31) ------------
+LANE_FETCH_DELAY = Histogram(
+    "livekg_lane_fetch_delay_seconds",
+    "Producer timestamp to the lane's fetch of a record: one broker hop plus the lane's wait",
+    ["lane", "topic"],
+    buckets=LATENCY_BUCKETS,
+)

@@ -110,8 +110,11 @@ class StreamSettings(BaseModel):
     # moves a paused librdkafka consumer can miss: the three-broker drill stalled with
     # it); the runtime sets 20 for the light noida-db broker, which does not long-poll.
     idle_pause_ms: float = 0.0
-    batch_size: int = 2000  # stream.take() size
-    batch_within_s: float = 0.02  # stream.take() max wait
+    batch_size: int = 2000  # stream.take() size; the most records a lane agent takes at once
+    batch_within_s: float = 0.02  # stream.take() max wait (faust agents; lanes do not wait)
+    # Records a lane has fetched and its agents not yet finished: it stops fetching above
+    # this (an agent that is slow or halted holds the lane back, not its memory).
+    lane_max_in_flight: int = 4000
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store: str = "rocksdb://"  # faust table store
     # Consumer group session (faust and the lanes). Longer than a cluster needs to move a
