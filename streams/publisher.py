@@ -9,21 +9,61 @@ An idempotent producer can fail *fatally* (e.g. ``OUT_OF_ORDER_SEQUENCE_NUMBER``
 broker lost its sequence state on restart); librdkafka then refuses every later send.
 The publisher replaces such a producer with a new one (a new producer id) and reports the
 batch as undelivered, so the agent retries it: at-least-once, nothing lost.
+
+A lane (streams/lanes.py) may let an agent go on to its next batch while the broker
+acknowledges the previous one's outputs: inside ``deferred_acks()`` ``send_many``
+returns once the records are produced (in order) and leaves the wait for their
+acknowledgement in the list it yields; the lane awaits that (``settle``) before it
+commits the batch's offsets, so offsets still follow acknowledged outputs. Work that
+must follow the acknowledgement inside the handler (staged table writes) calls
+``settle_deferred()`` first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from core.errors import ServiceUnavailable
 
 log = logging.getLogger(__name__)
+
+Ack = Callable[[], Awaitable[None]]  # awaits the acknowledgement of one send_many
+_DEFERRED: ContextVar[list[Ack] | None] = ContextVar("livekg_deferred_acks", default=None)
+
+
+@contextlib.contextmanager
+def deferred_acks() -> Iterator[list[Ack]]:
+    """Within the block (and tasks it starts), ``send_many`` does not wait for the
+    broker: it appends the wait to the yielded list. Await it with ``settle``."""
+    acks: list[Ack] = []
+    token = _DEFERRED.set(acks)
+    try:
+        yield acks
+    finally:
+        _DEFERRED.reset(token)
+
+
+async def settle(acks: list[Ack]) -> None:
+    """Wait for every deferred acknowledgement in order; raise the first failure."""
+    while acks:
+        await acks.pop(0)()
+
+
+async def settle_deferred() -> None:
+    """Inside ``deferred_acks()``: wait now for what was sent so far (before work that
+    must follow the acknowledgement); outside it, nothing to do."""
+    acks = _DEFERRED.get()
+    if acks:
+        await settle(acks)
 
 
 class Publisher:
@@ -75,7 +115,8 @@ class Publisher:
         old.purge()  # drop what the dead producer still holds; the batch is re-sent
 
     async def send_many(self, topic: str, items: Sequence[tuple[bytes | None, bytes]]) -> None:
-        """Produce ``(key, value)`` pairs to ``topic``; raise if any is not delivered."""
+        """Produce ``(key, value)`` pairs to ``topic``; raise if any is not delivered
+        (inside ``deferred_acks()``: that check is left to ``settle``)."""
         if not items:
             return
         self._replace_if_fatal()
@@ -104,6 +145,14 @@ class Publisher:
                 except KafkaException as exc:
                     self._note(exc)
                     raise ServiceUnavailable(f"cannot produce to {topic}: {exc}") from exc
+        acked = functools.partial(self._acked, done, topic)
+        deferred = _DEFERRED.get()
+        if deferred is not None:
+            deferred.append(acked)
+            return
+        await acked()
+
+    async def _acked(self, done: asyncio.Future[list[str]], topic: str) -> None:
         while True:  # a fatal producer may never report the rest: do not wait forever
             try:
                 failed = await asyncio.wait_for(asyncio.shield(done), timeout=1.0)

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from core.errors import ServiceUnavailable
-from streams.publisher import Publisher
+from streams.publisher import Publisher, deferred_acks, settle
 
 
 def fatal() -> KafkaError:
@@ -91,3 +91,27 @@ def test_webhook_sink_replaces_a_fatally_failed_producer() -> None:
         sink._send([post])
     assert sink.replaced == 1 and not isinstance(sink.producer, Dead)
     sink.producer.purge()
+
+
+async def test_deferred_send_returns_at_once_and_settle_reports_the_failure() -> None:
+    """Inside ``deferred_acks`` (a lane) the send returns once produced; the wait for the
+    acknowledgement, and its failure, come with ``settle``."""
+    pub = Publisher("127.0.0.1:9")  # nothing listens: no send is ever acknowledged
+    try:
+        with deferred_acks() as acks:
+            await asyncio.wait_for(pub.send_many("t", [(None, b"x")]), timeout=5)
+        assert len(acks) == 1
+        waiting = asyncio.create_task(settle(acks))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        pub._on_error(fatal())
+        with pytest.raises(ServiceUnavailable, match="fatally"):
+            await asyncio.wait_for(waiting, timeout=10)
+        # outside the block a send waits again
+        send = asyncio.create_task(pub.send_many("t", [(None, b"y")]))
+        await asyncio.sleep(0.2)
+        assert not send.done()
+        send.cancel()
+    finally:
+        pub._producer.purge()
+        pub.close(timeout=0)
