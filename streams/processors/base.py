@@ -36,6 +36,7 @@ from core.errors import GraphHalt, ServiceUnavailable, TransientGraphError
 from core.records import DeadLetter, Record
 from streams.context import Route, WorkerContext
 from streams.lanes import Lane
+from streams.publisher import settle_deferred
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,7 @@ def typed_shell(
                 await ctx.send(topic, records)
                 metrics.EVENTS_OUT.labels(name, topic).inc(len(records))
         if outcome.after_ack is not None:
+            await settle_deferred()  # on a lane the sends above may not be acknowledged yet
             done = outcome.after_ack()
             if inspect.isawaitable(done):
                 await done
