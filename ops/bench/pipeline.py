@@ -175,8 +175,17 @@ _BATCH_METRICS = ("livekg_batch_seconds_sum", "livekg_batch_seconds_count",
                   "livekg_batch_size_sum")  # fmt: skip
 
 
+_FETCH_DELAY = "livekg_lane_fetch_delay_seconds"
+
+
+def _label(rest: str, name: str) -> str:
+    return rest.split(f'{name}="', 1)[1].split('"', 1)[0] if f'{name}="' in rest else ""
+
+
 async def _batch_metrics(url: str | None) -> dict[tuple[str, str], float]:
-    """(metric, agent) -> value of the worker's batch histograms ({} if unreachable)."""
+    """(metric, agent) -> value of the worker's batch histograms, and
+    (fetch delay metric, "topic le") -> cumulative bucket count of the lane's fetch delay
+    ({} if unreachable)."""
     if not url:
         return {}
     try:
@@ -188,8 +197,36 @@ async def _batch_metrics(url: str | None) -> dict[tuple[str, str], float]:
     for line in text.splitlines():
         name, _, rest = line.partition("{")
         if name in _BATCH_METRICS and 'agent="' in rest:
-            agent = rest.split('agent="', 1)[1].split('"', 1)[0]
-            out[(name, agent)] = float(line.rsplit(" ", 1)[1])
+            out[(name, _label(rest, "agent"))] = float(line.rsplit(" ", 1)[1])
+        elif name in (f"{_FETCH_DELAY}_bucket", f"{_FETCH_DELAY}_sum"):
+            key = f"{_label(rest, 'topic')} {_label(rest, 'le') or 'sum'}"
+            out[(_FETCH_DELAY, key)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def _fetch_delays(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float]
+) -> dict[str, dict[str, float | int | None]]:
+    """Per topic, over the steady phase: records the lane fetched, their mean delay from
+    the producer's timestamp to the fetch, and the bucket bounds (ms) under which 50%
+    and 99% of them fell (the histogram's resolution: 1, 2.5, 5, 10, 25, 50, 100, 250..)."""
+    per: dict[str, dict[str, float]] = {}
+    for (name, key), value in after.items():
+        if name == _FETCH_DELAY:
+            topic, le = key.rsplit(" ", 1)
+            per.setdefault(topic, {})[le] = value - before.get((name, key), 0.0)
+    out: dict[str, dict[str, float | int | None]] = {}
+    for topic, buckets in per.items():
+        n = buckets.get("+Inf", 0.0)
+        if n <= 0:
+            continue
+        bounds = sorted((float(le), c) for le, c in buckets.items() if le not in ("+Inf", "sum"))
+
+        def under(q: float, bounds=bounds, n=n) -> float | None:
+            return next((round(b * 1000, 1) for b, c in bounds if c >= q * n), None)
+
+        out[topic] = {"n": int(n), "mean_ms": round(1000 * buckets.get("sum", 0.0) / n, 1),
+                      "p50_under_ms": under(0.5), "p99_under_ms": under(0.99)}  # fmt: skip
     return out
 
 
@@ -370,9 +407,13 @@ async def _phases(
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
         batches0 = await _batch_metrics(metrics_url)
+        steady_cpu0 = _cpu_seconds(pids)
         await asyncio.to_thread(produce_stamped, prod, prefix, steady, rate)
         await _wait_for(store, done + steady_events, limit_s)
-        steady_batches = _batch_diff(batches0, await _batch_metrics(metrics_url))
+        steady_cpu1 = _cpu_seconds(pids)
+        batches1 = await _batch_metrics(metrics_url)
+        steady_batches = _batch_diff(batches0, batches1)
+        steady_fetch = _fetch_delays(batches0, batches1)
         by_label = await _latencies(store, since_ms)
         lat = np.concatenate(list(by_label.values()))
         await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph
@@ -390,8 +431,12 @@ async def _phases(
         "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
         "max_ms": round(float(lat.max()), 2) if lat.size else None,
         # the worker's own view of the steady phase: batches per agent, their mean size
-        # and mean handling time (its /metrics; consume wait and broker hops excluded)
+        # and mean handling time until the outputs are produced (its /metrics; the wait
+        # for the broker's acknowledgement, fetches and broker hops excluded) ...
         "steady_worker_batches": steady_batches,
+        # ... and per input topic the hop before it: producer timestamp -> the lane's
+        # fetch (docs: raw.news, then docs.clean after normalize)
+        "steady_fetch_delay": steady_fetch,
         "steady_by_kind": {
             "tick": _percentiles(by_label["Observation"]),
             "doc": _percentiles(by_label["Document"]),
@@ -401,6 +446,10 @@ async def _phases(
         # worker CPU-second says what one worker sustains on a core of its own.
         "burst_cpu_s": cpu,
         "events_per_worker_cpu_s": round(events / worker_cpu, 1) if worker_cpu else None,
+        # CPU seconds of each process over the steady phase (what the latency costs)
+        "steady_cpu_s": {
+            k: round(steady_cpu1[k] - steady_cpu0[k], 3) for k in steady_cpu1 if k in steady_cpu0
+        },
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "partitions": settings.kafka.topic_partitions,
     }

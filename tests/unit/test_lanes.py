@@ -1,16 +1,20 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, TopicPartition
 
 from core.batch import Inbound
+from core.errors import ServiceUnavailable
+from core.records import DeadLetter, IndicatorTick, RawNews
 from core.runtime_state import Endpoints
 from core.settings import Settings
+from streams import publisher
 from streams.context import Route, WorkerContext
-from streams.lanes import Lane
+from streams.lanes import CommitTracker, Lane, _commit, _RouteWorker
 from streams.processors import PROCESSORS, enabled
 
 
@@ -70,13 +74,123 @@ async def test_dispatch_gives_each_agent_its_topics(tmp_path: Path) -> None:
         ("raw.ticks", 2),
         ("raw.social", 3),
     ]
-    by_topic: dict[str, list[Route]] = {}
-    for r in ln.routes:
-        for t in r.sources:
-            by_topic.setdefault(t, []).append(r)
-    await ln._dispatch(items, by_topic)
+    workers = [_RouteWorker(r, 2000, ln._finished) for r in ln.routes]
+    by_topic: dict[str, list[_RouteWorker]] = {}
+    for w in workers:
+        for t in w.route.sources:
+            by_topic.setdefault(t, []).append(w)
+    ln._hand_out(msgs, items, by_topic)  # type: ignore[arg-type]
+    tasks = [t for w in workers for t in w.tasks("ingest")]
+    try:
+        await wait_until(lambda: ln._tracker.records == 0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     assert [i.offset for i in seen["a"]] == [1, 3]
     assert [i.offset for i in seen["b"]] == [1, 2]
+    # every partition read, up to the record after the last one handled
+    assert ln._tracker.take_finished(None) == {
+        ("p.raw.news", 0): 2,
+        ("p.raw.ticks", 0): 3,
+        ("p.raw.social", 0): 4,
+    }
+
+
+async def wait_until(check, limit: int = 2000) -> None:
+    for _ in range(limit):
+        if check():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError("condition never met")
+
+
+def test_offsets_are_committable_only_in_fetch_order() -> None:
+    tracker = CommitTracker()
+    first = tracker.open({("t", 0): 10}, pending=2, records=10)
+    second = tracker.open({("t", 0): 20, ("t", 1): 5}, pending=1, records=15)
+    assert tracker.records == 25
+    # the later batch finishes first: nothing may be committed past the unfinished one
+    assert tracker.finish(second) == {}
+    assert tracker.finish(first) == {}  # one of its two agents still works on it
+    assert tracker.records == 25
+    assert tracker.finish(first) == {("t", 0): 20, ("t", 1): 5}
+    assert tracker.records == 0
+    assert tracker.take_unsent() == {("t", 0): 20, ("t", 1): 5}
+    assert tracker.take_unsent() == {}
+    # a revoked partition's offsets are taken (and forgotten), the others stay
+    revoked = tracker.take_finished([TopicPartition("t", 1)])
+    assert revoked == {("t", 1): 5}
+    assert tracker.take_finished(None) == {("t", 0): 20}
+
+
+async def test_an_agent_takes_what_queued_while_it_was_busy_in_order() -> None:
+    batches: list[list[int]] = []
+    gate = asyncio.Event()
+
+    async def run(items: Sequence[Inbound]) -> None:
+        batches.append([i.offset for i in items])
+        if len(batches) == 1:
+            await gate.wait()  # busy with the first batch while three more are fetched
+
+    tracker = CommitTracker()
+    w = _RouteWorker(Route(agent="a", sources=["x"], run=run), 5, tracker.finish)
+    tasks = w.tasks("ingest")
+    try:
+        for offsets in ([0], [1, 2], [3, 4], [5, 6]):
+            items = [Inbound(topic="x", value=b"", key=None, partition=0, offset=o)
+                     for o in offsets]  # fmt: skip
+            w.put(tracker.open({("x", 0): offsets[-1] + 1}, 1, len(items)), items)
+            await asyncio.sleep(0)
+        gate.set()
+        await wait_until(lambda: tracker.records == 0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    # the first alone; then what queued, whole fetches, at most batch_size (5) records
+    assert batches == [[0], [1, 2, 3, 4], [5, 6]]
+    assert tracker.take_finished(None) == {("x", 0): 7}
+
+
+async def test_a_batch_is_finished_only_after_its_outputs_are_acknowledged() -> None:
+    """The agent goes on to the next batch while the broker acknowledges the previous
+    one's outputs; an acknowledgement that fails makes the batch run again, waiting,
+    and nothing of it is committable before that."""
+    handled: list[int] = []
+    acks: dict[int, asyncio.Future[None]] = {}
+    loop = asyncio.get_running_loop()
+
+    async def send(offset: int) -> None:  # what Publisher.send_many does inside a lane
+        fut = acks.setdefault(offset, loop.create_future())
+        deferred = publisher._DEFERRED.get()
+        if deferred is None:
+            return  # the retry: acknowledged before it returns
+        deferred.append(lambda: fut)
+
+    async def run(items: Sequence[Inbound]) -> None:
+        for i in items:
+            handled.append(i.offset)
+            await send(i.offset)
+
+    tracker = CommitTracker()
+    w = _RouteWorker(Route(agent="a", sources=["x"], run=run), 1, tracker.finish)
+    tasks = w.tasks("ingest")
+    try:
+        for o in (0, 1):
+            item = Inbound(topic="x", value=b"", key=None, partition=0, offset=o)
+            w.put(tracker.open({("x", 0): o + 1}, 1, 1), [item])
+        await wait_until(lambda: handled == [0, 1])  # the second before the first's ack
+        assert tracker.take_unsent() == {}
+        acks[1].set_result(None)
+        acks[0].set_exception(ServiceUnavailable("broker gone"))
+        await wait_until(lambda: tracker.records == 0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert handled == [0, 1, 0]  # batch 0 again after its failed acknowledgement
+    assert tracker.take_unsent() == {("x", 0): 2}
 
 
 def test_processor_selection() -> None:
@@ -93,8 +207,6 @@ def test_default_lanes_leave_table_agents_on_faust() -> None:
 
 
 async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> None:
-    from core.records import IndicatorTick, RawNews
-
     settings = Settings(data_dir=tmp_path, streams={"max_record_bytes": 2000})
     ctx = WorkerContext(
         settings=settings, endpoints=Endpoints(kafka_bootstrap="x:1", falkordb_url=None)
@@ -110,8 +222,6 @@ async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> 
     big = RawNews(source="s", title="t", body="b" * 5000, event_time="2026-01-01")
     await ctx.send("raw.news", [small, big])  # type: ignore[list-item]
     assert [k for k, _ in sent["raw.news"]] == [b"X"]
-    from core.records import DeadLetter
-
     ((_key, dl_value),) = sent["dlq"]
     dead = DeadLetter.model_validate_json(dl_value)
     assert (dead.error_type, dead.topic, dead.raw_size > 5000) == (
@@ -123,18 +233,16 @@ async def test_oversize_outputs_go_to_the_dlq_not_the_broker(tmp_path: Path) -> 
 
 
 def test_commits_do_not_wait_in_the_loop_but_do_at_shutdown() -> None:
-    from streams.lanes import _commit
-
     class FakeConsumer:
         def __init__(self) -> None:
-            self.calls: list[bool] = []
+            self.calls: list[tuple[list[tuple[str, int, int]], bool]] = []
 
-        def commit(self, *, asynchronous: bool) -> None:
-            self.calls.append(asynchronous)
+        def commit(self, *, offsets: list[TopicPartition], asynchronous: bool) -> None:
+            self.calls.append(([(o.topic, o.partition, o.offset) for o in offsets], asynchronous))
             if not asynchronous:
                 raise RuntimeError("KafkaError{code=_NO_OFFSET}")  # nothing to commit
 
     c = FakeConsumer()
-    _commit(c, wait=False)  # type: ignore[arg-type]
-    _commit(c)  # type: ignore[arg-type]  # the NO_OFFSET answer is not an error
-    assert c.calls == [True, False]
+    _commit(c, {("t", 0): 5}, wait=False)  # type: ignore[arg-type]
+    _commit(c, {("t", 1): 7})  # type: ignore[arg-type]  # the NO_OFFSET answer is not an error
+    assert c.calls == [([("t", 0, 5)], True), ([("t", 1, 7)], False)]
