@@ -6,7 +6,13 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from kg.extract.figures import DATED_KINDS, FIGURE_PROPS, complete_metric, complete_zh
+from kg.extract.figures import (
+    DATED_KINDS,
+    FIGURE_PROPS,
+    complete_metric,
+    complete_zh,
+    header_date,
+)
 from kg.extract.patterns import PATTERNS, REFS, ROLE_MAP, Out, Pattern
 from kg.extract.types import Candidate, Component, DocContext
 
@@ -170,17 +176,19 @@ def _emit(
         for side, name in (("head_ref", head), ("tail_ref", tail)):
             if name in REFS:  # the graph's entity id (kg/data/universe.json)
                 props[side] = REFS[name]
+        priors: list[dict[str, str | float]] = []
         if (out.relation == "DISCLOSES" or props.get("kind") in DATED_KINDS) and any(
             props.get(k) for k in FIGURE_PROPS
         ):
-            complete_metric(props, tail, *where)
+            priors = complete_metric(props, tail, *where)
         elif pattern.lang == "zh":
             complete_zh(props, where[0], where[2])
         for relation in _relations(out.relation, groups):
-            yield Candidate(
-                head, head_type, relation, tail, tail_type, span[0], span[1],
-                Component.PATTERN, pattern.name, valid_from, dict(props), 0.9,
-            )  # fmt: skip
+            for p in (props, *priors):  # the prior-period figure is a fact of its own
+                yield Candidate(
+                    head, head_type, relation, tail, tail_type, span[0], span[1],
+                    Component.PATTERN, pattern.name, valid_from, dict(p), 0.9,
+                )  # fmt: skip
 
 
 def clean_phrase(value: str) -> str:
@@ -295,7 +303,7 @@ def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
     if not active:
         return out
     header = f"{ctx.title}\n{text[:HEADER_CHARS]}"
-    day = ctx.event_time.date().isoformat() if ctx.event_time else ""
+    day = ctx.event_time.date().isoformat() if ctx.event_time else header_date(header)
     for a, b in sentence_spans(text):
         sent, sent_low = text[a:b], low[a:b]
         found: list[Candidate] = []

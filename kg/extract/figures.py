@@ -31,7 +31,8 @@ FIGURE = re.compile(
     r"(?P<num>\d[\d,]*(?:\.\d+)?)\s?"
     r"(?P<scale>trillion|billion|million|thousand|bn|mn|mln|tn|crore|lakh|万亿|亿|万|[bmk](?![a-z]))?"
     r"\s?(?P<unit>%|percent(?:age points?)?|per\s?cent|个?百分点|basis\s+points?|bps?|个基点|"
-    r"元|shares|employees|people|workers|jobs|positions|stores|customers|subscribers)?",
+    r"元|cents?|shares|employees|people|workers|jobs|positions|stores|customers|subscribers|homes|"
+    r"restaurants|engines|aircraft|closings|orders|locations|members|accounts|users|tons|barrels)?",
     re.I,
 )
 _PER_SHARE = re.compile(r"per\s+(?:diluted\s+|basic\s+|common\s+)?share|\bEPS\b|a\s+share", re.I)
@@ -65,6 +66,10 @@ def parse_figure(raw: str, *, scale_hint: str = "", per_share: bool = False) -> 
         scale = ""
     elif unit_word.startswith("basis") or unit_word in ("bp", "bps", "个基点"):
         unit, scale = "bp", ""
+    elif unit_word.startswith("cent"):  # "18 cents a share"
+        num, unit, scale = num / 100, "USD", ""
+        if per_share:
+            unit += "/share"
     elif cur or unit_word == "元":
         unit = _CURRENCY.get(cur or "元", "USD")
         if per_share and not scale:
@@ -103,6 +108,7 @@ RELATIVE_YEAR = re.compile(
     re.I,
 )
 PERIOD_TEXT = re.compile(
+    r"(?:as\s+of|at)\s+[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|"
     r"(?:(?:three|six|nine|twelve)\s+months|(?:fiscal\s+)?(?:year|quarter)s?)\s+ended\s+"
     r"[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}"
     r"|(?:fiscal\s+)?(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter(?:\s+of)?"
@@ -139,28 +145,58 @@ def period_in(text: str) -> str:
     return m.group(0).strip() if m else ""
 
 
+_HEAD_Q = re.compile(
+    r"\b(?:Q(?P<q>[1-4])|(?P<q2>[1-4])Q|(?P<ord>first|second|third|fourth)[\s-]+quarter)\b", re.I
+)
+_HEAD_Y = re.compile(
+    r"\b(?:FY|F|fiscal(?:\s+year)?)\s*'?(?P<fy>\d{4}|\d{2})\b|\b(?P<y>(?:19|20)\d{2})\b", re.I
+)
+HEADER_LINES = 3
+
+
 def header_period(header: str) -> tuple[str, str]:
-    """(quarter, year) the opening of a document names: an earnings call's "Q3 2024", a
-    report's "fiscal 2025"; "" where none."""
-    found = period_in(header)
-    if not found:
+    """(quarter, year) the first lines of a document name: an earnings call's "Q3 2024",
+    "3Q 2025", "Q2 Fiscal 2026", "Q4 and Full-Year 2024", a report's "fiscal 2025"; ""
+    where none. Only the title and the first lines: a year in the body is no header."""
+    lines = [ln for ln in header.splitlines() if ln.strip()][:HEADER_LINES]
+    head = " ".join(lines)[:300]
+    y = _HEAD_Y.search(head)
+    if not y:
         return "", ""
-    label = normalise_period(found)
-    m = re.match(r"(\d{4})-Q[1-4]$", label)
-    if m:
-        return label, f"FY{m.group(1)}"
-    if re.match(r"FY\d{4}$", label):
-        q = _QUARTER_ONLY.search(header)
-        if q:
-            n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
-                (q.group("ord") or "").casefold(), int(q.group("q") or 0)
-            )
-            return f"{label[2:]}-Q{n}", label
-        return "", label
-    return "", ""
+    raw = y.group("fy") or y.group("y")
+    year = int(raw) + (2000 if len(raw) == 2 else 0)
+    q = _HEAD_Q.search(head)
+    if not q:
+        return "", f"FY{year}"
+    n = (
+        int(q.group("q") or q.group("q2") or 0)
+        or {"first": 1, "second": 2, "third": 3, "fourth": 4}[q.group("ord").casefold()]
+    )
+    return f"{year}-Q{n}", f"FY{year}"
 
 
 _FORWARD = re.compile(r"\b(?:expect|anticipat|guid|outlook|forecast|project|target)", re.I)
+
+
+_DATELINE = re.compile(
+    r"\b(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+(?P<d>\d{1,2}),?\s+"
+    r"(?P<y>(?:19|20)\d{2})\b|(?P<zy>(?:19|20)\d{2})年(?P<zm>\d{1,2})月(?P<zd>\d{1,2})日"
+)
+_MON = {m: i for i, m in enumerate(
+    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}  # fmt: skip
+
+
+def header_date(header: str) -> str:
+    """The dateline of a document's first lines ("MINNEAPOLIS, Oct. 28, 2025 --") as
+    YYYY-MM-DD, "" when none: the document's day when the record carries no time."""
+    lines = [ln for ln in header.splitlines() if ln.strip()][:HEADER_LINES]
+    m = _DATELINE.search(" ".join(lines)[:400])
+    if not m:
+        return ""
+    if m.group("zy"):
+        return f"{m.group('zy')}-{int(m.group('zm')):02d}-{int(m.group('zd')):02d}"
+    mon = _MON[m.group("mon")[:3].casefold()]
+    return f"{m.group('y')}-{mon:02d}-{int(m.group('d')):02d}"
 
 
 def _doc_year(doc_date: str) -> int | None:
@@ -173,7 +209,7 @@ def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str
     ("the fourth quarter") in the header's year (the next one for a guided quarter before
     the header's); a relative one ("the quarter", "full year") resolved against the
     document header; else the header's period; ("", "none") when neither names one."""
-    own = period_in(sentence)
+    own = own_period(sentence)
     if own:
         label = normalise_period(own)
         if re.search(r"\d{4}", label):
@@ -184,9 +220,11 @@ def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str
         n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
             (bare.group("ord") or "").casefold(), int(bare.group("q") or 0)
         )
-        y = int(year[2:]) if year else None
+        y = int(year[2:]) if quarter else None  # a call's header names its quarter
         if y is None and (dy := _doc_year(doc_date)) is not None:
             y = dy if 3 * n < int(doc_date[5:7]) else dy - 1
+        if y is None and year:
+            y = int(year[2:])
         if y is not None:
             if quarter and n < int(quarter[-1]) and _FORWARD.search(sentence):
                 y += 1
@@ -211,8 +249,10 @@ def per_share(metric: str, raw: str = "") -> bool:
 _LEVEL_KEYS = ("value", "value2", "level", "level2", "vals", "amount", "amount2", "val")
 FIGURE_PROPS = (*_LEVEL_KEYS, "low", "high", "chg", "pct", "count")
 _CHANGE_KEYS = ("chg", "pct", "cmp", "change")
-DATED_KINDS = frozenset({"dividend", "buyback", "price_move", "capital_return"})
-DAY_KINDS = frozenset({"dividend", "price_move"})  # the document's day before the header's
+DATED_KINDS = frozenset({"dividend", "buyback", "price_move", "capital_return", "layoffs"})
+DAY_KINDS = frozenset(
+    {"dividend", "price_move", "layoffs"}
+)  # the document's day before the header's
 _MOVE_WORDS = re.compile(
     r"^(?:grew|increased|decreased|rose|fell|declined|jumped|dropped|climbed|surged|slipped|"
     r"up|down|improved|expanded|contracted)$",
@@ -222,14 +262,16 @@ _MOVE_WORDS = re.compile(
 
 def complete_metric(
     props: dict[str, str | float], metric: str, sentence: str, header: str, doc_date: str = ""
-) -> None:
+) -> list[dict[str, str | float]]:
     """Add ``value`` (base units), ``unit``, ``scale``, ``raw``, ``measure`` and a
     normalised ``period`` to a metric fact's properties, in place. Nothing is guessed: a
     figure without a unit gets no ``unit`` and a fact with no period in its sentence or
     the header gets none (the verifier then drops it and counts why). Events of a day
-    (``kind`` dividend, buyback, price_move) take the document's date (``doc_date``)."""
+    (``kind`` dividend, buyback, price_move) take the document's date (``doc_date``).
+    Returns the prior-period facts the sentence states beside it ("compared to $931 million
+    in the third quarter of 2024", "down from 14% a year ago"), each with its own period."""
     if props.get("unit") and isinstance(props.get("value"), float):
-        return  # already complete (a table or XBRL fact)
+        return []  # already complete (a table or XBRL fact)
     share = per_share(metric, sentence)
     low, high = props.get("low"), props.get("high")
     if low and high:
@@ -255,7 +297,7 @@ def complete_metric(
         if fig is None and level_key and preset:  # "headcount was 12,500": the row's unit
             fig = _bare(str(props[level_key]), preset)
         if fig is None and props.get("count"):
-            fig = parse_figure(str(props["count"]))
+            fig = parse_figure(str(props["count"])) or _bare(str(props["count"]), preset or "count")
         if fig is None:
             key = next((k for k in _CHANGE_KEYS if props.get(k)), "")
             fig = parse_figure(str(props[key]), per_share=share) if key else None
@@ -275,7 +317,10 @@ def complete_metric(
     if props.get("years"):  # a "respectively" list: this item's year
         md, basis = props.get("md", ""), str(props.get("basis") or "year")
         stated = f"{basis} ended {md}, {props['years']}" if md else f"fiscal {props['years']}"
-    if props.get("kind") in DAY_KINDS and doc_date and not period_in(stated or sentence):
+    label, source = "", "none"
+    if stated and re.search(r"\d{4}", normalise_period(stated)):
+        label, source = normalise_period(stated), "sentence"
+    elif props.get("kind") in DAY_KINDS and doc_date and not own_period(stated or sentence):
         label, source = doc_date, "document_date"  # an event of the day it is reported
     else:
         label, source = sentence_period(stated or sentence, header, doc_date)
@@ -290,7 +335,96 @@ def complete_metric(
         props["period_source"] = "event_time"
     else:
         props.pop("period", None)
+    priors = _priors(props, sentence) if label and props.get("measure") == "level" else []
     _trim(props)
+    return priors
+
+
+_FIG_RE = (
+    r"(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:billion|million|thousand|bn|m)\b)?"
+    r"(?:\s?%|\s?percent|\s?basis\s+points|\s?bps?\b)?"
+)
+PRIOR = re.compile(
+    r"(?:compared\s+(?:to|with)|versus|vs\.?|against|(?:up|down)\s+from|from)\s+"
+    r"(?:approximately\s+|about\s+)?(?P<fig>" + _FIG_RE + r")\s*,?\s*(?P<when>"
+    r"in\s+the\s+(?:prior[\s-]year|year[\s-]ago|same|comparable)\s+(?:period|quarter)"
+    r"(?:\s+(?:of\s+)?last\s+year|\s+a\s+year\s+ago)?|a\s+year\s+(?:ago|earlier)|last\s+year|"
+    r"(?:in\s+)?the\s+prior[\s-]year(?:\s+(?:period|quarter))?|"
+    r"(?:in\s+)?(?:the\s+)?(?:first|second|third|fourth)[\s-]+quarter(?:\s+of\s+"
+    r"(?:last\s+year|(?:fiscal\s+)?\d{4}))?|in\s+(?:fiscal\s+)?\d{4}|in\s+Q[1-4](?:\s+\d{4})?)",
+    re.I,
+)
+_YEAR_BACK = re.compile(r"year[\s-]ago|last\s+year|prior[\s-]year|a\s+year\s+earlier|same", re.I)
+
+
+def shift_year(label: str, years: int = -1) -> str:
+    m = re.match(r"(FY)?(\d{4})(.*)$", label)
+    return f"{m.group(1) or ''}{int(m.group(2)) + years}{m.group(3)}" if m else ""
+
+
+def _prior_period(when: str, main: str) -> str:
+    explicit = re.search(r"\d{4}", when)
+    if explicit:
+        label = normalise_period(when)
+        return label if re.search(r"\d{4}", label) else ""
+    q = _QUARTER_ONLY.search(when)
+    if q and re.match(r"\d{4}-Q[1-4]$", main):
+        n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
+            (q.group("ord") or "").casefold(), int(q.group("q") or 0)
+        )
+        year = int(main[:4]) - (1 if n >= int(main[-1]) or "last year" in when.lower() else 0)
+        return f"{year}-Q{n}"
+    if _YEAR_BACK.search(when):
+        return shift_year(main)
+    return ""
+
+
+def _priors(props: dict[str, str | float], sentence: str) -> list[dict[str, str | float]]:
+    """The prior-period figure stated after the fact's own ("..., compared to $931 million
+    in the third quarter of 2024"): its value in the fact's unit and scale, and its period."""
+    raw = str(props.get("raw", ""))
+    at = sentence.find(raw) if raw else -1
+    if at < 0:
+        return []
+    m = PRIOR.search(sentence, at + len(raw), at + len(raw) + 120)
+    if not m or re.search(r"[.;]", sentence[at + len(raw) : m.start()]):
+        return []
+    fig = parse_figure(m.group("fig"), scale_hint=str(props.get("scale", "")))
+    if fig is None:
+        fig = _bare(m.group("fig"), str(props.get("unit", "")))
+        if fig is not None and props.get("scale") and not scale_of(m.group("fig")):
+            mult = Decimal(str(SCALES.get(str(props["scale"]).casefold(), 1.0)))
+            fig = Figure(
+                float(Decimal(str(fig.value)) * mult), fig.unit, str(props["scale"]), fig.raw
+            )
+    period = _prior_period(m.group("when"), str(props.get("period", "")))
+    if (
+        fig is None
+        or not period
+        or fig.unit.split("/")[0] != str(props.get("unit", "")).split("/")[0]
+    ):
+        return []
+    return [{
+        "value": fig.value, "unit": str(props.get("unit")), "scale": fig.scale,
+        "raw": m.group("fig"), "period": period, "period_source": "sentence",
+        "measure": "level", "kind": "prior",
+    }]  # fmt: skip
+
+
+def own_period(sentence: str) -> str:
+    """The first explicit period of the sentence that is not a comparison's ("compared to
+    $931 million in the third quarter of 2024" names the prior period, not the fact's)."""
+    for m in PERIOD_TEXT.finditer(sentence or ""):
+        before = sentence[max(0, m.start() - 45) : m.start()]
+        if _COMPARE.search(before):
+            continue
+        return m.group(0).strip()
+    return ""
+
+
+_COMPARE = re.compile(
+    r"\b(?:compared|versus|vs\.?|against|from|prior|previous|before|last)\b", re.I
+)
 
 
 # A triple carries at most 20 attributes (core.records.Triple); room is kept for the

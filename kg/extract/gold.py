@@ -89,12 +89,26 @@ def _contains(big: list[str], small: list[str]) -> bool:
     return n > 0 and any(big[i : i + n] == small for i in range(len(big) - n + 1))
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK_TOKENS = re.compile(r"[\u3400-\u9fff]|[^\u3400-\u9fff\s]+")
+
+
+def _tokens(name: str) -> list[str]:
+    """Words; Chinese (no spaces) by character, Latin/digit runs inside it as one token."""
+    s = normalise(name)
+    return _CJK_TOKENS.findall(s) if _CJK.search(s) else s.split()
+
+
 def names_match(pred: str, gold: str) -> bool:
-    a, b = normalise(pred).split(), normalise(gold).split()
+    """Equal, one containing the other as a token sequence, or (not for Chinese, where a
+    shared character says little) token Jaccard >= 0.5."""
+    a, b = _tokens(pred), _tokens(gold)
     if not a or not b:
         return False
     if a == b or _contains(a, b) or _contains(b, a):
         return True
+    if _CJK.search(pred + gold):
+        return False
     sa, sb = set(a), set(b)
     return len(sa & sb) / len(sa | sb) >= 0.5
 
@@ -165,7 +179,18 @@ def attrs_agree(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
     want = _numbers(gold.get("value", gold.get("amount")), scale)
     if want:
         have: set[float] = set()
-        for k in ("value", "low_value", "high_value", "change_value", "raw", "amount", "val"):
+        for k in (
+            "value",
+            "low_value",
+            "high_value",
+            "change_value",
+            "raw",
+            "amount",
+            "val",
+            "amount_value",
+            "amt",
+            "level",
+        ):
             have |= _numbers(pred.get(k))
         if not _close(want, have):
             return False

@@ -109,8 +109,13 @@ def test_we_voice_growth_generation_and_guidance() -> None:
 
 def test_buyback_capital_return_dividend_headcount_and_deal() -> None:
     buy = facts("We repurchased 3 million shares for $450 million in the quarter.")
-    p = buy[("Norvale Robotics", "INVOLVED_IN", "share repurchase")]
-    assert (p["value"], p["count"], p["period"]) == (4.5e8, "3 million shares", "2024-Q3")
+    p = buy[("Norvale Robotics", "DISCLOSES", "shares")]
+    assert (p["value"], p["unit"], p["amount"], p["period"]) == (
+        3e6,
+        "shares",
+        "$450 million",
+        "2024-Q3",
+    )
     ret = facts("In the quarter, we returned $2 billion to shareholders.")
     assert ret[("Norvale Robotics", "DISCLOSES", "shareholders")]["kind"] == "capital_return"
     div = facts("We are raising our dividend 5%.")[("Norvale Robotics", "DISCLOSES", "dividend")]
@@ -182,11 +187,11 @@ def test_zh_active_bond_and_funding_rate_without_bp() -> None:
     assert (p["dir"], p["value"], p["unit"]) == ("下行", 1.35, "%")
 
 
-def test_zh_operations_maturity_net_and_bond_trading() -> None:
+def test_zh_operations_maturing_net_and_bond_trading() -> None:
     got = facts("央行开展1000亿元7天期逆回购操作，当日有200亿元逆回购到期，实现净投放800亿元。",
                 ZH, "zh")  # fmt: skip
-    assert got[("央行", "SETS_POLICY", "7天期逆回购")]["amount_value"] == 1e11
-    assert got[("逆回购", "HAS_VALUE", "200亿元")]["kind"] == "maturity"
+    op = got[("央行", "SETS_POLICY", "7天期逆回购")]
+    assert (op["amount_value"], op["maturing"]) == (1e11, "200亿元")  # an attribute, no fact
     assert got[("央行", "SETS_POLICY", "净投放")]["amt"] == "800亿元"
     trade = facts("央行公告称，3月净买入国债1000亿元。", ZH, "zh")
     assert trade[("央行", "SETS_POLICY", "净买入国债")]["amount_value"] == 1e11
