@@ -223,7 +223,10 @@ def format_storage(node: KafkaNode, cid: str, heap_mb: int = 256) -> bool:
     """Format the KRaft storage once; False when it already was (a restart keeps it)."""
     if (node.storage / "meta.properties").exists():
         return False
-    cmd = _java(node, "kafka.tools.StorageTool", ["format", "-t", cid, "-c", str(node.config),
+    # "--cluster-id=ID", not "-t ID": a base64url id may start with "-" (1 in 64), which
+    # the tool's argument parser then takes for an option ("expected one argument")
+    cmd = _java(node, "kafka.tools.StorageTool", ["format", f"--cluster-id={cid}",
+                                                  "-c", str(node.config),
                                                   "--ignore-formatted"], heap_mb)  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
