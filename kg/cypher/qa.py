@@ -156,6 +156,18 @@ def _dated(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _period(row: dict[str, Any], chosen: Candidate | None) -> dict[str, Any]:
+    """A period start (ms) as the day ("date": "2026-11-20") or, for a monthly series,
+    the month ("month": "2026-10") it names; the period's value stays beside it."""
+    ms = row.get("period_start")
+    if not isinstance(ms, int | float):
+        return row
+    day = datetime.fromtimestamp(ms / 1000, UTC).date().isoformat()
+    monthly = chosen is not None and chosen.description.startswith("the month")
+    out = {"month": day[:7]} if monthly else {"date": day}
+    return {**out, "value": row.get("value")}
+
+
 def _in_bp(row: dict[str, Any]) -> dict[str, Any]:
     """A value in per cent as basis points (rounded off float noise), unit "bp"."""
     v = row.get("value")
@@ -336,6 +348,8 @@ class CypherQA:
 
         if chosen is not None and chosen.kind == "when" and cypher == chosen.cypher:
             rows = [_dated(r) for r in rows]
+        if rows and "period_start" in rows[0]:  # which day / month: a date, not a number
+            rows = [_period(r, chosen) for r in rows]
         unit = self._unit(chosen)
         if frame.in_bp and unit == "%" and chosen is not None and cypher == chosen.cypher:
             rows, unit = [_in_bp(r) for r in rows], "bp"  # "by how many basis points"

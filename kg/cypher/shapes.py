@@ -46,6 +46,7 @@ class ShapeName(StrEnum):
     SERIES_FILTERED = "series_filtered"
     SERIES_MOM = "series_mom"
     SERIES_DAILY_TOP = "series_daily_top"
+    SERIES_WHEN = "series_when"
     INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"
     ATTRIBUTE_PAIR = "attribute_pair"

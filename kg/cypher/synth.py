@@ -105,6 +105,7 @@ class Frame:
     periods: bool = False  # "on the days / in the months when ...": a filter over periods
     in_bp: bool = False  # the answer asked in basis points (a value in per cent x 100)
     mom: bool = False  # month-on-month (环比): each reading minus the one before it
+    point_time: str | None = None  # "day" | "month": the question asks when (which day)
     direction: str | None = None  # "up" | "down": the changes a count asks for
 
     @property
@@ -232,6 +233,9 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         periods=hit(trig["periods"]["patterns"]) is not None,
         in_bp=hit(trig["answer_bp"]["patterns"]) is not None,
         mom=hit(trig["mom"]["patterns"]) is not None,
+        point_time="day"
+        if hit(trig["point_time"]["day"])
+        else ("month" if hit(trig["point_time"]["month"]) else None),
         direction="up"
         if hit(trig["direction"]["up"])
         else ("down" if hit(trig["direction"]["down"]) else None),
@@ -501,6 +505,7 @@ class Synthesizer:
             or frame.range_agg
             or frame.compare is not None
             or frame.mom
+            or frame.point_time is not None
         )
         inds = self._indicator_anchors(frame)
         if not inds and wants_values and frame.agg in ("max", "min", "avg"):
@@ -754,7 +759,50 @@ class Synthesizer:
         cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
         return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
 
+    def _series_when(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+        """Which day (month) of the series: the period with the highest (lowest) value,
+        the first (last) one meeting the question's threshold, or all that do."""
+        params: dict[str, Any] = {"a": aid}
+        body = self._points(pattern, replace(frame, daily="close"), params)  # no tick filter
+        monthly = self.lex.entities.get(aid, {}).get("frequency") == "monthly"
+        if monthly or frame.point_time == "month":
+            key, pick = "p.t", "vs[size(vs) - 1]"
+        else:
+            daily = frame.daily or ("range" if frame.range_agg else "close")
+            key, pick = "p.t / 86400000 * 86400000", _DAILY_PICKS[daily]
+        conds = []
+        for k, c in enumerate(frame.units.comparisons):
+            params[f"c{k}"] = c.value
+            conds.append(f"v {c.op} $c{k}")
+        trig = triggers()["point_time"]
+        agg = frame.agg if frame.agg in ("max", "min") else None
+        if agg is None and frame.compare is not None and not conds:
+            agg = frame.compare  # "哪天振幅更大"
+        if _any(trig["first"], frame.question):
+            order, limit = "k ASC", "\nLIMIT 1"
+        elif _any(trig["last"], frame.question):
+            order, limit = "k DESC", "\nLIMIT 1"
+        elif agg is not None:
+            order, limit = f"v {'DESC' if agg == 'max' else 'ASC'}, k", "\nLIMIT 1"
+        else:
+            order, limit = "k", ""
+        ret = render(
+            S.SERIES_WHEN,
+            key=key,
+            pick=pick,
+            cond=" AND ".join(conds) or "v IS NOT NULL",
+            order=order,
+            limit=limit,
+        )
+        name = self.lex.entities.get(aid, {}).get("name", aid)
+        period = "month" if monthly else "day"
+        desc = shape(S.SERIES_WHEN).describe.format(period=period, name=name, what=order)
+        cy = f"{body}\n{ret}\nLIMIT {ROW_LIMIT}"
+        return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
+
     def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+        if frame.point_time is not None:
+            return self._series_when(frame, pattern, aid, prior)
         if frame.mom:
             return self._series_mom(frame, pattern, aid, prior)
         params: dict[str, Any] = {"a": aid}

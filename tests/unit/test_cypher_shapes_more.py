@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from kg.cypher.lexicon import Lexicon, to_simplified
-from kg.cypher.qa import _in_bp
-from kg.cypher.synth import Synthesizer, pair_anchors, read_frame
+from kg.cypher.qa import _in_bp, _period
+from kg.cypher.synth import Candidate, Synthesizer, pair_anchors, read_frame
 from kg.cypher.units import parse
 from kg.static import bundled_universe_path
 
@@ -210,3 +210,27 @@ def test_stock_code_words_return_the_code_and_the_ticker() -> None:
     best = _best("宁德时代股票代码多少")
     assert best.kind == "attribute" and "e.code AS code, e.ticker AS ticker" in best.cypher
     assert "e.code AS code" in _best("what is the security code of Ping An Bank").cypher
+
+
+@pytest.mark.parametrize(
+    ("question", "order", "limit", "cond"),
+    [
+        ("which session had DR007's lowest close this week", "v ASC, k", True, None),
+        ("on what days did US2Y close over 3.52", "ORDER BY k\n", False, "v > $c0"),
+        ("最早哪个月PMI低于49", "k ASC", True, "v < $c0"),
+        ("the most recent day CN10Y closed under 1.75", "k DESC", True, "v < $c0"),
+    ],
+)
+def test_which_day_or_month(question: str, order: str, limit: bool, cond: str | None) -> None:
+    best = _best(question)
+    assert "AS period_start" in best.cypher and order in best.cypher + "\n"
+    assert ("LIMIT 1\n" in best.cypher) is limit
+    assert cond is None or f"WHERE {cond}" in best.cypher
+
+
+def test_a_period_start_is_rendered_as_a_date_or_a_month() -> None:
+    row = {"period_start": 1795132800000, "value": 1.5}  # 2026-11-20T00:00Z
+    day = _period(row, None)
+    assert day == {"date": "2026-11-20", "value": 1.5}
+    monthly = Candidate("", {}, "the month when X", 0.0, "series")
+    assert _period(row, monthly)["month"] == "2026-11"
