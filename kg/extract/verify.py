@@ -84,10 +84,12 @@ COMMON_NOUN_ENDINGS = ("ing", "ship", "ion", "ment", "al")
 # issues whose candidate the corrector drops
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
-    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal",
+    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
+OWN_VERB = r"(?:generated|reported|had|recorded|posted|earned)"
+OWN_WORDS = frozenset({"we", "our", "the", "company", "it", "its", "in", "for", "and"})
 CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|herein)\b", re.I)
 HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
 CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
@@ -387,6 +389,7 @@ class Verifier:
         issues += self._not_an_owner(cands, text)
         issues += self._not_a_party(cands)
         issues += self._read_in_sentence(cands, text)
+        issues += self._other_owner(cands, text, ctx)
         issues += [
             Issue(i, "forward_looking", m.group(0))
             for i, c in enumerate(cands)
@@ -403,10 +406,13 @@ class Verifier:
         for i, c in enumerate(cands):
             if c.relation != "PRODUCES":
                 continue
-            tail = c.tail.lower().split(" of ")[0].split()  # "wafers of acceptable quality"
+            # "wafers of acceptable quality", "appropriations over time"
+            tail = re.split(r" (?:of|over|in|for|to|from|with|at|on) ", c.tail.lower())[0].split()
             head = c.head.lower().split()
-            if (tail and tail[-1] in lex.abstract_objects) or (
-                head and head[-1] in PRODUCT_HEAD_WORDS
+            if (
+                (tail and tail[-1] in lex.abstract_objects)
+                or (head and head[-1] in PRODUCT_HEAD_WORDS)
+                or c.head.lower() in lex.not_parties  # "Congress makes appropriations"
             ):
                 out.append(Issue(i, "not_a_product", c.tail))
         return out
@@ -463,6 +469,39 @@ class Verifier:
                     kind == "Person" and "'s" in low
                 ):
                     out.append(Issue(i, "headline_name", side))
+        return out
+
+    @staticmethod
+    def _other_owner(cands: list[Candidate], text: str, ctx: DocContext) -> list[Issue]:
+        """A figure given to the document's subject that the sentence gives to another
+        party: "the Consumer segment's revenues were $103.5 billion", "AWE only generated
+        sales of $885 million" (a joint venture's) -> not the filer's figure."""
+        out: list[Issue] = []
+        if not ctx.main_entity:
+            return out
+        for i, c in enumerate(cands):
+            if c.relation != "DISCLOSES" or c.head != ctx.main_entity or c.end <= c.start:
+                continue
+            sent, tail = sentence_of(text, c.start, c.end), re.escape(c.tail)
+            said = [
+                *re.finditer(
+                    rf"\b([A-Z][\w&.-]*)(?:['’]s|\s+(?:\w+ly\s+)?{OWN_VERB})\s+"
+                    rf"(?:[\w-]+\s+){{0,2}}?{tail}\b",
+                    sent,
+                ),
+                *re.finditer(rf"\b(segment|unit|division|subsidiary)['’]s\s+{tail}\b", sent),
+            ]
+            others = [
+                m.group(1)
+                for m in said
+                if m.group(1).lower() not in OWN_WORDS
+                and norm(m.group(1)) not in norm(ctx.main_entity)
+                and not any(norm(m.group(1)) in norm(a) for a in ctx.aliases)
+            ]
+            if not others:
+                continue
+            owner = others[0]
+            out.append(Issue(i, "other_owner", owner))
         return out
 
     @staticmethod

@@ -158,3 +158,19 @@ def test_an_untagged_proper_noun_subject_makes_products() -> None:
     got = {(c.head, c.tail) for s in doc.sents for c in dependency_candidates(s)
            if c.relation == "PRODUCES"}  # fmt: skip
     assert ("TWC", "video and voice services") in got
+
+
+def test_a_figure_the_sentence_gives_another_party_is_not_the_subjects() -> None:
+    ctx = DocContext(doc_id="t", main_entity="Norvale Robotics Inc.")
+    for text in (
+        "In 2022, the Consumer segment's revenues were $10.5 billion, about 76% of the total.",
+        "During 2021, Tessly only generated sales of $885 million in the venture.",
+    ):
+        tail = "revenues" if "revenues" in text else "sales"
+        c = _figure("Norvale Robotics Inc.", tail, text)
+        stats = VerifyStats()
+        assert Verifier().reflect([c], text, ctx, stats) == [], text
+        assert stats.dropped["other_owner"] == 1
+    text = "Norvale Robotics's revenues were $3.2 billion for fiscal 2021."
+    c = _figure("Norvale Robotics Inc.", "revenues", text)
+    assert len(Verifier().reflect([c], text, ctx, VerifyStats())) == 1
