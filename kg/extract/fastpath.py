@@ -39,7 +39,8 @@ _BAD_FIRST = frozenset(
     "organic domestic international diluted basic cash operating other selling interest "
     "income general administrative capital cost costs revenue revenues sales "
     "fourth-quarter third-quarter second-quarter first-quarter full-year quarterly annual "
-    "gaap non-gaap".split()
+    "gaap non-gaap q1 q2 q3 q4 h1 h2 1q 2q 3q 4q fy same-store same-restaurant "
+    "comparable-store".split()
 )
 # One-word names too generic to be a party ("Bank provides ...").
 _GENERIC_ONE = frozenset(

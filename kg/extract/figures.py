@@ -460,6 +460,9 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
     val = parse_figure(str(props.get("val", "")))
     if val is not None:
         props.update(value=val.value, unit=val.unit)
+    elif (chg := re.match(r"\d+(?:\.\d+)?", str(props.get("chg", "")))) is not None:
+        unit = "%" if "百分点" in str(props.get("chg_unit", "")) + str(props["chg"]) else "bp"
+        props.update(value=float(chg.group(0)), unit=unit, measure="change")
     amt = parse_figure(str(props.get("amt") or props.get("amt2") or ""))
     if amt is not None:
         props.update(amount_value=amt.value, amount_unit=amt.unit, scale=amt.scale)

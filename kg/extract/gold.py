@@ -142,27 +142,30 @@ def canonical_unit(unit: str) -> str:
     return f"{base}/share" if per.strip() in ("share", "sh") else base
 
 
+def _scale_of(scale: str) -> float:
+    """'millions' / 'in thousands' / 'billion' -> its multiplier (1 when none is named)."""
+    fig = parse_figure(f"$1 {scale.replace('in ', '').rstrip('s')}") if scale else None
+    return fig.value if fig is not None and fig.scale else 1.0
+
+
 def _numbers(value: Any, scale: str = "") -> set[float]:
-    """Every reading of a stated value: as a number, in base units and as written."""
+    """Every reading of a stated value: as written, in base units, and times the gold's
+    stated ``scale`` ("1,842" with scale "millions" is also 1.842e9)."""
     if isinstance(value, bool) or value in (None, ""):
         return set()
+    out: set[float] = set()
     if isinstance(value, int | float):
-        out = {float(value)}
-        fig = parse_figure(f"1 {scale}") if scale else None
-        if fig is None and scale:
-            fig = parse_figure(f"$1 {scale}")
+        out.add(float(value))
+    else:
+        text = str(value)
+        fig = parse_figure(text) or parse_figure(f"$ {text}")
         if fig is not None:
-            out.add(float(value) * fig.value)
-        return out
-    text = str(value)
-    out = set()
-    fig = parse_figure(text) or parse_figure(f"$ {text}")
-    if fig is not None:
-        out.add(fig.value)
-    m = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
-    if m:
-        out.add(float(m.group(0).replace(",", "")))
-    return out
+            out.add(fig.value)
+        m = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
+        if m:
+            out.add(float(m.group(0).replace(",", "")))
+    mult = _scale_of(scale)
+    return out | {x * mult for x in out} if mult != 1.0 else out
 
 
 def _close(a: set[float], b: set[float]) -> bool:
@@ -203,8 +206,9 @@ def attrs_agree(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
         g, p = canonical_unit(gold["unit"]), canonical_unit(pred.get("unit", ""))
         if g != p and not (p.startswith(g + "/") or g.startswith(p + "/")):
             return False
-    if gold.get("period"):
-        g, p = normalise_period(str(gold["period"])), normalise_period(str(pred.get("period", "")))
+    if gold.get("period") and re.search(r"\d", str(gold["period"])):  # "week": nothing to compare
+        g = normalise_period(str(gold["period"]))
+        p = normalise_period(str(pred.get("period") or pred.get("date") or ""))
         if not p or (g != p and g not in p and p not in g):
             return False
     return True

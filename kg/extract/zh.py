@@ -32,9 +32,6 @@ INDICATOR = re.compile(
     r"\d{1,2}年期(?:国债|国开债|政金债|地方债|美债)?(?:到期)?收益率|DR00[17]|R00[17]|"
     r"1年期LPR|5年期以上LPR|美元指数|人民币汇率"
 )
-POLICY = re.compile(
-    r"(?:\d+天期|\d+个月期|\d+年期)?(?:逆回购|MLF|中期借贷便利|国库现金定存)|存款准备金率|降准|降息"
-)
 
 
 @lru_cache(maxsize=1)
@@ -67,34 +64,8 @@ def extract_zh(text: str, ctx: DocContext) -> list[Candidate]:
         end = base + len(sent)
         statuses = [m.group("status") for m in STATUS.finditer(sent)]
         indicators = list(dict.fromkeys(m.group(0) for m in INDICATOR.finditer(sent)))
-        policies = list(dict.fromkeys(m.group(0) for m in POLICY.finditer(sent)))
-        for status in statuses:
-            for pol in policies:
-                out.append(
-                    _c(
-                        status,
-                        "MarketStatus",
-                        "IMPACTED_BY",
-                        pol,
-                        "Policy",
-                        base,
-                        end,
-                        "status_policy",
-                    )
-                )
-            for ind in indicators:
-                out.append(
-                    _c(
-                        status,
-                        "MarketStatus",
-                        "AFFECTS",
-                        ind,
-                        "Indicator",
-                        base,
-                        end,
-                        "status_indicator",
-                    )
-                )
+        # A status and an indicator or policy merely sharing a sentence ("资金面宽松，DR007
+        # 下行") is no relation: only a stated cause (受...影响) links them.
         for m in CAUSE.finditer(sent):
             cause = m.group("cause")
             if cause in ("此", "这", "其") or len(cause) < 2:

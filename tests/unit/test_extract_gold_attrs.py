@@ -3,7 +3,7 @@ value, unit and period agree with the gold's; documents with a correct fact per 
 
 from __future__ import annotations
 
-from kg.extract.gold import GoldDoc, GoldTriple, attrs_agree, canonical_unit, score
+from kg.extract.gold import GoldDoc, GoldTriple, attrs_agree, canonical_unit, names_match, score
 
 GOLD = GoldDoc(
     id="d1",
@@ -46,3 +46,14 @@ def test_strict_attrs_changes_the_score_and_kinds_are_counted() -> None:
         "docs": 1, "with_prediction": 1, "with_correct": 1, "share_with_correct": 1.0,
     }  # fmt: skip
     assert score([GOLD], {}).as_dict()["docs_by_kind"]["call"]["with_correct"] == 0
+
+
+def test_scale_and_chinese_names() -> None:
+    # a table-style gold: the number as printed, its scale beside it
+    assert attrs_agree({"value": 1.842e9, "unit": "USD", "period": "FY2024"},
+                       {"value": "1,842", "scale": "millions", "period": "fiscal 2024"})  # fmt: skip
+    assert not attrs_agree({"value": 1.842e6}, {"value": "1,842", "scale": "millions"})
+    # a period that names no date ("week") has nothing to compare; a commentary's date counts
+    assert attrs_agree({"value": 1.81, "date": "2025-10-17"}, {"value": "1.81%", "period": "week"})
+    assert names_match("DR001", "DR001加权平均利率")  # Chinese: contained by character
+    assert not names_match("10年期国债收益率", "10年期国开债收益率")  # no character Jaccard
