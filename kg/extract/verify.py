@@ -94,6 +94,9 @@ CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|
 HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
 CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
+TRAILING_FUNCTION_WORDS = frozenset(
+    {"of", "for", "with", "to", "from", "by", "and", "or", "in", "on", "at", "over", "the", "a"}
+)
 PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
@@ -300,6 +303,8 @@ def trim_headline_name(name: str, kind: str) -> str:
             before.append(w[:-2])
             break
         before.append(w)
+    while before and before[-1].casefold() in TRAILING_FUNCTION_WORDS:
+        before.pop()  # "Medicines Company For" -> "Medicines Company"
     if kind == "Person":
         return " ".join(before) if len(before) >= 2 else ""
     if before:
@@ -455,18 +460,27 @@ class Verifier:
                 continue
             for side in ("head", "tail"):
                 name, kind = getattr(c, side), getattr(c, f"{side}_type")
+                if c.relation == "INVOLVED_IN" and side == "tail":
+                    kind = "Company"  # a deal's tail names its target
                 if kind not in PARTY_TYPES:
                     continue
                 low = name.strip().replace("’", "'").casefold()
                 if (
                     c.relation != "DISCLOSES"
                     and kind != "Person"
-                    and (is_region(low.removeprefix("the ")) or low in lex.demonyms)
+                    and (
+                        is_region(low.removeprefix("the "))
+                        or low in lex.demonyms
+                        or low.endswith("-based")  # "buys its first Asia-based brand"
+                    )
                 ):
                     out.append(Issue(i, "not_a_party", name))
                     break
-                if any(w in lex.headline_words for w in re.findall(r"[\w'.&-]+", low)) or (
-                    kind == "Person" and "'s" in low
+                words = re.findall(r"[\w'.&-]+", low)
+                if (
+                    any(w in lex.headline_words for w in words)
+                    or (kind == "Person" and "'s" in low)
+                    or (words and words[-1] in TRAILING_FUNCTION_WORDS)  # "Deal With"
                 ):
                     out.append(Issue(i, "headline_name", side))
         return out

@@ -174,3 +174,11 @@ def test_a_figure_the_sentence_gives_another_party_is_not_the_subjects() -> None
     text = "Norvale Robotics's revenues were $3.2 billion for fiscal 2021."
     c = _figure("Norvale Robotics Inc.", "revenues", text)
     assert len(Verifier().reflect([c], text, ctx, VerifyStats())) == 1
+
+
+def test_a_deal_target_that_is_a_place_or_cut_short_is_no_target() -> None:
+    text = "Norvale Robotics buys its first Asia-based welding brand."
+    assert _one("Norvale Robotics", "Company", "INVOLVED_IN", "Asia-based", "Event", text) == []
+    text = "Norvale Robotics Confirms Deal To Acquire Tessly Sensors For $9.7B"
+    kept = _one("Norvale Robotics", "Company", "INVOLVED_IN", "Tessly Sensors For", "Event", text)
+    assert [k.tail for k in kept] == ["Tessly Sensors"]
