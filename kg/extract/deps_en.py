@@ -138,7 +138,9 @@ def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> 
         out += [c for c in root.head.children if c.dep_ == "attr"]
     for prep in [c for c in root.children if c.dep_ == "prep" and c.lower_ == "as"] + [
         c for c in root.head.children if c.dep_ == "prep" and c.lower_ == "as"
-    ] * (root.dep_ == "dobj"):  # "dismissed X as our public accounting firm"
+    ] * (root.dep_ in ("dobj", "nsubj", "nsubjpass")):
+        # "dismissed X as our public accounting firm", "X is registered as a bank holding
+        # company", "X operates as a regional bank"
         out += [c for c in prep.children if c.dep_ == "pobj"]
     for one in [c for c in root.children if c.dep_ == "appos" and c.lower_ == "one"]:
         out += [  # "X, one of the largest manufacturing companies"

@@ -182,3 +182,10 @@ def test_a_deal_target_that_is_a_place_or_cut_short_is_no_target() -> None:
     text = "Norvale Robotics Confirms Deal To Acquire Tessly Sensors For $9.7B"
     kept = _one("Norvale Robotics", "Company", "INVOLVED_IN", "Tessly Sensors For", "Event", text)
     assert [k.tail for k in kept] == ["Tessly Sensors"]
+
+
+def test_kind_of_company_after_as_with_the_company_as_subject() -> None:
+    got = _dep("Norvale Bancorp is registered as a bank holding company under the Act.")
+    assert ("Norvale Bancorp", "BELONGS_TO", "bank holding company") in got
+    got = _dep("Norvale Robotics will provide a seamless path for riders.")
+    assert not [f for f in got if f[1] == "PRODUCES"]
