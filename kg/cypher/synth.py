@@ -106,6 +106,9 @@ class Frame:
     in_bp: bool = False  # the answer asked in basis points (a value in per cent x 100)
     mom: bool = False  # month-on-month (环比): each reading minus the one before it
     point_time: str | None = None  # "day" | "month": the question asks when (which day)
+    # relations named with no entity or value after them ("have a CEO on record", "没有CEO
+    # 记录", "don't belong to any theme"): (relation, negated) - an edge that must (not) exist
+    bare_relations: tuple[tuple[str, bool], ...] = ()
     direction: str | None = None  # "up" | "down": the changes a count asks for
 
     @property
@@ -198,6 +201,16 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     if ln:
         n = ln.group("n").lower()
         last_n = int(n) if n.isdigit() else _NUMS.get(n)
+    bare = _bare_relations(question, tokens, mentions)
+    target = _wh_target(tokens, mentions)
+    roles = trig["role_nouns"]
+    who = re.search(r"\b(who|whom)\b|谁", question, re.I) is not None
+    onto = default_ontology()
+    role_of = [roles.get(r) for r, _neg in bare if r in roles]
+    if not who and target and any(onto.is_a(target, x) or onto.is_a(x, target) for x in role_of):
+        target = next((c for c in concepts if c != target), target)  # "有几家没有CEO记录"
+    if any(r == f"*{target}" for r, _neg in bare):  # "不属于任何主题的公司": not the theme
+        target = next((c for c in concepts if c != target), target)
     anchor_at: dict[str, int] = {}
     for m in mentions:
         for e in m.of("entity")[:1]:
@@ -212,10 +225,11 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         units,
         bool(_WH.search(question)),
         hit(trig["spread"]["patterns"]) is not None,
-        _wh_target(tokens, mentions),
+        target,
         same,
         when,
         negated=_negated(tokens, mentions),
+        bare_relations=bare,
         include_anchor=hit(trig["include_anchor"]["patterns"]) is not None,
         most=most,
         top=top if top and top[0] > 0 else None,
@@ -396,6 +410,41 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
         (out if any(is_negation(t) for t in before) else plain).update(keys)
     # "the Fed ..., not counting the Fed": named plainly too, so it only excludes itself
     return frozenset(out - plain)
+
+
+def _bare_relations(
+    question: str, tokens: list[str], mentions: list[Mention]
+) -> tuple[tuple[str, bool], ...]:
+    """Relation words with no entity or value named right after them, in a question that
+    asks whether an edge exists ("have a CEO recorded", "有CEO记录", "no chairman on file",
+    "don't belong to any theme"); negated when a negation word is just before."""
+    if not _any(triggers()["exists"]["patterns"], _normalize(question)):
+        return ()
+    window = int(triggers()["negation"]["window"])
+    out: list[tuple[str, bool]] = []
+    for k, m in enumerate(mentions):
+        rels = [s.key for s in m.of("relation")]
+        if not rels or m.of("entity") or all(t in STOPWORDS for t in m.text.split()):
+            continue  # "in the graph": a preposition, not a relation asked about
+        nxt = mentions[k + 1] if k + 1 < len(mentions) else None
+        if nxt is not None and nxt.start - m.end <= 2 and (nxt.of("entity") or nxt.of("value")):
+            continue  # "listed in Shanghai": the relation's object is named
+        before = [
+            t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
+        ][-window:]
+        neg = any(is_negation(t) for t in before)
+        out.extend((r, neg) for r in rels if _IDENT.match(r))
+    for m in mentions:  # "not in any industry", "不属于任何主题": membership of that kind
+        concepts = [s.key for s in m.of("concept")]
+        if not concepts or m.of("entity") or m.of("relation"):
+            continue
+        near = tokens[max(0, m.start - 2) : m.start]
+        if not any(t in ("any", "任何", "任一") for t in near):
+            continue
+        before = [t for t in tokens[: m.start] if not (t.isascii() and len(t) < 2)][-4:]
+        if any(is_negation(t) for t in before):  # "any indicator tracking ...": a quantifier
+            out.append((f"*{concepts[0]}", True))
+    return tuple(out)
 
 
 class Synthesizer:
@@ -1376,7 +1425,8 @@ class Synthesizer:
                 extra.append(
                     "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]"
                 )
-            slots = self._finish(frame, pats, negs, where, params, None, extra)
+            edges = self._edge_exists(frame, target, pats)
+            slots = self._finish(frame, pats, [*negs, *edges], where, params, None, extra)
             ret, desc_ret = self._entity_return(frame, target, used)
             cy = render(S.ENTITY_SET, target=target, ret=ret, **slots)
             pos = [a for a in anchors if a.key not in frame.negated]
@@ -1399,12 +1449,55 @@ class Synthesizer:
                 and frame.units.time.kind not in ("as_of", "year", "month")
             ):
                 prior -= 2.0  # values over time are series questions
-            hinted = any(f":{r}]" in " ".join(pats) for r in frame.relations)
+            hinted = any(f":{r}]" in " ".join(pats) for r in frame.relations) or bool(edges)
+            prior += 0.5 * len(edges)
             c = Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors])
             c.supported = bool(used or negs or hinted or extra) or (
                 not anchors and target in frame.concepts and frame.agg == "count"
             )
             out.append(c)
+        return out
+
+    def _edge_exists(
+        self, frame: Frame, target: str, pats: list[str]
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """Edges that must (not) exist from the target, for relations named with nothing
+        after them ("firms with a CEO recorded", "没有CEO记录的公司"): an OPTIONAL MATCH of
+        the current edge that must find something (nothing); a concept named for the
+        other end is its label ("don't belong to any theme")."""
+        out: list[tuple[str, str, dict[str, Any]]] = []
+        used = " ".join(pats)
+        for k, (rel, neg) in enumerate(frame.bare_relations):
+            kind = rel[1:] if rel.startswith("*") else None  # any relation to that concept
+            if kind is None and f":{rel}]" in used:
+                continue
+            links = {
+                (d, r, other)
+                for (h, r, t), _n in self.lex.edge_stats.items()
+                if (r == rel if kind is None else r in _MEMBERSHIP)
+                for d, mine, other in (("out", h, t), ("in", t, h))
+                if mine == target or self.is_a(target, mine)
+            }
+            if kind is not None:
+                links = {x for x in links if x[2] == kind}
+                if not links or any(f"(:{kind})" in u for u in used.split("MATCH")):
+                    continue
+                rel = sorted(links)[0][1]
+            ends = {(d, o) for d, _r, o in links}
+            if not ends or not _IDENT.match(rel):
+                continue
+            named = [kind] if kind else []
+            named = named or [
+                c for c in frame.concepts if c != target and any(o == c for _d, o in ends)
+            ]
+            d = next((d for d, o in sorted(ends) if not named or o == named[0]), None)
+            if d is None:
+                continue
+            node = f"(:{named[0]})" if named else "()"
+            e = f"e{k}"
+            path = f"(t)-[{e}:{rel}]->{node}" if d == "out" else f"(t)<-[{e}:{rel}]-{node}"
+            opt = render(S.ABSENT, path=path, where=f" WHERE {e}.valid_to IS NULL")
+            out.append((opt, f"{e} IS {'NULL' if neg else 'NOT NULL'}", {}))
         return out
 
     def _value_hops(

@@ -7,6 +7,7 @@ closes, one series filtering another and two-region tenor names."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -234,3 +235,27 @@ def test_a_period_start_is_rendered_as_a_date_or_a_month() -> None:
     assert day == {"date": "2026-11-20", "value": 1.5}
     monthly = Candidate("", {}, "the month when X", 0.0, "series")
     assert _period(row, monthly)["month"] == "2026-11"
+
+
+@pytest.mark.parametrize(
+    ("question", "edge", "absent"),
+    [
+        ("which Shenzhen companies have a CEO on file", "[e0:HAS_CEO]->()", False),
+        ("count AI theme stocks without a CEO", "[e0:HAS_CEO]->()", True),
+        ("上交所的公司里有几家没有董事长记录", ":HAS_CHAIRMAN]->", True),
+        ("NYSE companies that are not in any industry", ":BELONGS_TO]->(:Industry)", True),
+        ("不属于任何主题的深交所公司", ":BELONGS_TO]->(:Theme)", True),
+    ],
+)
+def test_an_edge_that_must_or_must_not_exist(question: str, edge: str, absent: bool) -> None:
+    best = _best(question)
+    assert best.kind == "entities" and "(t:Company)" in best.cypher
+    assert edge in best.cypher
+    assert bool(re.search(r"\be\d IS NULL", best.cypher)) is absent
+    assert bool(re.search(r"\be\d IS NOT NULL", best.cypher)) is not absent
+
+
+def test_a_relation_with_its_object_named_is_no_edge_test() -> None:
+    f = frame("which companies with a listing in Shanghai are banks")
+    assert f.bare_relations == ()
+    assert all("OPTIONAL MATCH (t)-[e" not in c for c in cyphers("who is the CEO of Tesla"))
