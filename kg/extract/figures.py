@@ -277,8 +277,10 @@ def complete_metric(
     if low and high:
         hi = parse_figure(str(high), per_share=share)
         lo = parse_figure(str(low), scale_hint=scale_of(str(high)), per_share=share)
-        if hi and lo is None:  # "3 to 5%", "$16.5 to $16.9 billion"
+        if hi and lo is None:  # "3 to 5%", "$16.5 to $16.9 billion", "88 and 94 cents"
             lo = _bare(str(low), hi.unit)
+            if lo is not None and "cent" in str(high):
+                lo = Figure(float(Decimal(str(lo.value)) / 100), hi.unit, "", lo.raw)
             if lo is not None and hi.scale and not scale_of(str(low)):
                 lo = Figure(
                     lo.value * SCALES.get(hi.scale.casefold(), 1.0), hi.unit, hi.scale, lo.raw
