@@ -295,6 +295,9 @@ def facilities(sent: Any, lex: Lexicon, main: str = "") -> list[Candidate]:
         near = tok.doc[tok.i : min(max(x.i for x in places) + 4, tok.sent.end)]
         if any(v.lower_ in lex.stop_verbs for v in [*verbs, *near]):
             continue  # "we suspended all operations in Russia", "operations ... remain suspended"
+        mods = tok.doc[tok.left_edge.i : tok.i]
+        if any(t.lower_ in lex.stop_verbs or t.tag_ in ("JJS", "RBS") for t in mods):
+            continue  # "Automakers close factories in China", "the best restaurants in X"
         head, htype = noun_phrase(tok, lex), "Segment"
         if main:  # a document with a subject: only "our/its sites" are the subject's
             if not any(c.dep_ == "poss" and c.lower_ in ("our", "its") for c in tok.children):

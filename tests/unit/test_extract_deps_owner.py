@@ -189,3 +189,12 @@ def test_kind_of_company_after_as_with_the_company_as_subject() -> None:
     assert ("Norvale Bancorp", "BELONGS_TO", "bank holding company") in got
     got = _dep("Norvale Robotics will provide a seamless path for riders.")
     assert not [f for f in got if f[1] == "PRODUCES"]
+
+
+def test_sites_closed_or_ranked_are_not_operated() -> None:
+    for text in (
+        "Automakers close factories in China due to the outbreak.",
+        "It is now one of the best welding shops in Colorado.",
+    ):
+        assert not [f for f in _dep(text) if f[1] == "OPERATES_IN"], text
+    assert [f for f in _dep("Norvale opens new store in Hollywood.") if f[1] == "OPERATES_IN"]
