@@ -1,0 +1,80 @@
+"""English sentence relations on text no rule was written on, for reading by hand.
+
+FIRE's held-out part may be scored only once, so the precision of the rules on unseen
+sentences is estimated here instead: the fast path runs over the Twitter financial-news
+headlines (train split only) and the KPI-EDGAR 10-K sentences (train+valid, no filer
+given, as FIRE sentences come), and every triple of a relation FIRE scores is listed with
+its rule and sentence, or a random sample of them per rule (``--sample N``), to be judged
+by reading. ``--json`` writes the triples for comparing two versions of the rules.
+
+Run: .venv/bin/python scripts/extract_unseen_check.py [--source twitter|kpi] [--sample 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import random
+import re
+from collections import Counter
+from pathlib import Path
+
+from kg.extract import ExtractDoc, Extractor, Mode
+from kg.extract.pipeline import bundled_index
+
+DATA = Path(__file__).resolve().parents[2] / "shared/data"
+TWITTER = DATA / "twitter_financial_news_sentiment/sent_train.csv"
+KPI = DATA / "ie_dev/kpi_edgar/kpi_edgar_train_valid.jsonl"
+FIRE_RELATIONS = frozenset(
+    {"BELONGS_TO", "DISCLOSES", "EXECUTIVE_OF", "HAS_CEO", "HAS_CHAIRMAN", "HAS_STAKE_IN",
+     "INVOLVED_IN", "OPERATES_IN", "PRODUCES"}
+)  # fmt: skip
+
+
+def texts(source: str) -> list[str]:
+    if source == "twitter":
+        with TWITTER.open(encoding="utf-8") as fh:
+            rows = [re.sub(r"https?://\S+", "", r["text"]).strip() for r in csv.DictReader(fh)]
+    else:
+        with KPI.open(encoding="utf-8") as fh:
+            rows = [json.loads(line)["text"] for line in fh]
+    return sorted({t for t in rows if len(t) > 30})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", choices=("twitter", "kpi"), default="twitter")
+    ap.add_argument("--sample", type=int, default=0, help="random triples per rule (0: all)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default="", help="write the triples to this file")
+    args = ap.parse_args()
+    path = TWITTER if args.source == "twitter" else KPI
+    if not path.exists():
+        raise SystemExit(f"{path} is absent (../shared/data)")
+    docs = [ExtractDoc(id=f"{args.source}-{i}", text=t) for i, t in enumerate(texts(args.source))]
+    results = asyncio.run(Extractor(index=bundled_index()).extract_many(docs, Mode.FAST))
+    found = [
+        {"rule": t.extractor, "head": t.head, "relation": t.relation, "tail": t.tail,
+         "text": r.doc.text}
+        for r in results
+        for t in r.triples
+        if t.relation in FIRE_RELATIONS
+    ]  # fmt: skip
+    print(f"{len(docs)} sentences, {len(found)} triples of FIRE's relations")
+    by_rule = Counter(f["rule"] for f in found)
+    rng = random.Random(args.seed)
+    for rule, n in by_rule.most_common():
+        rows = [f for f in found if f["rule"] == rule]
+        if args.sample and len(rows) > args.sample:
+            rows = rng.sample(rows, args.sample)
+        print(f"== {rule} ({n})")
+        for f in rows:
+            print(f"  {f['head']} | {f['relation']} | {f['tail']} || {f['text'][:140]}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(found, ensure_ascii=False, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
