@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any
 
 from kg.cypher.lexicon import STOPWORDS, Lexicon, Mention, Sense, _normalize, triggers
@@ -27,6 +28,11 @@ from kg.ontology import Ontology, default_ontology
 ROW_LIMIT = 200
 _WH = re.compile(r"\b(which|what|who|whom|list|name|show)\b|哪|什么|谁|列出|有哪些", re.I)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WHICH_NAMED = re.compile(
+    r"\bwhich (one|of (the|them|these|those|the two))\b|\b(either|or)\b.{0,40}\bwhich\b"
+    r"|哪个|哪一个|哪家|哪一家|哪只|谁",
+    re.I,
+)
 _WHICH = re.compile(r"\b(which|what indicator|which one)\b|哪个|哪一个|哪只|哪项", re.I)
 # Relations that make a node a group of members ("companies in the banks industry").
 _MEMBERSHIP = frozenset({"BELONGS_TO"})
@@ -109,6 +115,9 @@ class Frame:
     # relations named with no entity or value after them ("have a CEO on record", "没有CEO
     # 记录", "don't belong to any theme"): (relation, negated) - an edge that must (not) exist
     bare_relations: tuple[tuple[str, bool], ...] = ()
+    # anchors named as alternatives ("in either Liquor or Insurance", "银行或证券行业"):
+    # first anchor id -> every id of the group (one constraint, any of them)
+    either: dict[str, list[str]] = field(default_factory=dict)
     direction: str | None = None  # "up" | "down": the changes a count asks for
 
     @property
@@ -230,6 +239,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         when,
         negated=_negated(tokens, mentions),
         bare_relations=bare,
+        either=_alternatives(tokens, mentions),
         include_anchor=hit(trig["include_anchor"]["patterns"]) is not None,
         most=most,
         top=top if top and top[0] > 0 else None,
@@ -412,6 +422,25 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     return frozenset(out - plain)
 
 
+def _alternatives(tokens: list[str], mentions: list[Mention]) -> dict[str, list[str]]:
+    """Entities of one kind joined by "or" ("Liquor or Insurance", "石油石化或者煤炭"):
+    the first one's id -> the ids of the group."""
+    words = set(triggers()["either"]["tokens"])
+    out: dict[str, list[str]] = {}
+    ents = [(m, m.of("entity")[0]) for m in mentions if m.of("entity")]
+    head: str | None = None
+    for (m1, e1), (m2, e2) in pairwise(ents):
+        gap = [t for t in tokens[m1.end : m2.start] if t not in (",", "，", "、")]
+        if e1.label == e2.label and gap and all(t in words for t in gap):
+            head = head if head is not None and head in out and e1.key in out[head] else e1.key
+            out.setdefault(head, [e1.key])
+            if e2.key not in out[head]:
+                out[head].append(e2.key)
+        else:
+            head = None
+    return out
+
+
 def _bare_relations(
     question: str, tokens: list[str], mentions: list[Mention]
 ) -> tuple[tuple[str, bool], ...]:
@@ -460,6 +489,7 @@ class Synthesizer:
         out += self._series(frame, now)
         out += self._attributes(frame)
         out += self._entity_sets(frame, now)
+        out += self._which_of_named(frame, now)
         if not out and frame.anchors:
             out.append(self._describe(frame))
         for c in out:
@@ -1406,9 +1436,38 @@ class Synthesizer:
         negated = frame.negated | {f"country={a.key}" for a in moved if a.key in frame.negated}
         return replace(frame, anchors=keep, values=values, negated=frozenset(negated))
 
-    def _entity_set(self, frame: Frame, target: str, now: datetime) -> list[Candidate]:
+    def _which_of_named(self, frame: Frame, now: datetime) -> list[Candidate]:
+        """Which of the named entities meets the rest of the question ("BYD or CATL - which
+        one has a chairman on file", "ICBC和招行哪个在深交所上市"): the entity set of their
+        kind restricted to them (possibly none)."""
+        if not _WHICH_NAMED.search(frame.question):
+            return []
+        named = [a for a in frame.anchors if a.label not in ("Indicator",)]
+        by_label: dict[str, list[str]] = {}
+        for a in named:
+            by_label.setdefault(a.label, []).append(a.key)
+        label, ids = max(by_label.items(), key=lambda kv: len(kv[1]), default=("", []))
+        if len(ids) < 2 or not _IDENT.match(label):
+            return []
+        sub = replace(
+            frame,
+            anchors=[a for a in frame.anchors if a.key not in ids],
+            target=label,
+            concepts=[label, *(c for c in frame.concepts if c != label)],
+            either={},
+        )
+        out = self._entity_set(sub, label, now, restrict=ids)
+        for c in out:
+            c.prior += 3.0
+            c.description = f"which of {', '.join(ids)}: {c.description}"
+        return out
+
+    def _entity_set(
+        self, frame: Frame, target: str, now: datetime, restrict: list[str] | None = None
+    ) -> list[Candidate]:
         frame = self._regions_as_values(frame, target)
-        anchors = list(frame.anchors)
+        others = {x for ids in frame.either.values() for x in ids[1:]}
+        anchors = [a for a in frame.anchors if a.key not in others]  # one per "A or B"
         same = [a for a in anchors if a.label == target]
         combos = self._constraints(frame, target, anchors)
         if combos is None:
@@ -1421,6 +1480,15 @@ class Synthesizer:
         for pats, negs, score in combos:
             params = {**params_base, **wparams}
             extra = []
+            if restrict:  # "which of A and B ...": only the named ones
+                params["ids"] = restrict
+                extra.append("t.id IN $ids")
+            for k, a in enumerate(anchors):  # "A or B": the anchor node is any of them
+                if a.key in frame.either and a.key not in frame.negated:
+                    node = f"(a{k}:Entity {{id: $a{k}}})"
+                    pats = [p.replace(node, f"(a{k}:Entity)") for p in pats]
+                    params[f"a{k}"] = frame.either[a.key]
+                    extra.append(f"a{k}.id IN $a{k}")
             if same and not frame.include_anchor:
                 extra.append(
                     "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]"

@@ -259,3 +259,22 @@ def test_a_relation_with_its_object_named_is_no_edge_test() -> None:
     f = frame("which companies with a listing in Shanghai are banks")
     assert f.bare_relations == ()
     assert all("OPTIONAL MATCH (t)-[e" not in c for c in cyphers("who is the CEO of Tesla"))
+
+
+@pytest.mark.parametrize(
+    ("question", "ids"),
+    [
+        ("list the companies in banks or insurance", ["IND_BANKS", "IND_INSURANCE"]),
+        ("属于白酒或者汽车行业的公司有几家", ["IND_LIQUOR", "IND_AUTOS"]),
+    ],
+)
+def test_alternatives_are_one_constraint(question: str, ids: list[str]) -> None:
+    best = _best(question)
+    assert best.kind == "entities" and "a0.id IN $a0" in best.cypher
+    assert sorted(best.params["a0"]) == sorted(ids) and "a1" not in best.params
+
+
+def test_which_of_the_named_entities() -> None:
+    best = _best("Apple or Tesla - which one is listed on Nasdaq")
+    assert "t.id IN $ids" in best.cypher and sorted(best.params["ids"]) == ["AAPL", "TSLA"]
+    assert "(t:Company)" in best.cypher
