@@ -17,8 +17,10 @@ stops the agent with the cause instead (see ``processors.base.handle_safely``).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TypeVar
 
 import faust
@@ -90,6 +92,39 @@ def _sink(ctx: WorkerContext, agent: str, kind: str, writer: Writer, changes=Non
     return typed_shell(ctx, agent, handle, observe_latency=True)
 
 
+class CollectorPause:
+    """The cyclic garbage collector off while the triple sink handles a batch.
+
+    A 2,000-triple batch allocates ~100,000 containers that all stay alive until the
+    batch ends (decoded records, rows, change records) and are then freed by reference
+    counting: a collection during the batch only re-scans them, gen 0 to gen 2
+    (~12% of the sink's CPU in the kg bench even with ``relax_gc``'s thresholds). Paused
+    per batch, nothing is lost: cycles made meanwhile (by any coroutine of the worker)
+    are collected once the last pausing batch ends. Re-entrant across coroutines (a
+    count); the collector is turned back on only if it was on when the first pause
+    began."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.was_enabled = False
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        if self.holders == 0:
+            self.was_enabled = gc.isenabled()
+            gc.disable()
+        self.holders += 1
+        try:
+            yield
+        finally:
+            self.holders -= 1
+            if self.holders == 0 and self.was_enabled:
+                gc.enable()
+
+
+collector_paused = CollectorPause()
+
+
 def rejected_letter(origin: Inbound, check: TripleCheck, agent: str) -> DeadLetter:
     reason = check.reason.value if check.reason else "invalid"
     return dead_for(origin, DecodeFailure("invalid_triple", f"{reason}: {check.detail}"), agent)
@@ -139,8 +174,10 @@ class TripleSink:
             metrics.ERRORS.labels(self.agent, "xbrl_check").inc()
 
     async def handle(self, items: Sequence[Inbound]) -> None:
-        """The agent's handler: the batch shell around ``write_batch``."""
-        await self._shell(items)
+        """The agent's handler: the batch shell around ``write_batch``, with the cyclic
+        garbage collector paused (``collector_paused``)."""
+        with collector_paused():
+            await self._shell(items)
 
     async def write_batch(self, decoded: Decoded) -> Outcome:
         ctx, agent = self.ctx, self.agent

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import hashlib
 import re
 from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
 
 from core.batch import Inbound, decode_batch
 from core.codec import encode
@@ -15,6 +19,7 @@ from kg.ontology import default_ontology
 from kg.store.falkor import params_header
 from kg.subscribe.changes import change_id, tick_changes, triple_changes
 from kg.temporal import FactVersion, unpack_versions
+from streams.processors.graph_sink import CollectorPause
 
 
 def _old_stable_id(*parts: object) -> str:
@@ -249,3 +254,38 @@ def test_tick_change_records_equal_validated_ones() -> None:
     validated = GraphChange.model_validate(change.model_dump())
     assert change == validated and encode(change) == encode(validated)
     assert change.entity_ids == ["CN10Y"] and change.kind == "tick"
+
+
+async def test_the_collector_is_paused_across_overlapping_batches_and_restored() -> None:
+    """``collector_paused`` (the triple sink's batches): off while any batch runs, back
+    on when the last one ends, even by an exception; never turned on if it was off."""
+    pause = CollectorPause()
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        first_in, second_done = asyncio.Event(), asyncio.Event()
+        seen: list[bool] = []
+
+        async def first() -> None:
+            with pause():
+                first_in.set()
+                await second_done.wait()
+                seen.append(gc.isenabled())  # the second ended: still paused for us
+
+        async def second() -> None:
+            await first_in.wait()
+            with pause():
+                seen.append(gc.isenabled())
+            second_done.set()
+
+        await asyncio.gather(first(), second())
+        assert seen == [False, False] and gc.isenabled() and pause.holders == 0
+        with pytest.raises(RuntimeError), pause():
+            raise RuntimeError("batch failed")
+        assert gc.isenabled()
+        gc.disable()
+        with pause():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        (gc.enable if was else gc.disable)()
