@@ -51,6 +51,11 @@ class KafkaSettings(BaseModel):
     # it); only an OS crash or power loss of a single node loses the unflushed tail,
     # which replication (factor 3) covers. Trade-off: docs/reliability.md.
     flush_interval_messages: int = 0
+    # The lanes' consumers: how long the broker may hold a fetch, and how many bytes it
+    # waits for (1: answer as soon as anything is there, the lowest latency; more: fewer
+    # fetch requests for the broker to serve, each up to fetch_wait_max_ms later).
+    fetch_wait_max_ms: int = 100
+    fetch_min_bytes: int = 1
 
 
 class GraphSettings(BaseModel):
