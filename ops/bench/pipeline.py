@@ -344,6 +344,10 @@ def run_pipeline_bench(
             for p, _ in procs:
                 stop_pid(p.pid)
     result["workers"] = max(workers, 1)
+    hop = raw_hop_latency(ep, min(steady_events, 5000), rate, base.kafka.topic_partitions)
+    result["latency_reference"] = hop
+    if hop.get("p99_ms") and result.get("p99_ms") is not None:
+        result["p99_over_raw_hop"] = round(result["p99_ms"] / hop["p99_ms"], 2)
     result["raw_reference"] = raw_kafka_reference(base, ep, events)
     raw = result["raw_reference"]["value"]
     result["raw_ratio"] = round(result["events_per_s"] / raw, 4) if raw else None
@@ -473,6 +477,68 @@ def raw_kafka_reference(base: Settings, ep: Endpoints, events: int) -> dict[str,
         "value": value,
     }
     return out | ({"error": error} if error else {})
+
+
+def raw_hop_latency(ep: Endpoints, n: int, rate: float, partitions: int) -> dict[str, Any]:
+    """The latency reference: ``n`` records of 300 bytes at ``rate``/s through the same
+    broker, bare librdkafka producer (the bench's own settings) to a bare consumer that
+    takes what it holds as soon as it has any; per record, the consumer's receipt minus
+    the producer's timestamp. One hop, no livekg code: ticks cross one such hop before
+    their graph write, documents two."""
+    tag = uuid.uuid4().hex[:8]
+    prefix = f"benchhop{tag}."
+    topic = f"{prefix}raw.ticks"
+    try:
+        create_topics(ep.kafka_bootstrap, partitions=partitions, prefix=prefix)
+        cons = Consumer({"bootstrap.servers": ep.kafka_bootstrap, "group.id": f"benchhop{tag}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+        cons.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while not cons.assignment() and time.monotonic() < deadline:
+            cons.poll(0.1)
+        prod = producer(ep.kafka_bootstrap, **{"linger.ms": 2})
+        # warm-up: the consumer has its positions and the producer its connection (as
+        # the pipeline had its warm-up and burst), so neither start is counted
+        warm = 0
+        while warm < 50 and time.monotonic() < deadline:
+            if warm == 0:
+                for i in range(50):
+                    prod.produce(topic, key=str(i).encode(), value=b"w")
+                prod.flush(30)
+            warm += sum(1 for m in cons.consume(50, 0.2) if m.error() is None)
+        lat: list[float] = []
+        sent = threading.Event()
+
+        def receive() -> None:
+            limit = time.monotonic() + 60 + n / rate
+            while len(lat) < n and time.monotonic() < limit:
+                msgs = cons.consume(n, 0) or cons.consume(1, 0.2)
+                now = time.time() * 1000
+                lat.extend(now - m.timestamp()[1] for m in msgs if m.error() is None)
+                if sent.is_set() and not msgs and len(lat) >= n:
+                    break
+
+        reader = threading.Thread(target=receive, daemon=True)
+        reader.start()
+        value = b"x" * 300
+        started = time.perf_counter()
+        for i in range(n):
+            prod.produce(topic, key=str(i % 64).encode(), value=value)
+            ahead = (i + 1) / rate - (time.perf_counter() - started)
+            if ahead > 0.001:
+                prod.poll(0)
+                time.sleep(ahead)
+        prod.flush(30)
+        sent.set()
+        reader.join(timeout=60)
+        cons.close()
+    except Exception as exc:  # reported beside the figure, never fatal to the bench
+        return {"name": "raw_hop_latency", "error": f"{type(exc).__name__}: {exc}"[:300]}
+    out: dict[str, Any] = {
+        "name": "raw_hop_latency",
+        "what": "bare producer -> bare consumer, one broker hop, same rate and broker",
+    }
+    return out | _percentiles(np.array(lat, dtype=np.float64))
 
 
 # -- same-work reference: raw consume + the same graph write ---------------------------
