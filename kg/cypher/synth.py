@@ -672,6 +672,23 @@ class Synthesizer:
         params: dict[str, Any] = {"ids": ids}
         head = render(S.INDICATOR_SET, matches="", optionals="", where="\nWHERE t.id IN $ids")
         order = "ASC" if frame.compare == "min" else "DESC"
+        moved = frame.agg == "change" or frame.fall or frame.direction is not None
+        if moved and frame.units.time is not None:  # "which fell more from Mon close to Fri"
+            body = self._points("(i)", replace(frame, daily="close"), params)
+            days = (
+                "WITH i, p.t / 86400000 AS day, collect(p.v) AS vs\n"
+                "WITH i, day, vs[size(vs) - 1] AS v ORDER BY day\n"
+                "WITH i, collect(v) AS dv"
+                if frame.daily == "close"
+                else "WITH i, collect(p.v) AS dv"
+            )
+            down = frame.fall or frame.direction == "down"
+            value = "dv[0] - dv[size(dv) - 1]" if down else "dv[size(dv) - 1] - dv[0]"
+            tail = render(S.SERIES_ARGMAX, value=value, order=order)
+            cy = f"{head}\n{body}\nWITH i, p ORDER BY p.t\n{days}\n{tail}"
+            what = "fell" if down else "rose"
+            desc = f"which of {', '.join(ids)} {what} {'less' if order == 'ASC' else 'more'}"
+            return Candidate(cy, params, desc, 6.0, "series", ids)
         if frame.units.time is None and frame.known_at is None:
             cy = f"{head}\n{render(S.SERIES_ARGMAX, value='i.last_value', order=order)}"
         else:

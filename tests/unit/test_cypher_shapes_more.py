@@ -278,3 +278,21 @@ def test_which_of_the_named_entities() -> None:
     best = _best("Apple or Tesla - which one is listed on Nasdaq")
     assert "t.id IN $ids" in best.cypher and sorted(best.params["ids"]) == ["AAPL", "TSLA"]
     assert "(t:Company)" in best.cypher
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        ("US2Y or US10Y: which rose more from tuesday close to thursday close", "dv[size(dv) - 1]"),
+        ("DR007和十债，周二到周四谁跌得更多", "dv[0] - dv[size(dv) - 1]"),
+    ],
+)
+def test_which_of_two_series_moved_more(question: str, value: str) -> None:
+    best = _best(question)
+    assert "t.id IN $ids" in best.cypher and f"WITH i, {value}" in best.cypher
+    assert "ORDER BY value DESC" in best.cypher
+
+
+def test_breaking_a_level_is_a_threshold() -> None:
+    assert [(c.op, c.value) for c in parse("PMI今年跌破48几次", NOW).comparisons] == [("<", 48)]
+    assert [(c.op, c.value) for c in parse("十债突破1.8了吗", NOW).comparisons] == [(">", 1.8)]
