@@ -319,7 +319,7 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 a = today - back * DAY
                 return TimeWindow(kind, _ms(a), _ms(a + DAY), m.group())
             elif kind == "last_days":
-                n = int(m.group("n"))
+                n = int(_num(m.group("n").lower()))
                 return TimeWindow(kind, _ms(now - n * DAY), None, m.group())
             elif kind == "last_week":
                 return TimeWindow(kind, _ms(now - 7 * DAY), None, m.group())

@@ -296,3 +296,16 @@ def test_which_of_two_series_moved_more(question: str, value: str) -> None:
 def test_breaking_a_level_is_a_threshold() -> None:
     assert [(c.op, c.value) for c in parse("PMI今年跌破48几次", NOW).comparisons] == [("<", 48)]
     assert [(c.op, c.value) for c in parse("十债突破1.8了吗", NOW).comparisons] == [(">", 1.8)]
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("weekly high of DR007", "this_week"),
+        ("美债10年周均值多少", "this_week"),
+        ("avg CN10Y over the past three sessions", "last_days"),
+    ],
+)
+def test_weekly_and_sessions_windows(question: str, kind: str) -> None:
+    win = parse(question, NOW).time
+    assert win is not None and win.kind == kind
