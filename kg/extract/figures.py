@@ -104,9 +104,11 @@ RELATIVE_QUARTER = re.compile(
     r"\b(?:the|this|our)\s+(?:fiscal\s+)?quarter\b|\bQ-?o-?Q\b|\bsequential", re.I
 )
 RELATIVE_YEAR = re.compile(
-    r"\b(?:the|this)\s+(?:full[\s-]+|fiscal\s+)?year\b|\bfull[\s-]+year\b|\byear[\s-]to[\s-]date\b",
+    r"\b(?:the|this)\s+(?:full[\s-]+|fiscal\s+)?year\b(?![\s-]*(?:ago|earlier|over|before))|"
+    r"\bfull[\s-]+year\b|\byear[\s-]to[\s-]date\b",
     re.I,
 )
+_HALF_ONLY = re.compile(r"\b(?P<h>first|second)\s+half\b|\b(?P<n>[12])H\b|\bH(?P<n2>[12])\b", re.I)
 PERIOD_TEXT = re.compile(
     r"(?:as\s+of|at)\s+[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|"
     r"(?:(?:three|six|nine|twelve)\s+months|(?:fiscal\s+)?(?:year|quarter)s?)\s+ended\s+"
@@ -230,6 +232,18 @@ def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str
                 y += 1
             return f"{y}-Q{n}", "header" if year else "document_date"
         return f"Q{n}", "sentence_no_year"  # the quarter is stated, its year nowhere
+    half = _HALF_ONLY.search(sentence)
+    if half and (year or _doc_year(doc_date)):
+        n = (
+            1
+            if (half.group("h") or "").casefold() == "first"
+            or "1" in ((half.group("n") or "") + (half.group("n2") or ""))
+            else 2
+        )
+        return (
+            f"{year[2:] if year else _doc_year(doc_date)}-H{n}",
+            "header" if year else "document_date",
+        )
     if RELATIVE_YEAR.search(sentence) and year:
         return year, "header"
     if quarter:

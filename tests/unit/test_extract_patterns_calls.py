@@ -13,6 +13,8 @@ from kg.extract import DocContext
 from kg.extract.fastpath import extract_patterns
 from kg.extract.figures import (
     complete_metric,
+    header_date,
+    header_period,
     normalise_period,
     parse_figure,
     sentence_period,
@@ -210,3 +212,30 @@ def test_zh_lpr_curve_spread_and_view() -> None:
 def test_zh_date_from_sentence() -> None:
     got = facts("3月14日，10年期国债收益率下行2.5bp至1.68%。", ZH, "zh")
     assert got[("10年期国债收益率", "HAS_VALUE", "1.68%")]["date"] == "2025-03-14"
+
+
+def test_prior_period_figures_and_halves() -> None:
+    got = [c.props for c in extract_patterns(
+        "Operating cash flow was $512 million, versus $430 million in the year-ago period.",
+        CALL, "en")]  # fmt: skip
+    assert sorted((p["period"], p["value"], p.get("kind", "")) for p in got) == [
+        ("2023-Q3", 430e6, "prior"), ("2024-Q3", 512e6, ""),
+    ]  # fmt: skip
+    half = facts("Free cash flow for the first half reached $780 million.")
+    assert half[("Norvale Robotics", "DISCLOSES", "Free cash flow")]["period"] == "2024-H1"
+    net = facts("Net income attributable to the company was $88 million, or $0.45 per share.")
+    assert net[("Norvale Robotics", "DISCLOSES", "Net income")]["value"] == 88e6
+    # the period after "compared to" is the prior figure's, not the fact's
+    sales = [c.props for c in extract_patterns(
+        "Net sales were $903 million, compared to $931 million in the third quarter of 2023.",
+        CALL, "en")]  # fmt: skip
+    assert {(p["period"], p["value"]) for p in sales} == {("2024-Q3", 903e6), ("2023-Q3", 931e6)}
+
+
+def test_header_and_dateline() -> None:
+    assert header_period("ACME CORP\nQ4 and Full-Year 2024 Earnings Call\nIn 2023 we ...") == (
+        "2024-Q4", "FY2024",
+    )  # fmt: skip
+    assert header_period("Hollis Mining -- 3Q 2025 earnings call") == ("2025-Q3", "FY2025")
+    assert header_date("Title\n\nMINNEAPOLIS, Oct. 28, 2025 -- Hollis Mining said") == "2025-10-28"
+    assert header_date("【债市日报】2025年11月20日") == "2025-11-20"
