@@ -38,6 +38,10 @@ NEAR = 8  # an organisation noun this many tokens from the name at most
 NOT_EMPLOYERS = re.compile(r"^(?:the\s+)?(?:board|committee|council|audit|compensation)\b", re.I)
 MODALS = {"may", "might", "could", "would", "should", "can"}
 NEG = {"not", "never", "no", "n't"}
+CONDITIONS = {"if", "unless", "whether"}
+CONDITION_OPENER = re.compile(
+    r"\W*(?:to the extent|in the event|if|unless|assuming|should)\b", re.I
+)
 
 
 class Lexicon(BaseModel):
@@ -77,11 +81,19 @@ def lexicon() -> Lexicon:
 
 
 def _negated_or_hedged(tok: Any) -> bool:
-    """The clause of ``tok`` is negated or under a modal ("may acquire", "did not make")."""
+    """The clause of ``tok`` is negated, under a modal ("may acquire", "did not make") or a
+    condition ("if X launches ...", "to the extent X introduces ...")."""
     for t in (tok, tok.head):
-        if any(c.dep_ == "neg" or (c.dep_ == "aux" and c.lower_ in MODALS) for c in t.children):
+        if any(
+            c.dep_ == "neg"
+            or (c.dep_ == "aux" and c.lower_ in MODALS)
+            or (c.dep_ == "mark" and c.lower_ in CONDITIONS)
+            for c in t.children
+        ):
             return True
-    return False
+    # a clause opening with a condition, before the main verb ("To the extent X launches
+    # ..., we may ...", "If X introduces ..., our ...")
+    return tok.i < tok.sent.root.i and bool(CONDITION_OPENER.match(tok.sent.text))
 
 
 def noun_phrase(tok: Any, lex: Lexicon) -> str:

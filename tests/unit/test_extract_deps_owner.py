@@ -198,3 +198,13 @@ def test_sites_closed_or_ranked_are_not_operated() -> None:
     ):
         assert not [f for f in _dep(text) if f[1] == "OPERATES_IN"], text
     assert [f for f in _dep("Norvale opens new store in Hollywood.") if f[1] == "OPERATES_IN"]
+
+
+def test_products_under_a_condition_or_qualities_are_not_stated() -> None:
+    text = (
+        "To the extent Norvale Robotics introduces welding robots before we do, we may be "
+        "more vulnerable to its pricing."
+    )
+    assert not [f for f in _dep(text) if f[1] == "PRODUCES"]
+    got = _dep("Norvale Robotics offers developer productivity and welding robots.")
+    assert {t for h, r, t in got if r == "PRODUCES"} == {"welding robots"}
