@@ -351,7 +351,7 @@ def complete_metric(
         props["period_source"] = "event_time"
     else:
         props.pop("period", None)
-    priors = _priors(props, sentence) if label and props.get("measure") == "level" else []
+    priors = _priors(props, sentence, metric) if label and props.get("measure") == "level" else []
     _trim(props)
     return priors
 
@@ -362,7 +362,9 @@ _FIG_RE = (
 )
 PRIOR = re.compile(
     r"(?:compared\s+(?:to|with)|versus|vs\.?|against|(?:up|down)\s+from|from)\s+"
-    r"(?:approximately\s+|about\s+)?(?P<fig>" + _FIG_RE + r")\s*,?\s*(?P<when>"
+    r"(?:an?\s+(?:net\s+)?(?:profit|loss|income|gain)\s+of\s+)?(?:approximately\s+|about\s+)?(?P<fig>"
+    + _FIG_RE
+    + r")\s*,?\s*(?P<when>"
     r"in\s+the\s+(?:prior[\s-]year|year[\s-]ago|same|comparable)\s+(?:period|quarter)"
     r"(?:\s+(?:of\s+)?last\s+year|\s+a\s+year\s+ago)?|a\s+year\s+(?:ago|earlier)|last\s+year|"
     r"(?:in\s+)?the\s+prior[\s-]year(?:\s+(?:period|quarter))?|"
@@ -395,7 +397,9 @@ def _prior_period(when: str, main: str) -> str:
     return ""
 
 
-def _priors(props: dict[str, str | float], sentence: str) -> list[dict[str, str | float]]:
+def _priors(
+    props: dict[str, str | float], sentence: str, metric: str = ""
+) -> list[dict[str, str | float]]:
     """The prior-period figure stated after the fact's own ("..., compared to $931 million
     in the third quarter of 2024"): its value in the fact's unit and scale, and its period."""
     raw = str(props.get("raw", ""))
@@ -414,6 +418,12 @@ def _priors(props: dict[str, str | float], sentence: str) -> list[dict[str, str 
                 float(Decimal(str(fig.value)) * mult), fig.unit, str(props["scale"]), fig.raw
             )
     period = _prior_period(m.group("when"), str(props.get("period", "")))
+    said = m.group(0).casefold()
+    if fig is not None and (
+        ("loss" in metric.casefold() and re.search(r"profit|income|gain", said))
+        or ("loss" in said and "loss" not in metric.casefold())
+    ):  # "a net loss of $45 million, compared with a profit of $30 million": -30 million
+        fig = Figure(-fig.value, fig.unit, fig.scale, fig.raw)
     if (
         fig is None
         or not period

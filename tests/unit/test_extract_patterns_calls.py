@@ -239,3 +239,23 @@ def test_header_and_dateline() -> None:
     assert header_period("Hollis Mining -- 3Q 2025 earnings call") == ("2025-Q3", "FY2025")
     assert header_date("Title\n\nMINNEAPOLIS, Oct. 28, 2025 -- Hollis Mining said") == "2025-10-28"
     assert header_date("【债市日报】2025年11月20日") == "2025-11-20"
+
+
+def test_news_rating_without_rating_word_layoff_share_and_loss_prior() -> None:
+    got = facts("S&P Global Ratings raised Hollis Mining to BBB from BBB-.", NEWS)
+    p = got[("S&P Global Ratings", "AFFECTS", "Hollis Mining")]
+    assert (p["to"], p["from"]) == ("BBB", "BBB-")
+    cut = facts("The company will cut about 5% of its workforce, or roughly 600 jobs.")
+    assert cut[("Norvale Robotics", "DISCLOSES", "workforce")]["value"] == 5.0
+    loss = [c.props for c in extract_patterns(
+        "Hollis Mining posted a third-quarter net loss of $45 million, compared with a profit "
+        "of $30 million a year earlier.", CALL, "en")]  # fmt: skip
+    assert {(p["period"], p["value"]) for p in loss} == {("2024-Q3", 45e6), ("2023-Q3", -30e6)}
+
+
+def test_zh_instrument_before_tenor_and_long_operation_preamble() -> None:
+    got = facts("国开债10年期活跃券收益率下行1.5bp至1.80%。", ZH, "zh")
+    assert got[("国开债10年期活跃券", "HAS_VALUE", "1.80%")]["value"] == 1.8
+    op = facts("央行公告称，为维护银行体系流动性合理充裕，以固定利率、数量招标方式开展了1580亿元"
+               "7天期逆回购操作，操作利率为1.40%。", ZH, "zh")  # fmt: skip
+    assert op[("央行", "SETS_POLICY", "7天期逆回购")]["amount_value"] == 1.58e11
