@@ -97,6 +97,11 @@ PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
 TRAILING_FUNCTION_WORDS = frozenset(
     {"of", "for", "with", "to", "from", "by", "and", "or", "in", "on", "at", "over", "the", "a"}
 )
+# last words of a street address, which no company name ends with ("Augustine Drive")
+STREET_WORDS = frozenset(
+    {"drive", "street", "st.", "avenue", "ave.", "parkway", "road", "rd.", "boulevard", "blvd.",
+     "suite", "floor", "lane"}
+)  # fmt: skip
 PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
@@ -293,6 +298,7 @@ def trim_headline_name(name: str, kind: str) -> str:
     word before it ("Says Cipla" -> "Cipla", "How T-Mobile" -> "T-Mobile"). A person
     keeps at least two words, since one is too little to tell who."""
     lex = lexicon()
+    name = re.sub(r"-(?:owned|based)$", "", name.strip())  # "Converse-owned" -> "Converse"
     words = name.replace("\u2019", "'").split()
     low = [w.casefold() for w in words]
     before: list[str] = []
@@ -477,12 +483,22 @@ class Verifier:
                     out.append(Issue(i, "not_a_party", name))
                     break
                 words = re.findall(r"[\w'.&-]+", low)
+                if kind != "Person" and words and words[-1] in STREET_WORDS:
+                    out.append(Issue(i, "not_a_party", name))  # "2485 Augustine Drive"
+                    break
                 if (
                     any(w in lex.headline_words for w in words)
                     or (kind == "Person" and "'s" in low)
                     or (words and words[-1] in TRAILING_FUNCTION_WORDS)  # "Deal With"
+                    or low.endswith(("-owned", "-based"))  # "Converse-owned"
                 ):
                     out.append(Issue(i, "headline_name", side))
+            if (
+                c.relation == "BELONGS_TO"
+                and c.tail.lower().split()
+                and all(w in lex.drop_modifiers for w in c.tail.lower().split())
+            ):
+                out.append(Issue(i, "not_a_party", c.tail))  # "larger firms such as X"
         return out
 
     @staticmethod

@@ -208,3 +208,13 @@ def test_products_under_a_condition_or_qualities_are_not_stated() -> None:
     assert not [f for f in _dep(text) if f[1] == "PRODUCES"]
     got = _dep("Norvale Robotics offers developer productivity and welding robots.")
     assert {t for h, r, t in got if r == "PRODUCES"} == {"welding robots"}
+
+
+def test_addresses_ownership_suffixes_and_size_words_are_no_parties() -> None:
+    text = "Our offices are at 2485 Augustine Drive, Santa Clara, California."
+    assert _one("Augustine Drive", "Company", "OPERATES_IN", "Santa Clara", "Region", text) == []
+    text = "In addition to Norvale-owned and Tessly-owned digital platforms in 40 countries."
+    kept = _one("Norvale", "Company", "HAS_STAKE_IN", "Tessly-owned", "Company", text)
+    assert [k.tail for k in kept] == ["Tessly"]
+    text = "Larger firms such as Norvale Robotics are subject to more supervision."
+    assert _one("Norvale Robotics", "Company", "BELONGS_TO", "larger", "Industry", text) == []
