@@ -259,3 +259,15 @@ def test_zh_instrument_before_tenor_and_long_operation_preamble() -> None:
     op = facts("央行公告称，为维护银行体系流动性合理充裕，以固定利率、数量招标方式开展了1580亿元"
                "7天期逆回购操作，操作利率为1.40%。", ZH, "zh")  # fmt: skip
     assert op[("央行", "SETS_POLICY", "7天期逆回购")]["amount_value"] == 1.58e11
+
+
+def test_passive_and_contracted_guidance_and_closing_balance() -> None:
+    q4 = facts("Q4 revenue is expected to be between $1.1 billion and $1.15 billion.")
+    p = q4[("Norvale Robotics", "DISCLOSES", "Q4 revenue")]
+    assert (p["low_value"], p["high_value"], p["period"]) == (1.1e9, 1.15e9, "2024-Q4")
+    om = facts("We're targeting full-year operating margin of 18% to 19%.")
+    assert om[("Norvale Robotics", "DISCLOSES", "operating margin")]["period"] == "FY2024"
+    cash = facts("We closed the quarter with $2.3 billion in cash and marketable securities.")
+    assert (
+        cash[("Norvale Robotics", "DISCLOSES", "cash and marketable securities")]["value"] == 2.3e9
+    )
