@@ -102,6 +102,10 @@ STREET_WORDS = frozenset(
     {"drive", "street", "st.", "avenue", "ave.", "parkway", "road", "rd.", "boulevard", "blvd.",
      "suite", "floor", "lane"}
 )  # fmt: skip
+# a kind of place, not a place: "the State of Oregon" names Oregon
+PLACE_KINDS = frozenset(
+    {"state", "commonwealth", "province", "city", "county", "republic", "kingdom", "country"}
+)
 PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
@@ -565,6 +569,8 @@ class Verifier:
                 or re.search(rf"{tail}\s+(?:\w+\s+)?(?:be|been)\s+(?:\w+ly\s+){{0,3}}{HURT}", sent)
             ):
                 out.append(Issue(i, "not_a_risk", c.tail))
+            elif c.relation == "OPERATES_IN" and c.tail.lower() in PLACE_KINDS:
+                out.append(Issue(i, "place_kind", c.tail))  # "the State of Oregon"
             elif c.relation == "COMPLIES_WITH" and all(
                 w in lex.generic_rule_words for w in c.tail.lower().split()
             ):
@@ -675,6 +681,15 @@ class Verifier:
             elif rule == "hedged":  # kept, marked: FIRE-kind text states talks as relations
                 c.props["hedged"] = issue.detail
                 stats.repaired["hedged"] += 1
+            elif rule == "place_kind":  # "under the laws of the State of Oregon" -> Oregon
+                sent = sentence_of(text, c.start, c.end)
+                m = re.search(rf"\b{re.escape(c.tail)}\s+of\s+((?:[A-Z][\w.-]*\s?){{1,3}})", sent)
+                if m is None:
+                    drop.add(issue.index)
+                    stats.dropped["place_kind"] += 1
+                else:
+                    c.tail = m.group(1).strip().rstrip(".,;")
+                    stats.repaired["place_kind"] += 1
             elif rule == "change_as_value":  # "grew 14% from $18.7 billion to $21.3 billion"
                 sent = sentence_of(text, c.start, c.end)
                 after = sent[sent.find(issue.detail) + len(issue.detail) :]

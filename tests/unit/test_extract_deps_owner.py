@@ -218,3 +218,11 @@ def test_addresses_ownership_suffixes_and_size_words_are_no_parties() -> None:
     assert [k.tail for k in kept] == ["Tessly"]
     text = "Larger firms such as Norvale Robotics are subject to more supervision."
     assert _one("Norvale Robotics", "Company", "BELONGS_TO", "larger", "Industry", text) == []
+
+
+def test_a_kind_of_place_becomes_the_place_it_names() -> None:
+    text = "Norvale Robotics was incorporated in 1967 under the laws of the State of Oregon."
+    kept = _one("Norvale Robotics", "Company", "OPERATES_IN", "State", "Region", text)
+    assert [k.tail for k in kept] == ["Oregon"]
+    text = "Norvale Robotics expanded in the state."
+    assert _one("Norvale Robotics", "Company", "OPERATES_IN", "state", "Region", text) == []
