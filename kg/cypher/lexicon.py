@@ -562,8 +562,9 @@ def _short_forms(
     rows: list[dict[str, Any]], lex: Lexicon, trig: dict[str, Any]
 ) -> list[tuple[str, Sense]]:
     """How analysts clip names: the first two characters of a Chinese name ("宁德" for
-    宁德时代, "招商" for 招商银行) and the first word of an English name ("Goldman",
-    "Kweichow"), each only where no other entity's name starts with it."""
+    宁德时代, "招商" for 招商银行), the first four or more of a long one ("易方达蓝筹" for
+    易方达蓝筹精选) and the first word of an English name ("Goldman", "Kweichow"), each only
+    where no other entity's name contains it."""
     spec = trig.get("short_forms", {})
     labels, not_words = set(spec.get("labels", [])), set(spec.get("not_words", []))
     regions = [w for ws in trig.get("region_words", {}).values() for w in ws if not w.isascii()]
@@ -598,6 +599,9 @@ def _short_forms(
                 and unique_cjk(rest, eid)
             ):
                 out.append((rest, sense))  # "中国人民银行" -> "人民银行" (not "CPI同比")
+        for n in {r.get("short_name"), r.get("name_zh")}:  # "易方达蓝筹" for 易方达蓝筹精选
+            if isinstance(n, str) and _CJK.fullmatch(n) and len(n) >= 5:
+                out.extend((n[:k], sense) for k in range(4, len(n)) if unique_cjk(n[:k], eid))
         if e["label"] not in labels:
             continue
         for n in (r.get("short_name"), r.get("name_zh"), r.get("name")):

@@ -47,6 +47,7 @@ class ShapeName(StrEnum):
     SERIES_MOM = "series_mom"
     SERIES_DAILY_TOP = "series_daily_top"
     SERIES_WHEN = "series_when"
+    ENTITY_CHAIN = "entity_chain"
     INDICATOR_SET = "indicator_set"
     ATTRIBUTE = "attribute"
     ATTRIBUTE_PAIR = "attribute_pair"

@@ -118,6 +118,8 @@ class Frame:
     # anchors named as alternatives ("in either Liquor or Insurance", "银行或证券行业"):
     # first anchor id -> every id of the group (one constraint, any of them)
     either: dict[str, list[str]] = field(default_factory=dict)
+    # the mentions in order: ("E", entity id, label), ("C", concept), ("R", relation)
+    sequence: tuple[tuple[str, ...], ...] = ()
     direction: str | None = None  # "up" | "down": the changes a count asks for
 
     @property
@@ -240,6 +242,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         negated=_negated(tokens, mentions),
         bare_relations=bare,
         either=_alternatives(tokens, mentions),
+        sequence=_sequence(tokens, mentions),
         include_anchor=hit(trig["include_anchor"]["patterns"]) is not None,
         most=most,
         top=top if top and top[0] > 0 else None,
@@ -422,6 +425,25 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     return frozenset(out - plain)
 
 
+def _sequence(tokens: list[str], mentions: list[Mention]) -> tuple[tuple[str, ...], ...]:
+    """Entities, relation words, values and concepts in the order the question names
+    them; a concept right after a question word is marked ("哪个机构": the one asked)."""
+    wh = set(triggers()["wh"]["tokens"])
+    out: list[tuple[str, ...]] = []
+    for m in mentions:
+        ents, rels, cons = m.of("entity"), m.of("relation"), m.of("concept")
+        if ents:
+            out.append(("E", ents[0].key, ents[0].label))
+        elif rels:
+            out.extend(("R", r.key) for r in rels[:1])
+        elif cons:
+            asked = m.start > 0 and tokens[m.start - 1] in wh
+            out.append(("C", cons[0].key, "wh" if asked else ""))
+        elif m.of("value"):
+            out.append(("V", m.of("value")[0].key))
+    return tuple(out)
+
+
 def _alternatives(tokens: list[str], mentions: list[Mention]) -> dict[str, list[str]]:
     """Entities of one kind joined by "or" ("Liquor or Insurance", "石油石化或者煤炭"):
     the first one's id -> the ids of the group."""
@@ -458,6 +480,9 @@ def _bare_relations(
         nxt = mentions[k + 1] if k + 1 < len(mentions) else None
         if nxt is not None and nxt.start - m.end <= 2 and (nxt.of("entity") or nxt.of("value")):
             continue  # "listed in Shanghai": the relation's object is named
+        named_before = any(x.of("entity") for x in mentions[:k])
+        if named_before and nxt is not None and nxt.start - m.end <= 1 and nxt.of("concept"):
+            continue  # "张坤的基金持有的股票": a hop of a chain, not an edge test
         before = [
             t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
         ][-window:]
@@ -490,6 +515,7 @@ class Synthesizer:
         out += self._attributes(frame)
         out += self._entity_sets(frame, now)
         out += self._which_of_named(frame, now)
+        out += self._chain(frame)
         if not out and frame.anchors:
             out.append(self._describe(frame))
         for c in out:
@@ -1452,6 +1478,88 @@ class Synthesizer:
         values = [*frame.values, *(Sense("value", "country", a.key) for a in moved)]
         negated = frame.negated | {f"country={a.key}" for a in moved if a.key in frame.negated}
         return replace(frame, anchors=keep, values=values, negated=frozenset(negated))
+
+    def _hop(self, a: str, b: str, rel: str | None) -> tuple[str, str] | None:
+        """(relationship type, direction) joining label ``a`` to ``b`` in the graph: the
+        named relation if it joins them, else the one with the most edges."""
+        best: tuple[int, str, str] | None = None
+        for (h, r, t), n in self.lex.edge_stats.items():
+            for d, x, y in (("out", h, t), ("in", t, h)):
+                if (x == a or self.is_a(a, x)) and (y == b or self.is_a(b, y)):
+                    score = n + (10**9 if r == rel else 0)
+                    if best is None or score > best[0]:
+                        best = (score, r, d)
+        return None if best is None or not _IDENT.match(best[1]) else (best[1], best[2])
+
+    def _chain(self, frame: Frame) -> list[Candidate]:
+        """Three or more hops from the one named entity through the concepts named after
+        it, in order ("张坤的基金持有的股票属于哪个行业", "the industry of the stocks E Fund
+        Blue Chip holds"); a relation word after the last concept names one more hop
+        ("what does Zhang Kun's fund hold"). Each hop's relation: the word between, else
+        the graph's most common edge between the two kinds."""
+        seq = list(frame.sequence)
+        ents = [x for x in seq if x[0] == "E"]
+        if len(ents) == 1 and seq and seq[0][0] == "C" and seq[0][2] == "wh":
+            # "which industries are the stocks held by Zhang Kun's fund in": read backwards,
+            # the possessive's concept staying after its owner ("Zhang Kun's fund")
+            seq = seq[::-1]
+            if len(seq) > 1 and seq[0][0] == "C" and seq[1][0] == "E":
+                seq[0], seq[1] = seq[1], seq[0]
+        if (
+            len(ents) != 1
+            or seq[0][0] != "E"
+            or frame.units.time is not None
+            or frame.units.comparisons
+            or any(x[0] == "V" for x in seq)  # values constrain: the entity-set shapes
+            or frame.bare_relations
+            or frame.negated
+            or frame.properties  # "在哪个交易所上市": an attribute
+        ):
+            return []
+        labels: list[str] = [ents[0][2]]
+        rels: list[str | None] = []
+        pending: str | None = None
+        for item in seq[1:]:
+            if item[0] == "R":
+                pending = item[1]
+            elif item[0] == "C" and item[1] != labels[-1]:
+                labels.append(item[1])
+                rels.append(pending)
+                pending = None
+        asked = any(x[0] == "C" and x[2] == "wh" and x[1] == labels[-1] for x in seq)
+        extended = False
+        if pending is not None and not asked:  # "what does Zhang Kun's fund hold"
+            ends = {
+                (t if h == labels[-1] else h)
+                for (h, r, t) in self.lex.edge_stats
+                if r == pending and labels[-1] in (h, t)
+            }
+            if len(ends) == 1:
+                labels.append(ends.pop())
+                rels.append(pending)
+                extended = True
+        if len(labels) < (2 if extended else 3):
+            return []  # one hop: the entity-set shapes' job
+        if len(labels) == 3 and rels[-1] is None and not asked and not extended:
+            return []  # two hops with nothing asked of the last: the other shapes' job
+        parts = ["(a0:Entity {id: $a0})"]
+        for k, (lab, rel) in enumerate(zip(labels[1:], rels, strict=True), 1):
+            hop = self._hop(labels[k - 1], lab, rel)
+            if hop is None or not _IDENT.match(lab):
+                return []
+            r, d = hop
+            node = f"(t:{lab})" if k == len(labels) - 1 else f"(x{k}:{lab})"
+            parts.append(f"-[f{k}:{r}]->{node}" if d == "out" else f"<-[f{k}:{r}]-{node}")
+        path = "".join(parts)
+        params: dict[str, Any] = {"a0": ents[0][1]}
+        conds, _opts = self._validity(frame, [path], params, successors=False)
+        where = ("\nWHERE " + " AND ".join(conds)) if conds else ""
+        target = labels[-1]
+        ret, desc_ret = self._entity_return(frame, target, [])
+        cy = render(S.ENTITY_CHAIN, path=path, where=where, ret=ret)
+        desc = f"{desc_ret} {target.lower()} reached from {ents[0][1]} via {' '.join(labels[1:-1])}"
+        prior = 5.0 + (1.0 if target == frame.target else 0.0)
+        return [Candidate(cy, params, desc, prior, "entities", [ents[0][1]])]
 
     def _which_of_named(self, frame: Frame, now: datetime) -> list[Candidate]:
         """Which of the named entities meets the rest of the question ("BYD or CATL - which

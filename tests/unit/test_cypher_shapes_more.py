@@ -309,3 +309,27 @@ def test_breaking_a_level_is_a_threshold() -> None:
 def test_weekly_and_sessions_windows(question: str, kind: str) -> None:
     win = parse(question, NOW).time
     assert win is not None and win.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("question", "path"),
+    [
+        (
+            "which industries are the stocks held by Zhang Kun's fund in",
+            "-[f1:MANAGES]->(x1:Fund)-[f2:HAS_STAKE_IN]->(x2:Company)-[f3:BELONGS_TO]->"
+            "(t:Industry)",
+        ),
+        ("what does the E Fund Blue Chip fund hold", "-[f1:HAS_STAKE_IN]->(t:Company)"),
+        ("易方达蓝筹的持仓股在哪些概念里", "(x1:Company)-[f2:BELONGS_TO]->(t:Theme)"),
+    ],
+)
+def test_chains_through_the_concepts_named_in_order(question: str, path: str) -> None:
+    chains = [
+        c for c in Synthesizer(lexicon()).candidates(frame(question), NOW) if path in c.cypher
+    ]
+    assert chains and chains[0].params["a0"] in ("PERSON_ZHANG_KUN", "005827.OF")
+
+
+def test_no_chain_when_the_concept_after_the_question_word_is_asked() -> None:
+    assert all("(x1:" not in c for c in cyphers("鲍威尔在哪个机构任职"))
+    assert all("(x1:" not in c for c in cyphers("Which AI theme companies are listed on Nasdaq"))
