@@ -483,7 +483,7 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
         props["date"] = f"{year}-{int(m.group('m')):02d}-{int(m.group('d')):02d}"
     elif doc_date:
         props["date"] = doc_date
-    val = parse_figure(str(props.get("val", "")))
+    val = parse_figure(str(props.get("val") or props.get("spval") or ""))
     if val is not None:
         props.update(value=val.value, unit=val.unit)
     elif (chg := re.match(r"\d+(?:\.\d+)?", str(props.get("chg", "")))) is not None:

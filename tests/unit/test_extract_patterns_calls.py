@@ -271,3 +271,12 @@ def test_passive_and_contracted_guidance_and_closing_balance() -> None:
     assert (
         cash[("Norvale Robotics", "DISCLOSES", "cash and marketable securities")]["value"] == 2.3e9
     )
+
+
+def test_zh_spread_levels_and_close_with_weekday() -> None:
+    got = facts("10Y-1Y期限利差收窄至43BP左右，信用利差收窄1bp至28bp。", ZH, "zh")
+    assert got[("10Y-1Y期限利差", "HAS_VALUE", "43BP")]["value"] == 43.0
+    assert got[("信用利差", "HAS_VALUE", "28bp")]["value"] == 28.0
+    close = facts("DR007周五收于1.58%，3年期AA+城投债收益率上行2bp至1.92%。", ZH, "zh")
+    assert close[("DR007", "HAS_VALUE", "1.58%")]["value"] == 1.58
+    assert ("3年期AA+城投债收益率", "HAS_VALUE", "1.92%") in close
