@@ -91,6 +91,7 @@ class Lane:
     _room: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _closing: bool = field(default=False, init=False)
     _committed_at: float = field(default=0.0, init=False)
+    _pool: ThreadPoolExecutor | None = field(default=None, init=False)
 
     def add(self, route: Route) -> None:
         self.routes.append(route)
@@ -123,6 +124,7 @@ class Lane:
         cancelled (worker shutdown)."""
         s = self.ctx.settings.streams
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lane-{self.name}")
+        self._pool = pool
         loop = asyncio.get_running_loop()
         self._closing = False
         self._consumer = await loop.run_in_executor(pool, self._consumer_new)
@@ -197,6 +199,7 @@ class Lane:
                 self._closing = True
                 await loop.run_in_executor(pool, self._commit_finished, consumer, None)
                 await loop.run_in_executor(pool, consumer.close)
+            self._pool = None
             pool.shutdown(wait=False)
 
     def _inbound(self, msgs: Sequence[Message]) -> list[Inbound]:
@@ -248,13 +251,16 @@ class Lane:
         broker's offsets log, and batches now finish hundreds of times a second. A
         crash redelivers at most that much more (writes are idempotent)."""
         now = time.monotonic()
-        consumer = self._consumer
-        if consumer is None or now - self._committed_at < COMMIT_EVERY_S:
+        consumer, pool = self._consumer, self._pool
+        if consumer is None or pool is None or now - self._committed_at < COMMIT_EVERY_S:
             return
         offsets = self._tracker.take_unsent()
         if offsets:
             self._committed_at = now
-            _commit(consumer, offsets, wait=False)
+            # on the lane's thread, after the fetch in progress: the event loop never
+            # calls into the consumer (a 4-worker run stalled every agent for the whole
+            # rebalance timeout while the consumer was inside a rebalance callback)
+            pool.submit(_commit, consumer, offsets, wait=False)
 
     async def _drained(self) -> None:
         while self._tracker.records:
@@ -273,9 +279,14 @@ class Lane:
         thread): let the batches in flight finish (bounded by the rebalance timeout) and
         commit them, so the next owner does not process them again."""
         if not self._closing:
-            deadline = time.monotonic() + self.ctx.settings.streams.rebalance_timeout_s
+            limit = self.ctx.settings.streams.rebalance_timeout_s
+            deadline = time.monotonic() + limit
             while self._tracker.records and time.monotonic() < deadline:
                 time.sleep(0.005)
+            if self._tracker.records:
+                log.warning("lane %s: revoked with %d records still in flight after %.0fs; "
+                            "they will be delivered again", self.name, self._tracker.records,
+                            limit)  # fmt: skip
         self._commit_finished(consumer, partitions)
 
     def _on_lost(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
