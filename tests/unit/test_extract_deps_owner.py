@@ -226,3 +226,9 @@ def test_a_kind_of_place_becomes_the_place_it_names() -> None:
     assert [k.tail for k in kept] == ["Oregon"]
     text = "Norvale Robotics expanded in the state."
     assert _one("Norvale Robotics", "Company", "OPERATES_IN", "state", "Region", text) == []
+
+
+def test_deal_terms_sold_or_offered_are_no_products() -> None:
+    for tail in ("half of stake", "50 percent premium", "new takeover bid", "more SAB assets"):
+        text = f"Norvale Robotics offers {tail} to Tessly."
+        assert _one("Norvale Robotics", "Company", "PRODUCES", tail, "Product", text) == [], tail
