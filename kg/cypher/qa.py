@@ -230,6 +230,7 @@ class CypherQA:
     async def load_lexicon(store: GraphStore, tokenizer: Tokenizer | None = None) -> Lexicon:
         rows = await store.query(ENTITY_ROWS_CYPHER, {"limit": LEXICON_LIMIT})
         lex = Lexicon.build(rows_from_result(rows), tokenizer=tokenizer)
+        to_simplified("載入")  # the traditional-character tables load now, not in a question
         onto = default_ontology()
         for r in await store.query(EDGE_STATS_CYPHER):
             key = (concrete_label(r["h"], onto), str(r["r"]), concrete_label(r["t"], onto))
