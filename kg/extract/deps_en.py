@@ -356,6 +356,43 @@ def subsidiaries(sent: Any, lex: Lexicon) -> list[Candidate]:
     return out
 
 
+DEAL_NOUNS = frozenset({"acquisition", "acquisitions", "purchase", "purchases"})
+
+
+def sellers(sent: Any, lex: Lexicon) -> list[Candidate]:
+    """ "the acquisition of X from Y" -> Y INVOLVED_IN X as the seller (the buyer is the
+    deal patterns' business)."""
+    out = []
+    orgs = [  # "The Manitowoc Company" is a party here; "the Company" is not
+        e for e in sent.ents
+        if e.label_ == "ORG"
+        and span_name(e.text).lower().removeprefix("the ") not in lex.not_parties
+    ]  # fmt: skip
+    for tok in sent:
+        if tok.lower_ not in DEAL_NOUNS or tok.pos_ != "NOUN" or _negated_or_hedged(tok.head):
+            continue
+        preps = {c.lower_: c for c in tok.children if c.dep_ == "prep"}
+        if "of" not in preps or "from" not in preps:
+            continue
+        seller = next(
+            (e for c in preps["from"].children if c.dep_ == "pobj" for e in orgs
+             if e.start <= c.i < e.end),
+            None,
+        )  # fmt: skip
+        for t in [c for c in preps["of"].children if c.dep_ == "pobj"]:
+            inside = [e for e in orgs if t.left_edge.i <= e.start and e.end <= t.i + 1]
+            if not inside and tok.lower_.startswith("purchase"):
+                continue  # "purchases of steel from X" is supply, not a sale of a business
+            target = span_name(inside[-1].text) if inside else noun_phrase(t, lex)
+            if seller is None or not target or target.lower() in lex.generic_objects:
+                continue
+            c = _cand(span_name(seller.text), "Company", "INVOLVED_IN", target, "Event", sent,
+                      "sold")  # fmt: skip
+            c.props["role"] = "seller"
+            out.append(c)
+    return out
+
+
 def _path(a: Any, b: Any) -> list[Any] | None:
     """Tokens strictly between ``a`` and ``b`` on the dependency tree, or None."""
     up_a, up_b = [a], [b]
@@ -438,5 +475,5 @@ def dependency_candidates(sent: Any, main: str = "") -> list[Candidate]:
     out = facilities(sent, lex, main)
     if any(e.label_ == "ORG" for e in sent.ents):
         out += org_kinds(sent, lex) + products(sent, lex) + executives(sent, lex)
-        out += subsidiaries(sent, lex)
+        out += subsidiaries(sent, lex) + sellers(sent, lex)
     return [c for c in out if c.head and c.tail]

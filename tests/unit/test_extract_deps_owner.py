@@ -232,3 +232,11 @@ def test_deal_terms_sold_or_offered_are_no_products() -> None:
     for tail in ("half of stake", "50 percent premium", "new takeover bid", "more SAB assets"):
         text = f"Norvale Robotics offers {tail} to Tessly."
         assert _one("Norvale Robotics", "Company", "PRODUCES", tail, "Product", text) == [], tail
+
+
+def test_the_seller_of_an_acquisition() -> None:
+    got = _dep("In May 2017, Norvale Robotics completed its acquisition of Tessly Sensors Inc. "
+               "from Quorra Holdings Limited for $2.9 billion.")  # fmt: skip
+    assert ("Quorra Holdings Limited", "INVOLVED_IN", "Tessly Sensors Inc") in got
+    got = _dep("The company occasionally makes purchases of ferrous materials from Quorra Steel.")
+    assert not [f for f in got if f[1] == "INVOLVED_IN"]
