@@ -1618,7 +1618,7 @@ class Synthesizer:
                 extra.append(
                     "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]"
                 )
-            edges = self._edge_exists(frame, target, pats)
+            edges = self._edge_exists(frame, target, pats) + self._has_data(frame, target, params)
             slots = self._finish(frame, pats, [*negs, *edges], where, params, None, extra)
             ret, desc_ret = self._entity_return(frame, target, used)
             cy = render(S.ENTITY_SET, target=target, ret=ret, **slots)
@@ -1650,6 +1650,27 @@ class Synthesizer:
             )
             out.append(c)
         return out
+
+    def _has_data(
+        self, frame: Frame, target: str, params: dict[str, Any]
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """Indicators with (without) points, in the question's window when it names one
+        ("月度指标里有数据的有几个", "how many monthly indicators have no observations")."""
+        trig = triggers()["has_data"]
+        if target != "Indicator" or not _any(trig["patterns"], frame.question):
+            return []
+        neg = _any(trig["negated"], frame.question)
+        win = frame.units.time
+        conds = ["ob IS NOT NULL"]
+        if win is not None and win.start_ms is not None:
+            params["from_d"] = win.start_ms
+            conds.append("coalesce(ob.observed_at, ob.last_at) >= $from_d")
+        if win is not None and win.end_ms is not None:
+            params["to_d"] = win.end_ms
+            conds.append("coalesce(ob.observed_at, ob.first_at) < $to_d")
+        where = " WHERE " + " AND ".join(conds[1:]) if len(conds) > 1 else ""
+        opt = render(S.ABSENT, path="(t)-[:HAS_OBSERVATION|HAS_DAILY]->(ob)", where=where)
+        return [(opt, f"ob IS {'NULL' if neg else 'NOT NULL'}", {})]
 
     def _edge_exists(
         self, frame: Frame, target: str, pats: list[str]

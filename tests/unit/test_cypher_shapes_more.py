@@ -333,3 +333,18 @@ def test_chains_through_the_concepts_named_in_order(question: str, path: str) ->
 def test_no_chain_when_the_concept_after_the_question_word_is_asked() -> None:
     assert all("(x1:" not in c for c in cyphers("鲍威尔在哪个机构任职"))
     assert all("(x1:" not in c for c in cyphers("Which AI theme companies are listed on Nasdaq"))
+
+
+@pytest.mark.parametrize(
+    ("question", "absent", "windowed"),
+    [
+        ("which daily indicators have data", False, False),
+        ("没有数据的月度指标有几个", True, False),
+        ("how many yield series got prints yesterday", False, True),
+    ],
+)
+def test_indicators_with_or_without_points(question: str, absent: bool, windowed: bool) -> None:
+    best = _best(question)
+    assert "(t:Indicator)" in best.cypher and "[:HAS_OBSERVATION|HAS_DAILY]->(ob)" in best.cypher
+    assert (" ob IS NULL" in best.cypher) is absent
+    assert ("$from_d" in best.cypher) is windowed
