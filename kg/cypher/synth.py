@@ -1211,7 +1211,7 @@ class Synthesizer:
         out: list[Candidate] = []
         if frame.most is not None:
             out.extend(self._group_most(frame))
-        if frame.agg == "count" and frame.units.comparisons and not frame.anchors:
+        if frame.units.comparisons and (frame.agg == "count" or frame.wh):
             out.extend(self._group_having(frame))
         if frame.same_as and frame.anchors:
             out.extend(self._same_group(frame))
@@ -1422,13 +1422,38 @@ class Synthesizer:
         c = frame.units.comparisons[0]
         if c.op not in (">", ">=", "<", "<=", "="):
             return []
+        params: dict[str, Any] = {"members": c.value}
+        matches, conds = "", ""
+        if frame.anchors:  # the members' own constraints ("... companies listed in China")
+            combos = self._constraints(frame, member, list(frame.anchors))
+            if not combos:
+                return []
+            pats, _negs, _score = combos[0]
+            params.update({f"a{k}": a.key for k, a in enumerate(frame.anchors)})
+            vc, _opts = self._validity(frame, pats, params, successors=False)
+            matches = "".join(f"\nMATCH {p}" for p in pats)
+            conds = "".join(f" AND {x}" for x in vc)
+        ret = (
+            "RETURN count(g) AS count"
+            if frame.agg == "count"
+            else "RETURN g.id AS id, g.name AS name\nORDER BY id"
+        )
         out = []
         for rel in rels[:1]:
-            cy = render(S.GROUP_HAVING, group=group, rel=rel, member=member, op=c.op)
+            cy = render(
+                S.GROUP_HAVING,
+                group=group,
+                rel=rel,
+                member=member,
+                op=c.op,
+                matches=matches,
+                conds=conds,
+                ret=ret,
+            )
             desc = shape(S.GROUP_HAVING).describe.format(
                 group=group.lower(), op=f"{c.op} {c.value:g}"
             )
-            out.append(Candidate(cy, {"members": c.value}, desc, 6.0, "entities", []))
+            out.append(Candidate(cy, params, desc, 6.0, "entities", []))
         return out
 
     def _group_and_member(

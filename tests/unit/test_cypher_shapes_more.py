@@ -348,3 +348,12 @@ def test_indicators_with_or_without_points(question: str, absent: bool, windowed
     assert "(t:Indicator)" in best.cypher and "[:HAS_OBSERVATION|HAS_DAILY]->(ob)" in best.cypher
     assert (" ob IS NULL" in best.cypher) is absent
     assert ("$from_d" in best.cypher) is windowed
+
+
+def test_groups_by_member_count_with_the_members_constraints() -> None:
+    best = _best("how many themes have more than 3 companies listed in the US")
+    assert "WITH g, count(DISTINCT t) AS n WHERE n > $members" in best.cypher
+    assert "LISTED_IN]->(a0:Entity {id: $a0})" in best.cypher and "RETURN count(g)" in best.cypher
+    listed = _best("哪些概念只有两家公司")
+    assert "n = $members" in listed.cypher and "RETURN g.id AS id" in listed.cypher
+    assert listed.params["members"] == 2
