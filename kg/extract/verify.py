@@ -106,6 +106,11 @@ STREET_WORDS = frozenset(
 PLACE_KINDS = frozenset(
     {"state", "commonwealth", "province", "city", "county", "republic", "kingdom", "country"}
 )
+# a "buyer" in a headline that is what to buy or who trades shares: "Stocks to Buy"
+NOT_BUYERS = frozenset(
+    {"stocks", "stock", "shares", "funds", "etfs", "picks", "insider", "insiders", "time",
+     "opportunity"}
+)  # fmt: skip
 PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
@@ -304,6 +309,8 @@ def trim_headline_name(name: str, kind: str) -> str:
     lex = lexicon()
     name = re.sub(r"-(?:owned|based)$", "", name.strip())  # "Converse-owned" -> "Converse"
     words = name.replace("\u2019", "'").split()
+    while words and words[0].casefold() in TRAILING_FUNCTION_WORDS - {"the", "a"}:
+        words.pop(0)  # "of Meetings With ..." -> "Meetings With ..."
     low = [w.casefold() for w in words]
     before: list[str] = []
     for w, lw in zip(words, low, strict=True):
@@ -480,7 +487,7 @@ class Verifier:
                     and kind != "Person"
                     and (
                         is_region(low.removeprefix("the "))
-                        or low in lex.demonyms
+                        or low.removeprefix("former ") in lex.demonyms
                         or low.endswith("-based")  # "buys its first Asia-based brand"
                     )
                 ):
@@ -494,6 +501,7 @@ class Verifier:
                     any(w in lex.headline_words for w in words)
                     or (kind == "Person" and "'s" in low)
                     or (words and words[-1] in TRAILING_FUNCTION_WORDS)  # "Deal With"
+                    or (words and words[0] in TRAILING_FUNCTION_WORDS - {"the", "a"})
                     or low.endswith(("-owned", "-based"))  # "Converse-owned"
                 ):
                     out.append(Issue(i, "headline_name", side))
@@ -555,9 +563,19 @@ class Verifier:
             sent = sentence_of(text, c.start, c.end)
             head, tail = re.escape(c.head), re.escape(c.tail)
             if c.relation == "INVOLVED_IN" and re.search(
-                rf"{head}\s+(?:wins|won)\s+{tail}", sent, re.I
+                rf"{head}\s+(?:wins|won)\s+(?:\S+\s+){{0,3}}{tail}", sent, re.I
             ):
                 out.append(Issue(i, "not_a_deal", c.tail))  # a contract, vote or prize won
+            elif c.relation == "INVOLVED_IN" and re.search(
+                rf"{tail}\s+(?:buys|acquires|to\s+buy|to\s+acquire)\b", sent, re.I
+            ):  # "LVMH buys Tiffany, Charles Schwab buys ...": a buyer of its own clause
+                out.append(Issue(i, "not_a_deal", c.tail))
+            elif (
+                c.relation == "INVOLVED_IN"
+                and c.head.lower().split()[-1:]
+                and (c.head.lower().split()[-1] in NOT_BUYERS)
+            ):  # "3 Top Energy Stocks to Buy", "Notable Insider Buys"
+                out.append(Issue(i, "not_a_deal", c.head))
             elif c.relation == "PRODUCES" and re.search(rf"{head}\s+markets\s+{_AUX}", sent):
                 out.append(Issue(i, "not_a_product", c.tail))
             elif c.relation == "DISCLOSES" and re.search(

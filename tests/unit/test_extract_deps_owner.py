@@ -240,3 +240,14 @@ def test_the_seller_of_an_acquisition() -> None:
     assert ("Quorra Holdings Limited", "INVOLVED_IN", "Tessly Sensors Inc") in got
     got = _dep("The company occasionally makes purchases of ferrous materials from Quorra Steel.")
     assert not [f for f in got if f[1] == "INVOLVED_IN"]
+
+
+def test_headline_buying_shapes_are_no_deals() -> None:
+    text = "Merger Monday: Norvale buys Tessly, Quorra Bank buys Vant Brokerage"
+    assert _one("Norvale", "Company", "INVOLVED_IN", "Quorra Bank", "Event", text) == []
+    text = "3 Top Energy Stocks to Buy Right Now"
+    assert _one("Top Energy Stocks", "Company", "INVOLVED_IN", "Right Now", "Event", text) == []
+    text = "Norvale Wins with an Emphatic Majority"
+    assert _one("Norvale", "Company", "INVOLVED_IN", "Emphatic Majority", "Event", text) == []
+    text = "Norvale buys Tessly, Quorra Bank sells Vant Brokerage"
+    assert len(_one("Norvale", "Company", "INVOLVED_IN", "Tessly", "Event", text)) == 1
