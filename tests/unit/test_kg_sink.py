@@ -289,3 +289,33 @@ async def test_the_collector_is_paused_across_overlapping_batches_and_restored()
         assert not gc.isenabled()  # it was off before: left off
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def _generic_literal(v: object) -> str:
+    """The encoding rules spelt out plainly (the reference for the inlined row maps)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        return repr(float(v))
+    if isinstance(v, dict):
+        return "{" + ",".join(f"`{k}`:" + _generic_literal(x) for k, x in v.items()) + "}"
+    assert isinstance(v, list | tuple)
+    return "[" + ",".join(_generic_literal(x) for x in v) + "]"
+
+
+def test_row_maps_encode_as_the_generic_literal() -> None:
+    class Name(str):
+        pass
+
+    row = {"id": "f1", "quote": 'a"b', "slash": "c\\d", "n": 7, "none": None, "ok": True,
+           "no": False, "x": 0.5, "ids": ["a", 'b"'], "mixed": [1, "a", None], "empty": [],
+           "props": {"unit": "USD", "value": 1.25}, "sub": Name("s"), "zh": "贵州茅台"}  # fmt: skip
+    rows = [row, {"id": "f2", "n": -1}]
+    assert params_header({"rows": rows}) == f"CYPHER rows={_generic_literal(rows)} "
+    assert params_header({"m": row}) == f"CYPHER m={_generic_literal(row)} "
