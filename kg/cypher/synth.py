@@ -22,7 +22,7 @@ from typing import Any
 from kg.cypher.lexicon import STOPWORDS, Lexicon, Mention, Sense, _normalize, triggers
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
-from kg.cypher.units import TimeWindow, Units
+from kg.cypher.units import Comparison, TimeWindow, Units
 from kg.ontology import Ontology, default_ontology
 
 ROW_LIMIT = 200
@@ -207,6 +207,8 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
             n = m.group("n").lower()
             top = (int(n) if n.isdigit() else _NUMS.get(n, 0), order)
     daily = next((k for k in _DAILY_PICKS if hit(trig["daily"].get(k, []))), None)
+    if hit(trig["close_vs_open"]["up"]) or hit(trig["close_vs_open"]["down"]):
+        daily = "close_open"
     ln = hit(trig["last_n"]["patterns"])
     last_n = None
     if ln:
@@ -222,6 +224,10 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         target = next((c for c in concepts if c != target), target)  # "有几家没有CEO记录"
     if any(r == f"*{target}" for r, _neg in bare):  # "不属于任何主题的公司": not the theme
         target = next((c for c in concepts if c != target), target)
+    cvo = trig["close_vs_open"]
+    if hit(cvo["up"]) or hit(cvo["down"]):  # close minus open, against zero
+        op = ">" if hit(cvo["up"]) else "<"
+        units = replace(units, comparisons=(Comparison(op, 0.0, 0),))
     anchor_at: dict[str, int] = {}
     for m in mentions:
         for e in m.of("entity")[:1]:
@@ -1843,6 +1849,7 @@ _DAILY_PICKS = {
     "low": _folds("vs")["min"],
     "close": "vs[size(vs) - 1]",
     "open": "vs[0]",
+    "close_open": "vs[size(vs) - 1] - vs[0]",  # the day's move, close against open
 }
 
 

@@ -357,3 +357,16 @@ def test_groups_by_member_count_with_the_members_constraints() -> None:
     listed = _best("哪些概念只有两家公司")
     assert "n = $members" in listed.cypher and "RETURN g.id AS id" in listed.cypher
     assert listed.params["members"] == 2
+
+
+@pytest.mark.parametrize(
+    ("question", "cond"),
+    [
+        ("how many days did US10Y close below its open this week", "x < $c0"),
+        ("十债哪几天收盘高于开盘", "v > $c0"),
+    ],
+)
+def test_a_day_close_against_its_open(question: str, cond: str) -> None:
+    best = _best(question)
+    assert "vs[size(vs) - 1] - vs[0]" in best.cypher and cond in best.cypher
+    assert best.params["c0"] == 0.0
