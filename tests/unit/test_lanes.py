@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -246,3 +247,29 @@ def test_commits_do_not_wait_in_the_loop_but_do_at_shutdown() -> None:
     _commit(c, {("t", 0): 5}, wait=False)  # type: ignore[arg-type]
     _commit(c, {("t", 1): 7})  # type: ignore[arg-type]  # the NO_OFFSET answer is not an error
     assert c.calls == [([("t", 0, 5)], True), ([("t", 1, 7)], False)]
+
+
+def test_revoke_waits_for_batches_in_flight_and_commits_only_revoked_partitions(
+    tmp_path: Path,
+) -> None:
+    """A rebalance taking partitions away: the batch in flight finishes first, then what
+    is finished on those partitions is committed, waiting; lost partitions commit nothing."""
+
+    class FakeConsumer:
+        def __init__(self) -> None:
+            self.commits: list[tuple[list[tuple[str, int, int]], bool]] = []
+
+        def commit(self, *, offsets: list[TopicPartition], asynchronous: bool) -> None:
+            self.commits.append(([(o.topic, o.partition, o.offset) for o in offsets], asynchronous))
+
+    ln, _seen = lane(tmp_path)
+    c = FakeConsumer()
+    ticket = ln._tracker.open({("p.raw.news", 0): 5, ("p.raw.news", 1): 9}, 1, 3)
+    finisher = threading.Timer(0.1, ln._tracker.finish, args=(ticket,))
+    finisher.start()
+    ln._on_revoke(c, [TopicPartition("p.raw.news", 0)])  # type: ignore[arg-type]
+    finisher.join()
+    assert c.commits == [([("p.raw.news", 0, 5)], False)]
+    ln._on_lost(c, [TopicPartition("p.raw.news", 1)])  # type: ignore[arg-type]
+    assert len(c.commits) == 1
+    assert ln._tracker.take_finished(None) == {}  # the lost partition's offset is forgotten
