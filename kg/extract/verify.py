@@ -111,6 +111,10 @@ NOT_BUYERS = frozenset(
     {"stocks", "stock", "shares", "funds", "etfs", "picks", "insider", "insiders", "time",
      "opportunity"}
 )  # fmt: skip
+DAY_WORDS = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today",
+     "yesterday", "tomorrow"}
+)  # fmt: skip
 PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
@@ -482,6 +486,9 @@ class Verifier:
                 if kind not in PARTY_TYPES:
                     continue
                 low = name.strip().replace("’", "'").casefold()
+                if kind == "Person" and (is_region(low) or low in DAY_WORDS):
+                    out.append(Issue(i, "not_a_party", name))  # "Wednesday", "Brazil"
+                    break
                 if (
                     c.relation != "DISCLOSES"
                     and kind != "Person"

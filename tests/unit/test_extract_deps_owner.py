@@ -251,3 +251,8 @@ def test_headline_buying_shapes_are_no_deals() -> None:
     assert _one("Norvale", "Company", "INVOLVED_IN", "Emphatic Majority", "Event", text) == []
     text = "Norvale buys Tessly, Quorra Bank sells Vant Brokerage"
     assert len(_one("Norvale", "Company", "INVOLVED_IN", "Tessly", "Event", text)) == 1
+
+
+def test_a_day_or_a_country_is_no_person() -> None:
+    text = "Ruling Over Removal As Norvale Chairman On Wednesday"
+    assert _one("Norvale", "Company", "HAS_CHAIRMAN", "Wednesday", "Person", text) == []
