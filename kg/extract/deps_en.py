@@ -8,11 +8,17 @@ two entities; these rules ask the parse instead, with word lists kept as data
   own noun phrase or as its predicate ("oilfield pump maker Lufkin Industries", "Ernst &
   Young LLP, a registered public accounting firm", "X is a biotechnology company")
   -> ORG BELONGS_TO the noun phrase (an industry);
-* products: an ORG subject of a make/sell/launch verb -> ORG PRODUCES each object noun
-  phrase (not negated, not under a modal, not a generic word such as "services");
+* products: an ORG (or a proper-noun subject the NER left untagged) subject of a
+  make/sell/launch verb -> ORG PRODUCES each object noun phrase (not negated, not under a
+  modal or a condition, not a generic word such as "services", no corporate act such as
+  "equity offering");
 * employment: a PERSON and an ORG joined by a short dependency path through job titles
   and employment verbs only ("Mrs. Whitley served as the Finance Director of Global
-  Energy Development PLC") -> PERSON EXECUTIVE_OF ORG.
+  Energy Development PLC") -> PERSON EXECUTIVE_OF ORG;
+* sites, subsidiaries, sellers ("the acquisition of X from Y" -> Y INVOLVED_IN X).
+
+The lexicon also holds the words the critic (``verify.py``) checks English sentence
+triples with: ``metric_kinds``, ``demonyms``, ``headline_words``, ``generic_rule_words``.
 """
 
 from __future__ import annotations
