@@ -188,8 +188,9 @@ def _range(text: str, now: datetime) -> tuple[datetime, datetime, str] | None:
         if k + 1 < len(days):
             s2, e2, d2 = days[k + 1]
             gap = text[e1:s2]
-            if len(gap) <= c["range_gap"] and c["range"].search(gap) and d2 > d1:
-                return d1, d2, text[s1:e2]
+            if len(gap) <= c["range_gap"] and c["range"].search(gap) and d2 != d1:
+                # "周五收盘比周四收盘": the later day named first; the range runs forward
+                return min(d1, d2), max(d1, d2), text[s1:e2]
     return None
 
 
@@ -355,6 +356,13 @@ def comparisons(question: str) -> list[Comparison]:
     text = _normalize(question)
     out: list[Comparison] = []
     taken: set[int] = set()
+    for op, pats in _compiled()["comparisons_after"]:  # "1.0% or above" before "at 1.0"
+        for p in pats:
+            for m in p.finditer(text):
+                if m.start() in taken:
+                    continue
+                taken.add(m.start())
+                out.append(Comparison(op, _num(m.group("n")), m.start(), ""))
     for op, pats in _compiled()["comparisons"]:
         for p in pats:
             for m in p.finditer(text):
@@ -382,14 +390,6 @@ def comparisons(question: str) -> list[Comparison]:
                 if unit in ("bp", "bps", "个基点", "基点"):
                     value, unit = value / 100.0, "%"
                 out.append(Comparison(op, value, m.start(), unit))
-    for op, pats in _compiled()["comparisons_after"]:
-        for p in pats:
-            for m in p.finditer(text):
-                num = m.group("n")
-                if m.start() in taken:
-                    continue
-                taken.add(m.start())
-                out.append(Comparison(op, _num(num), m.start(), ""))
     return sorted(out, key=lambda c: c.pos)
 
 

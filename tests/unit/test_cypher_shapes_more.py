@@ -370,3 +370,18 @@ def test_a_day_close_against_its_open(question: str, cond: str) -> None:
     best = _best(question)
     assert "vs[size(vs) - 1] - vs[0]" in best.cypher and cond in best.cypher
     assert best.params["c0"] == 0.0
+
+
+def test_a_threshold_with_or_above_wins_over_came_in_at() -> None:
+    cs = parse("how often did M2 come in at 7.8% or more", NOW).comparisons
+    assert [(c.op, c.value) for c in cs] == [(">=", 7.8)]
+
+
+def test_two_days_compared_make_a_forward_range() -> None:
+    win = parse("DR007周四收盘比周二收盘变了多少", NOW).time
+    assert win is not None and win.kind == "between"
+    assert _iso(win.start_ms) == "2026-11-17T00:00" and _iso(win.end_ms) == "2026-11-20T00:00"
+
+
+def test_an_aggregate_of_a_named_series_close() -> None:
+    assert frame("highest US 2Y close this week").daily == "close"
