@@ -108,6 +108,8 @@ _TENOR_UNIT = {
     "day": "d",
     "天": "d",
 }
+_EN_NUM = {"one": "1", "two": "2", "three": "3", "five": "5", "seven": "7", "ten": "10"}
+_EN_NUM |= {"twenty": "20", "thirty": "30"}
 _ZH_NUM = {
     "一": "1",
     "二": "2",
@@ -140,6 +142,8 @@ def _tenors(tokens: list[str]) -> list[str]:
             continue
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         num = _ZH_NUM.get(t, t)
+        if nxt in ("year", "yr", "month"):  # "ten-year", "two-year"
+            num = _EN_NUM.get(num, num)
         if num.isdigit() and nxt in _TENOR_UNIT:
             out.append(num + _TENOR_UNIT[nxt])
             i += 2

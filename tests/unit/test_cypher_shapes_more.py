@@ -385,3 +385,17 @@ def test_two_days_compared_make_a_forward_range() -> None:
 
 def test_an_aggregate_of_a_named_series_close() -> None:
     assert frame("highest US 2Y close this week").daily == "close"
+
+
+@pytest.mark.parametrize(
+    ("question", "ids"),
+    [("thirty-year treasury note issuer", ["UST_30Y"]), ("two-year US yield", ["US2Y"])],
+)
+def test_tenors_in_number_words(question: str, ids: list[str]) -> None:
+    _toks, mentions = lexicon().match(question)
+    found = [m.of("entity")[0].key for m in mentions if m.of("entity")]
+    assert set(ids) <= set(found)
+
+
+def test_points_are_no_count() -> None:
+    assert parse("9月M2和CPI差几个点", NOW).aggregation is None
