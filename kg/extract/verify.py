@@ -579,6 +579,12 @@ class Verifier:
                 out.append(Issue(i, "not_a_deal", c.tail))
             elif (
                 c.relation == "INVOLVED_IN"
+                and c.props.get("role") == "buyer"
+                and re.search(rf"\bfrom\s+(?:the\s+)?{tail}", sent)
+            ):  # "to acquire luxury dealerships from Park Place": the seller, not the target
+                out.append(Issue(i, "not_a_deal", c.tail))
+            elif (
+                c.relation == "INVOLVED_IN"
                 and c.head.lower().split()[-1:]
                 and (c.head.lower().split()[-1] in NOT_BUYERS)
             ):  # "3 Top Energy Stocks to Buy", "Notable Insider Buys"

@@ -256,3 +256,10 @@ def test_headline_buying_shapes_are_no_deals() -> None:
 def test_a_day_or_a_country_is_no_person() -> None:
     text = "Ruling Over Removal As Norvale Chairman On Wednesday"
     assert _one("Norvale", "Company", "HAS_CHAIRMAN", "Wednesday", "Person", text) == []
+
+
+def test_the_seller_is_not_the_buyers_target() -> None:
+    text = "Norvale to acquire luxury dealerships from Quorra Place in cash deal."
+    c = Candidate("Norvale", "Company", "INVOLVED_IN", "Quorra Place", "Event", 0, len(text),
+                  Component.PATTERN, "t", None, {"role": "buyer"}, 0.9)  # fmt: skip
+    assert Verifier().reflect([c], text, DocContext(doc_id="t"), VerifyStats()) == []
