@@ -26,6 +26,7 @@ from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
 from kg.extract.nlp_en import extract_en, guess_main_entity, parse_many
 from kg.extract.relclf import RELCLF_RULE, suppress_known
 from kg.extract.table_text import scan as scan_flat_tables
+from kg.extract.table_text import scan_aligned as scan_aligned_tables
 from kg.extract.tables import (
     caption_before,
     fiscal_note,
@@ -263,11 +264,19 @@ class Extractor:
         text = doc.text[:MAX_DOC_CHARS]
         if doc.title and not text.startswith(doc.title):
             text = f"{doc.title}\n\n{text}" if text else doc.title
+        # "\f" ends the context of a table appended here: its caption travels in its first
+        # row, and the document's last lines (maybe the table itself, as text) are not it
         for rows in doc.tables:
-            text += "\n\n" + render_table(rows, caption_before(doc.text, rows)) + "\n"
-        if doc.kind == "filing" and not doc.tables and "|" not in text:
-            for flat in scan_flat_tables(text).tables:  # PDF text: tables as column dumps
-                text += "\n\n" + render_table(flat.rows, flat.caption) + "\n"
+            text += "\n\n\f\n" + render_table(rows, caption_before(doc.text, rows)) + "\n"
+        if not doc.tables and "|" not in text:  # any kind: the text decides what is a table
+            flats = scan_flat_tables(text).tables  # PDF text: tables as column dumps
+            flats += [
+                t
+                for t in scan_aligned_tables(text).tables  # space-aligned columns
+                if not any(t.start < f.end and f.start < t.end for f in flats)
+            ]
+            for flat in flats:
+                text += "\n\n\f\n" + render_table(flat.rows, flat.caption) + "\n"
         return text, chunk_text(text, doc.id, max_tokens=self.max_chunk_tokens, lang=doc.lang)
 
     # -- whole documents -------------------------------------------------------------
@@ -298,7 +307,7 @@ class Extractor:
         result = DocResult(doc, ctx)
         version = self.prompt_version(mode)
         llm_chunks = 0
-        fye_note = fiscal_note(doc.title, doc.text) if doc.kind == "filing" else ""
+        fye_note = fiscal_note(doc.title, doc.text)
         for chunk in chunks:
             key = chunk_key(chunk, version)
             if skip_seen and key in self._seen:

@@ -157,3 +157,202 @@ def _read_block(lines: list[tuple[int, str]], i: int) -> tuple[list[list[str]] |
     header = ["", *(head for head, _ in groups)]
     rows = [header] + [[label, *(nums[k] for _, nums in groups)] for k, label in enumerate(labels)]
     return rows, j
+
+
+# -- space-aligned tables (10-K text, any document kind) ---------------------------------
+# A plain-text table lines its columns up with runs of spaces: a header line whose cells
+# name periods ("2024   2023   Change", "Fiscal 2025   % of net sales"), then rows of a
+# label and amounts. A block is read as a table only when its header names a period and at
+# least MIN_ALIGNED_ROWS rows hold MIN_ROW_AMOUNTS amounts each; prose (single spaces, long
+# lines, sentences) never qualifies.
+MIN_ALIGNED_ROWS = 2
+MIN_ROW_AMOUNTS = 2
+MAX_ALIGNED_LINE = 240
+_GAP = re.compile(r"\S+(?: \S+)*")  # cells: words joined by single spaces
+_SIGN_ONLY = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
+_DASH_CELL = re.compile(r"^(?:[—–\-−]+|n/?a|nm)$", re.I)
+_COLUMN_WORDS = re.compile(r"\bchange\b|%|\bpercent|\bvariance\b|\bincrease\b|\bdecrease\b", re.I)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int
+    text: str
+
+
+def _cells(line: str) -> list[_Span]:
+    """Cells of a line: text separated by two or more spaces; a lone currency sign joins
+    the amount after it ("$   401")."""
+    spans = [_Span(m.start(), m.end(), m.group()) for m in _GAP.finditer(line.expandtabs(8))]
+    out: list[_Span] = []
+    for s in spans:
+        if out and _SIGN_ONLY.match(out[-1].text):
+            out[-1] = _Span(out[-1].start, s.end, f"{out[-1].text}{s.text}")
+        else:
+            out.append(s)
+    return out
+
+
+def _is_amount(text: str) -> bool:
+    return bool(_DASH_CELL.match(text)) or (
+        parse_amount(text) is not None and not re.search(r"[A-Za-z]{2}", text)
+    )
+
+
+def _amount_row(cells: list[_Span]) -> tuple[str, list[_Span]] | None:
+    """(label, amount cells) of a body row, or None."""
+    if len(cells) < 2 or _is_amount(cells[0].text):
+        return None
+    label, rest = cells[0].text, cells[1:]
+    if not all(_is_amount(c.text) for c in rest) or not re.search(r"[A-Za-z]", label):
+        return None
+    return label, rest
+
+
+def _head_cells(cells: list[_Span]) -> bool:
+    """A header line's column cells: each names a period or a column kind, none an amount."""
+    texts = [c.text for c in cells]
+    return bool(texts) and all(
+        parse_period(t) is not None or _COLUMN_WORDS.search(t) or _YEAR_LINE.fullmatch(t)
+        for t in texts
+    )
+
+
+def _nearest(cell: _Span, cols: list[_Span]) -> int:
+    """The column a cell sits under: amounts are right-aligned, headers may be centred."""
+    return min(
+        range(len(cols)),
+        key=lambda k: min(
+            abs(cell.end - cols[k].end),
+            abs((cell.start + cell.end) - (cols[k].start + cols[k].end)) // 2,
+        ),
+    )
+
+
+def _under_section(label: str, heading: str) -> str:
+    """An indented row under a heading that names the metric: "Net sales" over "Test &
+    Measurement" -> "Net sales: Test & Measurement" (the row names a segment, not a metric),
+    as the text says it; a total or a row that repeats the heading keeps its own label."""
+    low = label.lower()
+    if low.startswith("total") or heading.lower().rstrip(":") in low:
+        return label
+    return f"{heading.rstrip(':')}: {label}"
+
+
+def scan_aligned(text: str) -> FlatScan:
+    """The space-aligned tables of ``text`` as rows (header rows first), each captioned with
+    the short line above it ("The following table presents ...:")."""
+    out = FlatScan([])
+    raw_lines = text.splitlines(keepends=True)
+    offsets, pos = [], 0
+    for raw in raw_lines:
+        offsets.append(pos)
+        pos += len(raw)
+    lines = [r.rstrip("\r\n").expandtabs(8) for r in raw_lines]
+    fye = _FYE_PHRASE.search(text[:20_000])
+    fye_note = f" (fiscal years ended {fye.group(1)} {fye.group(2)})" if fye else ""
+    if not re.search(r"\S {2,}\S", text):
+        return out  # no line with a column gap: no aligned table (the common case, cheap)
+    cells = [_cells(line) if len(line) <= MAX_ALIGNED_LINE else [] for line in lines]
+    i = 0
+    while i < len(lines):
+        table = _aligned_block(lines, cells, i) if cells[i] else None
+        if table is None:
+            i += 1
+            continue
+        rows, first, j = table
+        k = first - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        above = lines[k].strip() if k >= 0 and first - k <= 2 else ""
+        caption = f"{above}{fye_note}".strip() if len(above) <= MAX_ALIGNED_LINE else fye_note
+        end = offsets[j - 1] + len(lines[j - 1])
+        out.tables.append(FlatTable(offsets[first], end, caption.strip(), rows))
+        i = j
+    return out
+
+
+def _aligned_block(
+    lines: list[str], line_cells: list[list[_Span]], i: int
+) -> tuple[list[list[str]], int, int] | None:
+    """A table whose header starts at line ``i``: (rows, first line, line after the end)."""
+    # the column line (two cells or more): periods or column kinds right of an optional
+    # label cell; up to two group lines ("Year Ended December 31,") above it
+    head_at = None
+    for k in range(i, min(i + 3, len(lines))):
+        cells = line_cells[k]
+        if not cells or _CJK.search(lines[k]) or (len(cells) == 1 and len(cells[0].text) > 80):
+            return None
+        if len(cells) > 1 and _amount_row(cells) is None:
+            data = cells[1:] if not _head_cells(cells[:1]) else cells
+            if _head_cells(data) and any(parse_period(c.text) for c in data):
+                head_at = k
+                break
+        elif len(cells) > 1:
+            return None  # amounts before any header: not a table's start
+    if head_at is None:
+        return None
+    head_cells = line_cells[head_at]
+    label_head = ""
+    if len(head_cells) > 1 and not _head_cells(head_cells[:1]):
+        label_head, cols = head_cells[0].text, head_cells[1:]
+    else:
+        cols = head_cells
+    width = len(cols) + 1
+    header: list[list[str]] = []
+    for k in range(i, head_at):  # group lines above ("Year Ended December 31,")
+        row = [""] * width
+        groups = []
+        for c in line_cells[k]:
+            if c.end < cols[0].start - 1:
+                row[0] = f"{row[0]} {c.text}".strip()
+            else:
+                groups.append(c)
+        if len(groups) == 1:
+            row[1] = groups[0].text  # one label over every column
+        for c in groups if len(groups) > 1 else []:
+            row[_nearest(c, cols) + 1] = c.text  # "Domestic" / "International"
+        header.append(row)
+    header.append([label_head, *(c.text for c in cols)])
+    body: list[list[str]] = []
+    amount_rows = 0
+    section: tuple[int, str] | None = None  # (indent, heading) of the rows indented under it
+    j = head_at + 1
+    while j < len(lines):
+        line = lines[j]
+        cells = line_cells[j]
+        if not cells or _CJK.search(line):
+            break
+        got = _amount_row(cells)
+        if got is None:
+            if len(cells) == 1 and len(cells[0].text) <= 80 and not cells[0].text.endswith("."):
+                body.append([cells[0].text] + [""] * (width - 1))  # a section heading
+                section = (cells[0].start, cells[0].text)
+                j += 1
+                continue
+            break
+        label, amounts = got
+        if section and cells[0].start > section[0]:
+            label = _under_section(label, section[1])
+        elif section:
+            section = None
+        row = [label] + [""] * (width - 1)
+        if len(amounts) == len(cols):
+            slots = list(range(len(cols)))
+        else:
+            slots = [_nearest(a, cols) for a in amounts]
+            if len(set(slots)) != len(slots) or len(amounts) > len(cols):
+                break  # amounts that do not line up under the columns: stop the table
+        for n, a in zip(slots, amounts, strict=True):
+            row[n + 1] = a.text
+        amount_rows += len(amounts) >= MIN_ROW_AMOUNTS
+        body.append(row)
+        j += 1
+    while body and not any(body[-1][1:]):
+        body.pop()
+        j -= 1
+    if amount_rows < MIN_ALIGNED_ROWS:
+        return None
+    return header + body, i, j

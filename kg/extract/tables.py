@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from kg.extract.table_periods import (
@@ -198,7 +198,9 @@ def fiscal_note(title: str, text: str) -> str:
 
 def table_context(text: str, start: int, max_lines: int = 3) -> str:
     """The title and "(in millions)" lines just above offset ``start`` of ``text``."""
-    lines = [ln.strip() for ln in text[max(0, start - 600) : max(0, start)].splitlines()]
+    above = text[max(0, start - 600) : max(0, start)]
+    above = above[above.rfind("\f") + 1 :]  # a table appended after the text: none above
+    lines = [ln.strip() for ln in above.splitlines()]
     lines = [ln for ln in lines if ln]
     picked = [ln for ln in lines[-max_lines:] if len(ln) < 200 and "\t" not in ln]
     return " / ".join(picked)
@@ -444,6 +446,7 @@ def _row_unit(label: str, v: TableVocab) -> str:
 
 
 _PARENS = re.compile(r"\([^)]*\)")
+_ROW_SCALE = re.compile(r"\s*\((?:[$€£¥]\s*)?in\s+(?:thousands|millions|billions)\)", re.I)
 MAX_TITLE_WORDS = 6
 
 
@@ -563,6 +566,9 @@ def read_table(
             out.dropped[Drop.NO_ROW_LABEL] += n_amounts
             continue
         row_unit = _row_unit(label, v)
+        row_scale = _scale(label, v)  # "Revenue (in thousands)": the row states its own
+        if row_scale:
+            label = _ROW_SCALE.sub("", label).strip() or label
         instant = out.statement == "balance_sheet" or bool(instant_re and instant_re.search(label))
         metric = _metric_name(label, section, v, repeated=labels[label.casefold()] > 1)
         if title and not _names_a_metric(label, v):
@@ -579,13 +585,15 @@ def read_table(
                 out.dropped[Drop.PERIOD_UNKNOWN] += 1
                 continue
             unit, value = _unit_value(
-                amount, col, row_unit, table_scale, except_per_share, table_currency
+                amount, col, row_unit, row_scale or table_scale, except_per_share, table_currency
             )
             if cents and unit.endswith("/share"):
                 value = round(value / 100, 6)  # "EPS (cents)": base unit is the currency
             if unit in (Drop.UNIT_UNKNOWN, Drop.SCALE_UNKNOWN):
                 out.dropped[unit] += 1
                 continue
+            if col.kind == "change_amount" and unit in ("%", "bp"):  # "Change" over "7%"
+                col = replace(col, kind="pct_change" if unit == "%" else "bp_change")
             out.candidates.append(
                 _candidate(
                     ctx,
@@ -625,7 +633,7 @@ def _unit_value(
         return (f"{cur}/share", a.value) if cur else (Drop.UNIT_UNKNOWN, 0.0)
     if row_unit == "shares" and not a.currency and scale is None:
         return Drop.SCALE_UNKNOWN, 0.0  # '275' shares is 275 million more often than not
-    if row_unit in ("shares", "count") and not a.currency:
+    if row_unit in ("shares", "count", "tons") and not a.currency:
         factor = scale if scale and (row_unit == "shares" or not except_per_share) else 1
         return row_unit, a.value * factor
     if not cur:
