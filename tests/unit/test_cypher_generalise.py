@@ -4,19 +4,16 @@ names, short series names, negation, search-box targets, spreads over a window."
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
 
 import pytest
 
-from kg.cypher.lexicon import Lexicon
 from kg.cypher.qa import _has_values
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.synth import Synthesizer, read_frame, spread_anchors
 from kg.cypher.units import comparisons, day_mentions, parse, time_window
-from kg.static import bundled_universe_path
+from tests.fakes.universe_lexicon import universe_lexicon
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
 
@@ -25,21 +22,7 @@ def _day(ms: int | None) -> str | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).date().isoformat()
 
 
-@cache
-def lexicon() -> Lexicon:
-    data = json.loads(bundled_universe_path().read_text(encoding="utf-8"))
-    rows: list[dict[str, Any]] = []
-    for e in data["entities"]:
-        row = {k: v for k, v in e.items() if k not in ("type", "properties")}
-        row.update(e.get("properties") or {})
-        row["labels"] = ["Entity", e["type"]]
-        rows.append(row)
-    lex = Lexicon.build(rows)
-    for r in data["relations"]:  # edge statistics as the graph would report them
-        types = {e["id"]: e["type"] for e in data["entities"]}
-        key = (types[r["head"]], r["relation"], types[r["tail"]])
-        lex.edge_stats[key] = lex.edge_stats.get(key, 0) + 1
-    return lex
+lexicon = universe_lexicon
 
 
 def anchors(question: str) -> list[str]:

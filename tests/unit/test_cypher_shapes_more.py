@@ -6,19 +6,17 @@ closes, one series filtering another and two-region tenor names."""
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
 
 import pytest
 
-from kg.cypher.lexicon import Lexicon, to_simplified
+from kg.cypher.lexicon import to_simplified
 from kg.cypher.qa import _in_bp, _period
 from kg.cypher.synth import Candidate, Synthesizer, pair_anchors, read_frame
 from kg.cypher.units import parse
-from kg.static import bundled_universe_path
+from tests.fakes.universe_lexicon import universe_lexicon
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
 
@@ -27,21 +25,7 @@ def _iso(ms: int | None) -> str | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).isoformat()[:16]
 
 
-@cache
-def lexicon() -> Lexicon:
-    data = json.loads(bundled_universe_path().read_text(encoding="utf-8"))
-    rows: list[dict[str, Any]] = []
-    types = {e["id"]: e["type"] for e in data["entities"]}
-    for e in data["entities"]:
-        row = {k: v for k, v in e.items() if k not in ("type", "properties")}
-        row.update(e.get("properties") or {})
-        row["labels"] = ["Entity", e["type"]]
-        rows.append(row)
-    lex = Lexicon.build(rows)
-    for r in data["relations"]:
-        key = (types[r["head"]], r["relation"], types[r["tail"]])
-        lex.edge_stats[key] = lex.edge_stats.get(key, 0) + 1
-    return lex
+lexicon = universe_lexicon
 
 
 def frame(question: str) -> Any:
