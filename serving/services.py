@@ -21,6 +21,13 @@ from serving.feeds import LiveFeeds
 
 log = logging.getLogger(__name__)
 
+# Questions asked once at start, answers discarded (see Services.warm_ask).
+WARM_QUESTIONS = (
+    "What is the latest 10-year US Treasury yield?",
+    "招商银行属于哪个行业？",
+    "Which companies did the rating agency downgrade after the storm?",
+)
+
 
 class Services:
     def __init__(
@@ -42,6 +49,7 @@ class Services:
         self._lock = asyncio.Lock()
         self._llm: Any = None
         self._warming: asyncio.Task[None] | None = None
+        self._warm_finished = False
         self._refreshing: asyncio.Task[None] | None = None
 
     def _endpoints(self) -> Any:
@@ -91,18 +99,25 @@ class Services:
             log.warning("dictionary refresh failed: %s", exc)
 
     def ask_ready(self) -> bool:
-        """Whether the question path is built and the retrieval index warm."""
-        return self._qa is not None and (self._warming is None or self._warming.done())
+        """Whether the start-up warm-up (``warm_ask``) has finished: the question path
+        built, the retrieval index warm and the warm-up questions asked (or it failed)."""
+        return self._warm_finished
 
     async def warm_ask(self) -> None:
         """Build the question path at API start (dictionary, embedding model, retrieval
         index) so the first question does not pay for it; failures leave it lazy."""
         try:
-            await self.qa()
+            qa = await self.qa()
             if self._warming is not None:
                 await self._warming
+            # one question down each path (lookup, Chinese, fallback): first calls of the
+            # encoder, the converters and the query plans are paid here, not by a user
+            for question in WARM_QUESTIONS:
+                await qa.ask(question, revise=False)
         except Exception as exc:  # graph not reachable yet: built on first question
             log.warning("ask warm-up at start failed (built on first question): %s", exc)
+        finally:
+            self._warm_finished = True
 
     @staticmethod
     async def _warm(hybrid: Any) -> None:
