@@ -141,12 +141,6 @@ def normalise_period(text: str) -> str:
     return p.label if p else t.casefold()
 
 
-def period_in(text: str) -> str:
-    """The first explicit period a text names ("" when none)."""
-    m = PERIOD_TEXT.search(text or "")
-    return m.group(0).strip() if m else ""
-
-
 _HEAD_Q = re.compile(
     r"\b(?:Q(?P<q>[1-4])|(?P<q2>[1-4])Q|(?P<ord>first|second|third|fourth)[\s-]+quarter)\b", re.I
 )
