@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from kg.cypher.lexicon import _normalize, triggers
+from kg.quantities import canonical_unit
 
 DAY = timedelta(days=1)
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
@@ -387,7 +388,7 @@ def comparisons(question: str) -> list[Comparison]:
                 taken.add(num.start())
                 value = _num(num.group("n"))
                 unit = (num.group("unit") or "").strip()
-                if unit in ("bp", "bps", "个基点", "基点"):
+                if canonical_unit(unit) == "bp":  # the shared unit names (kg.quantities)
                     value, unit = value / 100.0, "%"
                 out.append(Comparison(op, value, m.start(), unit))
     return sorted(out, key=lambda c: c.pos)

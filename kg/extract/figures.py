@@ -15,17 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from kg.extract.table_periods import parse_period
+from kg.quantities import currency_of
+from kg.quantities import scale as scale_factor
 
-SCALES = {
-    "thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "mln": 1e6, "m": 1e6,
-    "billion": 1e9, "bn": 1e9, "b": 1e9, "trillion": 1e12, "tn": 1e12, "crore": 1e7,
-    "lakh": 1e5, "万": 1e4, "亿": 1e8, "万亿": 1e12,
-}  # fmt: skip
-_CURRENCY = {
-    "$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP",
-    "gbp": "GBP", "rmb": "CNY", "cny": "CNY", "¥": "CNY", "元": "CNY", "rs": "INR",
-    "rs.": "INR", "inr": "INR", "c$": "CAD", "a$": "AUD", "hk$": "HKD",
-}  # fmt: skip
 FIGURE = re.compile(
     r"(?P<cur>US\$|C\$|A\$|HK\$|\$|€|£|¥|RMB|USD|EUR|GBP|Rs\.?|INR)?\s?"
     r"(?P<num>\d[\d,]*(?:\.\d+)?)\s?"
@@ -46,8 +38,12 @@ class Figure:
     raw: str
 
 
-def parse_figure(raw: str, *, scale_hint: str = "", per_share: bool = False) -> Figure | None:
-    """The number of a figure with its unit; None when it has no unit (a bare "4,100")."""
+def parse_figure(
+    raw: str, *, scale_hint: str = "", per_share: bool = False, context: str = ""
+) -> Figure | None:
+    """The number of a figure with its unit; None when it has no unit (a bare "4,100").
+    Currency signs and scale words are read through ``kg.quantities``; ``context`` (the
+    sentence) decides an ambiguous sign ("¥": yen or yuan)."""
     m = FIGURE.search(raw or "")
     if not m:
         return None
@@ -71,7 +67,7 @@ def parse_figure(raw: str, *, scale_hint: str = "", per_share: bool = False) -> 
         if per_share:
             unit += "/share"
     elif cur or unit_word == "元":
-        unit = _CURRENCY.get(cur or "元", "USD")
+        unit = currency_of(cur or "元", f"{raw} {context}") or "USD"
         if per_share and not scale:
             unit += "/share"
     elif unit_word == "shares":
@@ -80,7 +76,7 @@ def parse_figure(raw: str, *, scale_hint: str = "", per_share: bool = False) -> 
         unit = "count"
     else:
         return None
-    value = num * Decimal(str(SCALES.get(scale, 1.0))) if scale else num
+    value = num * Decimal(str(scale_factor(scale) or 1.0)) if scale else num
     return Figure(float(value), unit, scale, raw.strip())
 
 
@@ -89,7 +85,7 @@ def _bare(raw: str, unit: str) -> Figure | None:
     if not m:
         return None
     sc = re.search(r"thousand|million", raw)
-    mult = Decimal(str(SCALES[sc.group(0)])) if sc else Decimal(1)
+    mult = Decimal(str(scale_factor(sc.group(0)) or 1.0)) if sc else Decimal(1)
     value = float(Decimal(m.group(0).replace(",", "")) * mult)
     return Figure(value, unit, sc.group(0) if sc else "", raw)
 
@@ -283,16 +279,16 @@ def complete_metric(
     share = per_share(metric, sentence)
     low, high = props.get("low"), props.get("high")
     if low and high:
-        hi = parse_figure(str(high), per_share=share)
-        lo = parse_figure(str(low), scale_hint=scale_of(str(high)), per_share=share)
+        hi = parse_figure(str(high), per_share=share, context=sentence)
+        lo = parse_figure(
+            str(low), scale_hint=scale_of(str(high)), per_share=share, context=sentence
+        )
         if hi and lo is None:  # "3 to 5%", "$16.5 to $16.9 billion", "88 and 94 cents"
             lo = _bare(str(low), hi.unit)
             if lo is not None and "cent" in str(high):
                 lo = Figure(float(Decimal(str(lo.value)) / 100), hi.unit, "", lo.raw)
             if lo is not None and hi.scale and not scale_of(str(low)):
-                lo = Figure(
-                    lo.value * SCALES.get(hi.scale.casefold(), 1.0), hi.unit, hi.scale, lo.raw
-                )
+                lo = Figure(lo.value * (scale_factor(hi.scale) or 1.0), hi.unit, hi.scale, lo.raw)
         if hi and lo:
             props.update(
                 low_value=lo.value, high_value=hi.value, unit=hi.unit, scale=hi.scale,
@@ -302,22 +298,28 @@ def complete_metric(
         level_key = next((k for k in _LEVEL_KEYS if props.get(k)), "")
         moved = bool(_MOVE_WORDS.match(str(props.get("dir", ""))))
         is_change = level_key == "amount" and moved and not props.get("level")
-        fig = parse_figure(str(props[level_key]), per_share=share) if level_key else None
+        fig = (
+            parse_figure(str(props[level_key]), per_share=share, context=sentence)
+            if level_key
+            else None
+        )
         preset = str(props.get("unit") or "")
         if fig is None and level_key and preset:  # "headcount was 12,500": the row's unit
             fig = _bare(str(props[level_key]), preset)
         if fig is None and props.get("count"):
-            fig = parse_figure(str(props["count"])) or _bare(str(props["count"]), preset or "count")
+            fig = parse_figure(str(props["count"]), context=sentence) or _bare(
+                str(props["count"]), preset or "count"
+            )
         if fig is None:
             key = next((k for k in _CHANGE_KEYS if props.get(k)), "")
-            fig = parse_figure(str(props[key]), per_share=share) if key else None
+            fig = parse_figure(str(props[key]), per_share=share, context=sentence) if key else None
             is_change = fig is not None
         if fig is not None:
             raw = props.get(level_key) if level_key and not is_change else fig.raw
             props.update(value=fig.value, unit=fig.unit, scale=fig.scale, raw=str(raw))
             props["measure"] = "change" if is_change else "level"
             for key in _CHANGE_KEYS:
-                chg = parse_figure(str(props.get(key, "")))
+                chg = parse_figure(str(props.get(key, "")), context=sentence)
                 if chg is not None and props["measure"] == "level":
                     props.update(change_value=chg.value, change_unit=chg.unit)
                     break
@@ -403,11 +405,11 @@ def _priors(
     m = PRIOR.search(sentence, at + len(raw), at + len(raw) + 120)
     if not m or re.search(r"[.;]", sentence[at + len(raw) : m.start()]):
         return []
-    fig = parse_figure(m.group("fig"), scale_hint=str(props.get("scale", "")))
+    fig = parse_figure(m.group("fig"), scale_hint=str(props.get("scale", "")), context=sentence)
     if fig is None:
         fig = _bare(m.group("fig"), str(props.get("unit", "")))
         if fig is not None and props.get("scale") and not scale_of(m.group("fig")):
-            mult = Decimal(str(SCALES.get(str(props["scale"]).casefold(), 1.0)))
+            mult = Decimal(str(scale_factor(str(props["scale"])) or 1.0))
             fig = Figure(
                 float(Decimal(str(fig.value)) * mult), fig.unit, str(props["scale"]), fig.raw
             )
@@ -477,13 +479,13 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
         props["date"] = f"{year}-{int(m.group('m')):02d}-{int(m.group('d')):02d}"
     elif doc_date:
         props["date"] = doc_date
-    val = parse_figure(str(props.get("val") or props.get("spval") or ""))
+    val = parse_figure(str(props.get("val") or props.get("spval") or ""), context=sentence)
     if val is not None:
         props.update(value=val.value, unit=val.unit)
     elif (chg := re.match(r"\d+(?:\.\d+)?", str(props.get("chg", "")))) is not None:
         unit = "%" if "百分点" in str(props.get("chg_unit", "")) + str(props["chg"]) else "bp"
         props.update(value=float(chg.group(0)), unit=unit, measure="change")
-    amt = parse_figure(str(props.get("amt") or props.get("amt2") or ""))
+    amt = parse_figure(str(props.get("amt") or props.get("amt2") or ""), context=sentence)
     if amt is not None:
         props.update(amount_value=amt.value, amount_unit=amt.unit, scale=amt.scale)
     _trim(props)

@@ -32,6 +32,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kg.extract.figures import normalise_period, parse_figure
+from kg.quantities import canonical_unit
+from kg.quantities import scale as quantity_scale
 
 _PAREN = re.compile(r"\([^)]*\)")
 _POSS = re.compile(r"(?:'s|’s|\bs)\b(?=\s|$)")
@@ -124,27 +126,16 @@ def triple_matches(head: str, relation: str, tail: str, g: GoldTriple) -> bool:
 
 # -- attributes (``--strict-attrs``) ----------------------------------------------------
 METRIC_KEYS = ("value", "amount", "unit", "period")
-_UNIT_ALIASES = {
-    "$": "usd", "usd": "usd", "us$": "usd", "dollar": "usd", "dollars": "usd",
-    "%": "%", "percent": "%", "pct": "%", "per cent": "%", "percentage": "%",
-    "percentage points": "%", "bp": "bp", "bps": "bp", "basis points": "bp", "basis point": "bp",
-    "基点": "bp", "个基点": "bp", "rmb": "cny", "cny": "cny", "元": "cny", "亿元": "cny",
-    "shares": "shares", "share": "shares", "employees": "count", "people": "count",
-    "jobs": "count", "count": "count", "eur": "eur", "€": "eur", "gbp": "gbp", "£": "gbp",
-}  # fmt: skip
-
-
-def canonical_unit(unit: str) -> str:
-    """'USD' / '$' / 'dollars' -> usd; 'USD/share' -> usd/share; '%' / 'percent' -> %."""
-    u = " ".join(str(unit).casefold().split())
-    base, _, per = u.partition("/")
-    base = _UNIT_ALIASES.get(base.strip(), base.strip())
-    return f"{base}/share" if per.strip() in ("share", "sh") else base
 
 
 def _scale_of(scale: str) -> float:
     """'millions' / 'in thousands' / 'billion' -> its multiplier (1 when none is named)."""
-    fig = parse_figure(f"$1 {scale.replace('in ', '').rstrip('s')}") if scale else None
+    word = re.sub(r"^\s*in\s+", "", scale or "", flags=re.I)
+    if not word:
+        return 1.0
+    if (factor := quantity_scale(word)) is not None:
+        return factor
+    fig = parse_figure(f"$1 {word.rstrip('s')}")
     return fig.value if fig is not None and fig.scale else 1.0
 
 

@@ -1,8 +1,10 @@
-"""The table vocabulary (scales, currencies, column kinds, row units) as validated data.
+"""The table vocabulary (scale phrases, column kinds, row units) as validated data.
 
 ``kg/data/table_vocab.json`` holds the words; this module checks its shape and compiles
 its regexes once, so a bad edit fails at load with the field that is wrong instead of
-silently mis-reading tables.
+silently mis-reading tables. Scale words and currencies are not here: they are shared
+with sentence figures and reports in ``kg/data/quantity_vocab.json`` (``kg.quantities``);
+``scale_patterns`` only say where a table states its scale.
 """
 
 from __future__ import annotations
@@ -27,9 +29,7 @@ def _compiles(patterns: list[str]) -> list[str]:
 class TableVocab(BaseModel):
     version: int
     description: str = ""
-    scales: dict[str, float]
     scale_patterns: list[str] = Field(min_length=1)
-    currencies: dict[str, str]
     column_kinds: dict[str, list[str]]
     row_units: dict[str, list[str]]
     except_per_share: str
@@ -71,13 +71,6 @@ class TableVocab(BaseModel):
     def _regex_lists(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
         for patterns in v.values():
             _compiles(patterns)
-        return v
-
-    @field_validator("scales")
-    @classmethod
-    def _positive(cls, v: dict[str, float]) -> dict[str, float]:
-        if any(x <= 0 for x in v.values()):
-            raise ValueError("scales must be positive")
         return v
 
     # compiled forms -----------------------------------------------------------------

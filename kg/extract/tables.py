@@ -34,6 +34,8 @@ from kg.extract.table_periods import (
 )
 from kg.extract.table_vocab import TableVocab, vocab
 from kg.extract.types import Candidate, Component, DocContext
+from kg.quantities import currency_of, currency_words
+from kg.quantities import scale as scale_factor
 
 MAX_ROWS = 200
 MAX_COLS = 30
@@ -249,8 +251,9 @@ def strip_footnotes(text: str, v: TableVocab | None = None) -> str:
     return re.sub(v.footnote_marker, "", text.strip(), flags=re.I).strip(" :")
 
 
-def parse_amount(text: str) -> Amount | None:
-    """'$1,234.5' -> 1234.5; '(12)' -> -12; '(1)%' -> -1 %; '—' -> None."""
+def parse_amount(text: str, context: str = "") -> Amount | None:
+    """'$1,234.5' -> 1234.5; '(12)' -> -12; '(1)%' -> -1 %; '—' -> None. The sign's
+    currency comes from ``kg.quantities`` ("¥" decided by ``context``, the table's text)."""
     t = " ".join(text.replace("\u2009", " ").replace("\xa0", " ").split())
     t = re.sub(r"\s*(?:\([a-z]\)|[*†‡]+)$", "", t)  # footnote after an amount
     if not t or len(t) > 40:
@@ -267,10 +270,8 @@ def parse_amount(text: str) -> Amount | None:
     negative = bool(m.group("neg1") or m.group("neg2") or m.group("neg3"))
     negative = negative or ("(" in t[: m.start("num")] and bool(m.group("close")))
     suffix = (m.group("suffix") or m.group("suffix2") or "").lower()
-    cur = (m.group("cur") or "").upper().replace("US$", "$")
-    currency = {"$": "USD", "USD": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "RMB": "CNY"}.get(
-        cur, ""
-    )
+    cur = m.group("cur") or ""
+    currency = currency_of(cur, context) if cur else ""
     return Amount(-value if negative else value, currency, suffix == "%", suffix.startswith("bp"))
 
 
@@ -350,21 +351,21 @@ def _scale(text: str, v: TableVocab) -> float | None:
     for p in v.scale_patterns:
         m = re.search(p, text, re.I)
         if m:
-            word = m.group(1).lower()
-            return v.scales.get(word) or v.scales.get(m.group(1))
+            return scale_factor(m.group(1))
     return None
 
 
 def _currency(text: str, v: TableVocab) -> str:
     """The currency a caption or header names: a named one ("Canadian dollars", "€m", "C$")
     before a bare sign; "$" alone is USD (SEC filers)."""
-    low = text.lower()
-    for word, code in sorted(v.currencies.items(), key=lambda kv: -len(kv[0])):
+    low = text.casefold()
+    words = currency_words()
+    for word in words:
         if len(word) > 1 and re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", low):
-            return code
-    for sym in ("$", "€", "£", "¥"):
+            return currency_of(word, text)
+    for sym in (w for w in words if len(w) == 1 and not w.isalnum()):
         if sym in low:
-            return v.currencies[sym]
+            return currency_of(sym, text)
     return ""
 
 
@@ -523,8 +524,14 @@ def read_table(
     scale_text = f"{around} {' '.join(h[0] for h in header)}"
     table_scale = _scale(f"{scale_text} {header_text}", v)
     except_per_share = bool(re.search(v.except_per_share, scale_text, re.I))
+    labels_text = " ".join(r[0].text for r in frame.body[:8] if r)
     table_currency = _currency(f"{around} {header_text}", v) or next(
-        (a.currency for _, _, c in amounts if (a := parse_amount(c.text)) and a.currency), ""
+        (
+            a.currency
+            for _, _, c in amounts
+            if (a := parse_amount(c.text, f"{around} {header_text} {labels_text}")) and a.currency
+        ),
+        "",
     )
     section = ""
     title = table_title(frame.caption, context, v)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from kg.quantities import scale as scale_factor
 from kg.retrieve.text import mention_key, sentences
 
 ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
@@ -29,12 +30,9 @@ ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 ZH_BIG = {"万": 10_000, "亿": 100_000_000}
 _ZH_NUM = "零〇一二两三四五六七八九十百千万亿"
 
-MULTIPLIERS = {
-    "万亿": 1e12, "亿": 1e8, "万": 1e4, "千": 1e3,
-    "trillion": 1e12, "billion": 1e9, "bn": 1e9, "million": 1e6, "mn": 1e6,
-}  # fmt: skip
 _PCT_UNITS = r"%|％|percentage points?|percent|pp\b|个百分点|百分点"
 _BP_UNITS = r"bps?\b|basis points?|个基点|基点"
+# the scale words a report sentence may use; their multipliers come from kg.quantities
 _MULT_UNITS = r"万亿|亿|万|千|trillion|billion|bn\b|million|mn\b"
 _UNIT = rf"(?P<unit>{_PCT_UNITS}|{_BP_UNITS}|{_MULT_UNITS})?"
 
@@ -106,8 +104,9 @@ def _unit_class(unit: str | None) -> tuple[str, float]:
         return "pct", 1.0
     if re.fullmatch(_BP_UNITS, u, re.IGNORECASE):
         return "bp", 1.0
-    if u in MULTIPLIERS:
-        return "count", MULTIPLIERS[u]
+    factor = scale_factor(u)
+    if factor is not None:
+        return "count", factor
     return "", 1.0
 
 
