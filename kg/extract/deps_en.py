@@ -69,6 +69,19 @@ class Lexicon(BaseModel):
     demonyms: frozenset[str]
     headline_words: frozenset[str]
     generic_rule_words: frozenset[str]
+    # the critic's lists (kg/extract/verify.py)
+    product_head_words: frozenset[str]
+    function_words: frozenset[str]
+    street_words: frozenset[str]
+    place_kinds: frozenset[str]
+    not_buyers: frozenset[str]
+    day_words: frozenset[str]
+    pronouns: frozenset[str]
+    own_words: frozenset[str]
+    common_noun_endings: frozenset[str]
+    negation_cues: frozenset[str]  # regex alternatives, as the three below
+    hedge_cues: frozenset[str]
+    forward_cues: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod
@@ -78,6 +91,25 @@ class Lexicon(BaseModel):
                 raise ValueError("a non-empty list of lower-case words")
             return frozenset(v)
         return v
+
+    @field_validator("negation_cues", "hedge_cues", "forward_cues")
+    @classmethod
+    def _compiles(cls, v: frozenset[str]) -> frozenset[str]:
+        for cue in v:
+            try:
+                re.compile(cue)
+            except re.error as e:
+                raise ValueError(f"cue {cue!r} is no regex: {e}") from e
+        return v
+
+    def cues(self, name: str) -> re.Pattern[str]:
+        """One of the cue lists as a whole-word, case-insensitive regex."""
+        return _cue_regex(getattr(self, name))
+
+
+@lru_cache(maxsize=8)
+def _cue_regex(cues: frozenset[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(sorted(cues)) + r")\b", re.I)
 
 
 @lru_cache(maxsize=1)

@@ -24,12 +24,14 @@ import copy
 import logging
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.deps_en import lexicon
+from kg.extract.fastpath import sentence_spans
 from kg.extract.regions import is_region
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
@@ -56,31 +58,8 @@ PARTY_RELATIONS = frozenset(
     {"INVOLVED_IN", "EXECUTIVE_OF", "HAS_STAKE_IN", "PRODUCES", "PARTNERS_WITH", "OPERATES_IN",
      "HAS_CEO", "HAS_CHAIRMAN"}
 )  # fmt: skip
-NEGATED = re.compile(
-    r"\b(?:not|never|no[ ]longer|n't|neither|nor|den(?:y|ied|ies)|terminated|called[ ]off|"
-    r"abandon(?:ed|s)?|withdr[ae]w\w*|rejected|scrapped|cancel+ed)\b",
-    re.I,
-)
-HEDGED = re.compile(
-    r"\b(?:may|might|could|would|rumou?r\w*|reportedly|in[ ]talks|considering|consider|"
-    r"explor\w+|weigh\w*|mull\w*|speculat\w+|possible|potential(?:ly)?|seek(?:s|ing)?[ ]to)\b",
-    re.I,
-)
-# Last words of a name that is a product, not its maker.
-# ("Systems", "Solutions" end many company names: Cisco Systems, MTS Systems.)
-PRODUCT_HEAD_WORDS = frozenset(
-    {"software", "platform", "app", "application", "suite", "tool", "device"}
-)  # fmt: skip
-# A figure under these words is a forecast, not a reported value ("expecting first-quarter
-# EPS of $(0.80)").
-FORWARD = re.compile(
-    r"\b(?:expect\w*|forecast\w*|outlook|guidance|guides?|guided|anticipat\w+|"
-    r"project(?:s|ed|ing|ion|ions)|targets?|targeting|plans?[ ]to|intends?[ ]to|aims?[ ]to)\b",
-    re.I,
-)
 # the first word of a sentence, after list marks and footnote numbers ("(1) United ...")
 FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
-COMMON_NOUN_ENDINGS = ("ing", "ship", "ion", "ment", "al")
 # issues whose candidate the corrector drops
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
@@ -89,33 +68,10 @@ DROP_RULES = (
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
 OWN_VERB = r"(?:generated|reported|had|recorded|posted|earned)"
-OWN_WORDS = frozenset({"we", "our", "the", "company", "it", "its", "in", "for", "and"})
 CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|herein)\b", re.I)
 HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
 CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
-TRAILING_FUNCTION_WORDS = frozenset(
-    {"of", "for", "with", "to", "from", "by", "and", "or", "in", "on", "at", "over", "the", "a"}
-)
-# last words of a street address, which no company name ends with ("Augustine Drive")
-STREET_WORDS = frozenset(
-    {"drive", "street", "st.", "avenue", "ave.", "parkway", "road", "rd.", "boulevard", "blvd.",
-     "suite", "floor", "lane"}
-)  # fmt: skip
-# a kind of place, not a place: "the State of Oregon" names Oregon
-PLACE_KINDS = frozenset(
-    {"state", "commonwealth", "province", "city", "county", "republic", "kingdom", "country"}
-)
-# a "buyer" in a headline that is what to buy or who trades shares: "Stocks to Buy"
-NOT_BUYERS = frozenset(
-    {"stocks", "stock", "shares", "funds", "etfs", "picks", "insider", "insiders", "time",
-     "opportunity"}
-)  # fmt: skip
-DAY_WORDS = frozenset(
-    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today",
-     "yesterday", "tomorrow"}
-)  # fmt: skip
-PRONOUNS = frozenset({"it", "he", "she", "they", "we", "you", "i", "this", "that"})
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -297,11 +253,22 @@ def find_period(text: str, start: int, end: int) -> str:
     return m.group(0) if m else ""
 
 
+@lru_cache(maxsize=16)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(sentence_spans(text))
+
+
 def sentence_of(text: str, start: int, end: int) -> str:
-    """The whole sentence around a span (a pattern's span can start mid-sentence)."""
-    lo = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start))
-    hi = [i for i in (text.find(". ", end), text.find("\n", end)) if i >= 0]
-    return text[lo + 1 if lo >= 0 else 0 : min(hi) + 1 if hi else len(text)]
+    """The whole sentence around a span (a pattern's span can start mid-sentence), by the
+    pattern splitter's sentences (``fastpath.sentence_spans``): from the sentence holding
+    ``start`` to the one holding ``end``."""
+    spans = _spans(text)
+    if not spans:
+        return text
+    starts = [a for a, _ in spans]
+    first = max(bisect_right(starts, max(start, 0)) - 1, 0)
+    last = max(bisect_right(starts, max(end - 1, start, 0)) - 1, first)
+    return text[spans[first][0] : spans[last][1]]
 
 
 def trim_headline_name(name: str, kind: str) -> str:
@@ -313,7 +280,7 @@ def trim_headline_name(name: str, kind: str) -> str:
     lex = lexicon()
     name = re.sub(r"-(?:owned|based)$", "", name.strip())  # "Converse-owned" -> "Converse"
     words = name.replace("\u2019", "'").split()
-    while words and words[0].casefold() in TRAILING_FUNCTION_WORDS - {"the", "a"}:
+    while words and words[0].casefold() in lex.function_words - {"the", "a"}:
         words.pop(0)  # "of Meetings With ..." -> "Meetings With ..."
     low = [w.casefold() for w in words]
     before: list[str] = []
@@ -324,14 +291,14 @@ def trim_headline_name(name: str, kind: str) -> str:
             before.append(w[:-2])
             break
         before.append(w)
-    while before and before[-1].casefold() in TRAILING_FUNCTION_WORDS:
+    while before and before[-1].casefold() in lex.function_words:
         before.pop()  # "Medicines Company For" -> "Medicines Company"
     if kind == "Person":
         return " ".join(before) if len(before) >= 2 else ""
     if before:
         return " ".join(before)
     rest, rest_low = words[1:], low[1:]
-    if not rest or any(w in lex.headline_words or w in PRONOUNS for w in rest_low):
+    if not rest or any(w in lex.headline_words or w in lex.pronouns for w in rest_low):
         return ""
     return " ".join(rest) if all(w[:1].isupper() for w in rest) else ""
 
@@ -416,11 +383,12 @@ class Verifier:
         issues += self._not_a_party(cands)
         issues += self._read_in_sentence(cands, text)
         issues += self._other_owner(cands, text, ctx)
+        forward = lexicon().cues("forward_cues")
         issues += [
             Issue(i, "forward_looking", m.group(0))
             for i, c in enumerate(cands)
             if c.relation == "DISCLOSES" and _has_figure(c) and not c.props.get("kind")
-            and c.end > c.start >= 0 and (m := FORWARD.search(text[c.start : c.end]))
+            and c.end > c.start >= 0 and (m := forward.search(text[c.start : c.end]))
         ]  # fmt: skip
         return issues
 
@@ -437,7 +405,7 @@ class Verifier:
             head = c.head.lower().split()
             if (
                 (tail and tail[-1] in lex.abstract_objects)
-                or (head and head[-1] in PRODUCT_HEAD_WORDS)
+                or (head and head[-1] in lex.product_head_words)
                 or c.head.lower() in lex.not_parties  # "Congress makes appropriations"
             ):
                 out.append(Issue(i, "not_a_product", c.tail))
@@ -460,7 +428,7 @@ class Verifier:
             word = head.lower()
             if first is None or first.group(1) != head:
                 continue
-            if word not in lex.metric_kinds and not word.endswith(COMMON_NOUN_ENDINGS):
+            if word not in lex.metric_kinds and not word.endswith(tuple(lex.common_noun_endings)):
                 continue
             if self.index.resolve(head, c.head_type).method != Method.NEW:
                 continue
@@ -486,7 +454,7 @@ class Verifier:
                 if kind not in PARTY_TYPES:
                     continue
                 low = name.strip().replace("’", "'").casefold()
-                if kind == "Person" and (is_region(low) or low in DAY_WORDS):
+                if kind == "Person" and (is_region(low) or low in lex.day_words):
                     out.append(Issue(i, "not_a_party", name))  # "Wednesday", "Brazil"
                     break
                 if (
@@ -501,14 +469,14 @@ class Verifier:
                     out.append(Issue(i, "not_a_party", name))
                     break
                 words = re.findall(r"[\w'.&-]+", low)
-                if kind != "Person" and words and words[-1] in STREET_WORDS:
+                if kind != "Person" and words and words[-1] in lex.street_words:
                     out.append(Issue(i, "not_a_party", name))  # "2485 Augustine Drive"
                     break
                 if (
                     any(w in lex.headline_words for w in words)
                     or (kind == "Person" and "'s" in low)
-                    or (words and words[-1] in TRAILING_FUNCTION_WORDS)  # "Deal With"
-                    or (words and words[0] in TRAILING_FUNCTION_WORDS - {"the", "a"})
+                    or (words and words[-1] in lex.function_words)  # "Deal With"
+                    or (words and words[0] in lex.function_words - {"the", "a"})
                     or low.endswith(("-owned", "-based"))  # "Converse-owned"
                 ):
                     out.append(Issue(i, "headline_name", side))
@@ -525,7 +493,7 @@ class Verifier:
         """A figure given to the document's subject that the sentence gives to another
         party: "the Consumer segment's revenues were $103.5 billion", "AWE only generated
         sales of $885 million" (a joint venture's) -> not the filer's figure."""
-        out: list[Issue] = []
+        lex, out = lexicon(), []
         if not ctx.main_entity:
             return out
         for i, c in enumerate(cands):
@@ -543,7 +511,7 @@ class Verifier:
             others = [
                 m.group(1)
                 for m in said
-                if m.group(1).lower() not in OWN_WORDS
+                if m.group(1).lower() not in lex.own_words
                 and norm(m.group(1)) not in norm(ctx.main_entity)
                 and not any(norm(m.group(1)) in norm(a) for a in ctx.aliases)
             ]
@@ -586,7 +554,7 @@ class Verifier:
             elif (
                 c.relation == "INVOLVED_IN"
                 and c.head.lower().split()[-1:]
-                and (c.head.lower().split()[-1] in NOT_BUYERS)
+                and (c.head.lower().split()[-1] in lex.not_buyers)
             ):  # "3 Top Energy Stocks to Buy", "Notable Insider Buys"
                 out.append(Issue(i, "not_a_deal", c.head))
             elif c.relation == "PRODUCES" and re.search(rf"{head}\s+markets\s+{_AUX}", sent):
@@ -600,7 +568,7 @@ class Verifier:
                 or re.search(rf"{tail}\s+(?:\w+\s+)?(?:be|been)\s+(?:\w+ly\s+){{0,3}}{HURT}", sent)
             ):
                 out.append(Issue(i, "not_a_risk", c.tail))
-            elif c.relation == "OPERATES_IN" and c.tail.lower() in PLACE_KINDS:
+            elif c.relation == "OPERATES_IN" and c.tail.lower() in lex.place_kinds:
                 out.append(Issue(i, "place_kind", c.tail))  # "the State of Oregon"
             elif c.relation == "COMPLIES_WITH" and all(
                 w in lex.generic_rule_words for w in c.tail.lower().split()
@@ -617,7 +585,7 @@ class Verifier:
         """A relation between two parties with a negation between their names in the
         evidence sentence is no fact (dropped); one under a hedge ("in talks to buy", "may
         launch") is kept with the hedge as the ``hedged`` attribute."""
-        out: list[Issue] = []
+        lex, out = lexicon(), []
         for i, c in enumerate(cands):
             if c.relation not in PARTY_RELATIONS or c.start < 0 or c.end <= c.start:
                 continue
@@ -629,9 +597,9 @@ class Verifier:
                 continue
             lo, hi = (a + len(c.head), b) if a < b else (b + len(c.tail), a)
             between = sent[lo:hi]
-            if NEGATED.search(between):
+            if lex.cues("negation_cues").search(between):
                 out.append(Issue(i, "negated", between.strip()[:60]))
-            elif HEDGED.search(between):
+            elif lex.cues("hedge_cues").search(between):
                 out.append(Issue(i, "hedged", between.strip()[:60]))
         return out
 
