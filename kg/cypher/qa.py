@@ -38,6 +38,7 @@ from kg.cypher.lexicon import (
     to_simplified,
 )
 from kg.cypher.rank import rank
+from kg.cypher.respell import Respeller
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Candidate, Synthesizer, pair_anchors, read_frame, spread_anchors
 from kg.embed import Embedder
@@ -219,6 +220,7 @@ class CypherQA:
         self.store = store
         self.lexicon = lexicon
         self.synth = Synthesizer(lexicon)
+        self.respeller = Respeller(lexicon)
         self.embedder = embedder
         self.reviser = reviser
         self.hybrid = hybrid
@@ -241,6 +243,7 @@ class CypherQA:
         """Rebuild the dictionary from the graph (new entities from extraction)."""
         self.lexicon = await self.load_lexicon(self.store, self.lexicon.tokenizer)
         self.synth = Synthesizer(self.lexicon)
+        self.respeller = Respeller(self.lexicon)
 
     async def data_now(self) -> datetime:
         """ "Now" for relative times: the wall clock, or the graph's latest indicator
@@ -282,6 +285,7 @@ class CypherQA:
 
         question = question.strip()
         text = to_simplified(question)  # "美國財政部發行了哪些債券" is read as simplified
+        text = self.respeller.respell(text)  # "hw many", "isue", "maotai" -> known words
         _tokens, mentions = self.lexicon.match(text)
         u = units_mod.parse(text, now)
         frame = read_frame(text, _tokens, mentions, u)

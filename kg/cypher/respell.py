@@ -1,0 +1,174 @@
+"""A question as typed into a chat box -> the words the rules know (issue 33).
+
+Every new voice typed words no rule was written on: abbreviations ("hw many", "r",
+"pls"), misspelt trigger words ("isue", "industires", "listd") and Chinese names or
+words written in pinyin ("maotai", "ningde shidai", "yinhang股"). Rather than one rule per
+wording, the question's text is rewritten once before it is matched and parsed:
+
+- words of ``[abbreviations]`` in ``triggers.toml`` are spelled out (a table, data);
+- an ASCII word that is neither English (pyspellchecker's word list) nor a dictionary
+  word becomes the one trigger or dictionary word within edit distance 1 (2 for 8+
+  letters) with the same first letter, the most frequent English word on a tie;
+- a run of ASCII words that is no English and whose letters are the toneless pinyin of
+  exactly one Chinese dictionary entry (a name, short name, alias or trigger word of 2+
+  characters) becomes that entry.
+
+Names misspelt in English are left to ``Lexicon._spelled`` (the dictionary's own name
+words); this module never touches a word the dictionary or English knows.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+from itertools import pairwise
+from typing import Any
+
+from pypinyin import lazy_pinyin
+from spellchecker import SpellChecker
+
+from kg.cypher.lexicon import _CJK, Lexicon, _edits, _singular, triggers
+
+_ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z]+(?![A-Za-z0-9_-])")
+_PATTERN_WORD = re.compile(r"[a-z]{2,}")
+_REGEX_CHARS = re.compile(r"[\\()\[\]?|*+{}^$]")
+MIN_TYPO_LEN = 4  # shorter words are abbreviations (the table) or left alone
+MAX_PINYIN_RUN = 4  # syllable groups joined into one Chinese entry
+
+
+@cache
+def _english() -> Any:
+    """pyspellchecker's English word frequencies (160k words, ~0.1 s to load)."""
+    return SpellChecker(language="en").word_frequency
+
+
+def english_word(word: str) -> bool:
+    return word.lower() in _english()
+
+
+def _frequency(word: str) -> int:
+    return int(_english()[word]) if word in _english() else 0
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return []
+
+
+@cache
+def _abbreviations() -> dict[str, str]:
+    table = triggers().get("abbreviations", {})
+    return {k.lower(): str(v) for k, v in table.items()}
+
+
+@cache
+def _trigger_words() -> tuple[frozenset[str], frozenset[str]]:
+    """(targets, kept): the English words the triggers use, listed or literal in a pattern
+    (a pattern's stem such as "clos" is no target), and every listed word ("aren", "isn":
+    never corrected)."""
+    targets: set[str] = set()
+    kept: set[str] = set()
+    for s in _strings(triggers()):
+        plain = not _REGEX_CHARS.search(s)
+        for w in _PATTERN_WORD.findall(s.lower()):
+            if english_word(w):
+                targets.add(w)
+            if plain:
+                kept.add(w)
+    return frozenset(targets), frozenset(kept | targets)
+
+
+@lru_cache(maxsize=65536)
+def _pinyin(zh: str) -> str:
+    """Toneless pinyin, kept across dictionary rebuilds (only new entries cost)."""
+    return "".join(lazy_pinyin(zh))
+
+
+def _plural(word: str) -> str:
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+class Respeller:
+    """Built once per lexicon (the dictionary's words and Chinese entries)."""
+
+    def __init__(self, lexicon: Lexicon) -> None:
+        targets, kept = _trigger_words()
+        words = {w for w in (targets | lexicon.known_words) if len(w) >= MIN_TYPO_LEN}
+        self.targets = words | {_plural(w) for w in words}
+        self.known = lexicon.known_words | kept
+        self.by_first: dict[str, list[str]] = {}
+        for w in self.targets:
+            self.by_first.setdefault(w[0], []).append(w)
+        pinyin: dict[str, set[str]] = {}
+        for key in lexicon.entries:
+            if _CJK.fullmatch(key) and 2 <= len(key) <= 8:
+                pinyin.setdefault(_pinyin(key), set()).add(key)
+        # one Chinese entry per spelling; two different entries with one pinyin are ambiguous
+        self.pinyin = {p: ks.pop() for p, ks in pinyin.items() if len(ks) == 1 and len(p) >= 5}
+
+    def _word(self, word: str) -> str:
+        low = word.lower()
+        abbrev = _abbreviations().get(low)
+        if abbrev is not None:
+            return abbrev
+        if (
+            len(low) < MIN_TYPO_LEN
+            or low in self.known
+            or _singular(low) in self.known  # "ceos": the dictionary has "ceo"
+            or english_word(low)
+        ):
+            return word
+        limit = 1 if len(low) < 8 else 2
+        best: list[tuple[int, bool, int, str]] = []
+        for w in self.by_first.get(low[0], ()):
+            if abs(len(w) - len(low)) > limit:
+                continue
+            d = _edits(low, w, limit)
+            if d <= limit:  # a dropped letter is the likeliest typo ("wich", "listd")
+                dropped = len(w) == len(low) + 1
+                best.append((d, not dropped, -_frequency(w), w))
+        if not best:
+            return word
+        best.sort()
+        return best[0][-1]
+
+    def _pinyin_runs(self, text: str) -> str:
+        words = list(_ASCII_WORD.finditer(text))
+        out: list[str] = []
+        pos = 0
+        i = 0
+        while i < len(words):
+            hit = None
+            for j in range(min(len(words), i + MAX_PINYIN_RUN), i, -1):
+                run = words[i:j]
+                gaps = [text[a.end() : b.start()] for a, b in pairwise(run)]
+                if any(g.strip() for g in gaps):
+                    continue
+                letters = "".join(m.group().lower() for m in run)
+                zh = self.pinyin.get(letters)
+                if zh is None:
+                    continue
+                if all(english_word(m.group()) or m.group().lower() in self.known for m in run):
+                    continue  # "ping an" is English words and a name already
+                hit = (run[0].start(), run[-1].end(), zh, j)
+                break
+            if hit is None:
+                i += 1
+                continue
+            start, end, zh, i = hit
+            out.append(text[pos:start])
+            out.append(zh)
+            pos = end
+        out.append(text[pos:])
+        return "".join(out)
+
+    def respell(self, text: str) -> str:
+        text = self._pinyin_runs(text)
+        return _ASCII_WORD.sub(lambda m: self._word(m.group()), text)
