@@ -13,7 +13,9 @@ dashboard page and its static assets; each key has a rate limit; bodies over
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,11 +38,13 @@ from core.settings import Settings
 from kg.cypher.execute import QueryTimeout
 from serving.routes import router
 from serving.security import CODES, BodyLimit, RateLimiter, error_body, key_ok
-from serving.services import Services
+from serving.services import WARM_QUESTIONS, Services
 from serving.status import snapshot
 from serving.subscriptions import router as subscriptions_router
+from serving.warmup import own_client, settle_heap, warm_routes
 
 STATIC = Path(__file__).parent / "static"
+log = logging.getLogger(__name__)
 
 
 class ErrorDetail(BaseModel):
@@ -64,12 +68,31 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     settings = settings or Settings()
     svc = services or Services(settings)
     limiter = RateLimiter(settings.query.rate_limit_per_min)
+    instance = uuid.uuid4().hex  # lets the warm-up recognise its own server
+
+    async def warm_up(app: FastAPI) -> None:
+        """Models and the retrieval index at start, then the warm-up requests through
+        this app's own HTTP route (serving.warmup); ready after both."""
+        try:
+            if await svc.warm_ask():
+                keys = settings.api.api_keys
+                headers = {"X-API-Key": keys[0]} if keys else {}
+                client = await own_client(app, instance, headers)
+                try:
+                    await warm_routes(client, WARM_QUESTIONS)
+                finally:
+                    await client.aclose()
+                settle_heap()
+        except Exception as exc:  # a warm-up failure leaves the path lazy, never the API down
+            log.warning("warm-up through the API's route failed: %s", exc)
+        finally:
+            svc.mark_ask_ready()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         metrics.UP.labels("api").set(1)
-        # models and the retrieval index load at start, not on the first question
-        warm = asyncio.create_task(svc.warm_ask())
+        # models, the retrieval index and the route warm at start, not on the first question
+        warm = asyncio.create_task(warm_up(app))
         yield
         if not warm.done():
             warm.cancel()
@@ -136,7 +159,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
 
     @app.get("/health", tags=["ops"])
     async def health() -> dict[str, Any]:
-        return {"ok": True, "time": time.time()}
+        """``ready``: questions are answered warm (the start-up warm-up has finished)."""
+        return {"ok": True, "time": time.time(), "ready": svc.ask_ready(), "instance": instance}
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, Any]:

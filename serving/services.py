@@ -21,7 +21,9 @@ from serving.feeds import LiveFeeds
 
 log = logging.getLogger(__name__)
 
-# Questions asked once at start, answers discarded (see Services.warm_ask).
+# Questions asked once at start through the API's own route, answers discarded
+# (serving.warmup): a lookup, a Chinese question (the tokenizer's dictionary) and one
+# that falls back to retrieval.
 WARM_QUESTIONS = (
     "What is the latest 10-year US Treasury yield?",
     "招商银行属于哪个行业？",
@@ -99,25 +101,27 @@ class Services:
             log.warning("dictionary refresh failed: %s", exc)
 
     def ask_ready(self) -> bool:
-        """Whether the start-up warm-up (``warm_ask``) has finished: the question path
-        built, the retrieval index warm and the warm-up questions asked (or it failed)."""
+        """Whether the start-up warm-up has finished: the question path built, the
+        retrieval index warm and the warm-up questions asked through the API's own route
+        (``serving.warmup``), or it failed and the path stays lazy."""
         return self._warm_finished
 
-    async def warm_ask(self) -> None:
+    def mark_ask_ready(self) -> None:
+        self._warm_finished = True
+
+    async def warm_ask(self) -> bool:
         """Build the question path at API start (dictionary, embedding model, retrieval
-        index) so the first question does not pay for it; failures leave it lazy."""
+        index) so the first question does not pay for it; the warm-up questions are then
+        asked through the HTTP route (``serving.warmup``). False (and lazy) when the graph
+        is not reachable yet."""
         try:
-            qa = await self.qa()
+            await self.qa()
             if self._warming is not None:
                 await self._warming
-            # one question down each path (lookup, Chinese, fallback): first calls of the
-            # encoder, the converters and the query plans are paid here, not by a user
-            for question in WARM_QUESTIONS:
-                await qa.ask(question, revise=False)
+            return True
         except Exception as exc:  # graph not reachable yet: built on first question
             log.warning("ask warm-up at start failed (built on first question): %s", exc)
-        finally:
-            self._warm_finished = True
+            return False
 
     @staticmethod
     async def _warm(hybrid: Any) -> None:

@@ -6,9 +6,17 @@
   answer, so they go to the HybridRAG fallback) every ``FALLBACK_EVERY`` asks, after one
   warm-up pass; LLM revision off, embedding ranking as configured (on by default).
 * ``fallback_p95_ms``: the fallback questions alone.
-* ``ready_ms``: API start until the question path is built (the API loads the models and
-  the retrieval index at start); ``first_ask_ms``: the first question after that, a
-  fallback one (the slowest path), before any other question warmed anything.
+* ``ready_ms``: API start until the API reports ready (it loads the models and the
+  retrieval index, then sends its warm-up questions through its own route).
+* ``first_asks_ms``: the first questions after that, as a user meets them: each on a new
+  TCP connection by a bare socket client (no client library warming on the clock), none
+  of them a warm-up question nor asked before, before any other request: a fallback one
+  (``first_ask_ms``, the slowest path), an English and a Chinese held-out lookup.
+  ``fresh_p95_ms``: the same kind of asks on the warm server (questions never asked
+  before, new connection each, one fallback question in three, as in the first asks);
+  ``first_ratio`` = the slowest first ask / ``fresh_p95_ms`` (issue 31's bar: <= 2). The
+  mixed ``ask_p*`` loop repeats suite questions over one open connection, so the encoder's
+  cache answers its questions: it is not the reference for a first question.
 * ``sse_p95_ms``: an alert produced to ``alerts.indicator`` (timed from just before the
   produce call) until an SSE client of GET /alerts/stream has parsed it. Topics get a
   prefix of their own.
@@ -38,6 +46,7 @@ from kg.store import open_store
 from kg.store.falkor import FalkorStore
 from ops.runtime import free_port
 from serving.app import create_app
+from serving.services import WARM_QUESTIONS
 from streams.admin import create_topics
 from streams.publisher import Publisher
 
@@ -55,6 +64,22 @@ FALLBACK_QUESTIONS = (
     "Did Nvidia announce any new products recently?",
 )
 FALLBACK_EVERY = 10
+# Fallback questions asked only by the fresh-question reference (never before it).
+FRESH_FALLBACK_QUESTIONS = (
+    "Which insurers raised their catastrophe reserves?",
+    "What did the ECB say about bank capital?",
+    "Why did oil prices jump in the spring?",
+    "Which retailers warned about holiday sales?",
+    "哪些保险公司提高了巨灾准备金？",
+    "欧洲央行对银行资本怎么说？",
+    "Which airlines cut routes because of fuel costs?",
+    "What did analysts say about chip export limits?",
+    "哪些航空公司因燃油成本削减航线？",
+    "分析师如何看待芯片出口限制？",
+    "Did any carmaker recall vehicles after the audit?",
+    "Which lenders tightened mortgage standards?",
+)
+FRESH_FALLBACK_EVERY = 3  # the first asks' mix: one fallback question in three
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -98,13 +123,15 @@ async def run_serve_bench(
             await asyncio.sleep(0.05)
         ready_ms = (time.perf_counter() - t_start) * 1000
         base = f"http://127.0.0.1:{port}"
+        questions = [it.question for it in read_items(EVALSETS / "questions.jsonl")]
+        unseen = [it.question for it in read_items(EVALSETS / "questions_heldout.jsonl")]
+        first_qs = [FALLBACK_QUESTIONS[0], unseen[0], unseen[1]]  # fallback, EN, ZH
+        fresh_qs = _fresh_mix(unseen[2:], FRESH_FALLBACK_QUESTIONS)
+        asked_before = set(WARM_QUESTIONS) | set(questions) | set(FALLBACK_QUESTIONS[1:])
+        if (set(first_qs) | set(fresh_qs)) & asked_before:
+            raise RuntimeError("a first or fresh question was asked before: not a first ask")
+        first = [await fresh_ask(port, "bench-key", q) for q in first_qs]
         async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as c:
-            questions = [it.question for it in read_items(EVALSETS / "questions.jsonl")]
-            t0 = time.perf_counter()
-            r = await c.post("/ask", json={"question": FALLBACK_QUESTIONS[0]})
-            r.raise_for_status()
-            first_ms = (time.perf_counter() - t0) * 1000
-            first_method = r.json()["method"]
             for q in questions:  # every path once
                 await c.post("/ask", json={"question": q})
             ask_ms: list[float] = []
@@ -120,6 +147,7 @@ async def run_serve_bench(
                 r.raise_for_status()
                 m = r.json()["method"]
                 methods[m] = methods.get(m, 0) + 1
+            fresh = [await fresh_ask(port, "bench-key", q) for q in fresh_qs]
             fb_ms: list[float] = []
             fb_methods: dict[str, int] = {}
             for i in range(max(20, asks // 5)):
@@ -137,6 +165,7 @@ async def run_serve_bench(
                 (await c.get("/health")).raise_for_status()
                 health_ms.append((time.perf_counter() - t) * 1000)
             sse_ms = await _sse(c, publisher, prefix, alerts)
+        fresh_ms = [ms for ms, _ in fresh]
         return {
             "bench": "serve",
             "asks": asks,
@@ -150,8 +179,15 @@ async def run_serve_bench(
             "fallback_max_ms": round(max(fb_ms), 3) if fb_ms else 0.0,
             "fallback_outcomes": fb_methods,
             "ready_ms": round(ready_ms, 1),
-            "first_ask_ms": round(first_ms, 1),
-            "first_ask_method": first_method,
+            "first_asks_ms": [round(ms, 1) for ms, _ in first],
+            "first_ask_ms": round(first[0][0], 1),
+            "first_ask_methods": [m for _, m in first],
+            "fresh_asks": len(fresh),
+            "fresh_p50_ms": _pct(fresh_ms, 50),
+            "fresh_p95_ms": _pct(fresh_ms, 95),
+            "fresh_methods": _count(m for _, m in fresh),
+            # the first questions against the same kind of question asked warm
+            "first_ratio": round(max(ms for ms, _ in first) / _pct(fresh_ms, 95), 2),
             "alerts": alerts,
             "sse_received": len(sse_ms),
             "sse_p50_ms": _pct(sse_ms, 50),
@@ -170,6 +206,44 @@ async def run_serve_bench(
         if isinstance(store, FalkorStore):
             await store.delete_graph()
         await store.close()
+
+
+def _fresh_mix(lookups: list[str], fallbacks: tuple[str, ...]) -> list[str]:
+    """Two lookups then one fallback question, until the fallback questions run out."""
+    out: list[str] = []
+    for i, fb in enumerate(fallbacks):
+        out += [*lookups[i * 2 : i * 2 + 2], fb]
+    return out
+
+
+def _count(xs: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in xs:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+async def fresh_ask(port: int, key: str, question: str) -> tuple[float, str]:
+    """POST /ask on a new loopback connection by a bare socket client, as a browser
+    without an open connection meets it: (ms from connect to the whole answer, method)."""
+    body = json.dumps({"question": question}).encode()
+    head = (
+        f"POST /ask HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-API-Key: {key}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    t0 = time.perf_counter()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(head + body)
+        raw = await reader.read()  # the server closes after the answer (Connection: close)
+    finally:
+        writer.close()
+    ms = (time.perf_counter() - t0) * 1000
+    status, _, payload = raw.partition(b"\r\n\r\n")
+    if not status.startswith(b"HTTP/1.1 200"):
+        raise RuntimeError(f"POST /ask {question!r}: {status.splitlines()[0]!r}")
+    return ms, json.loads(payload)["method"]
 
 
 async def _sse(c: httpx.AsyncClient, publisher: Publisher, prefix: str, n: int) -> list[float]:
