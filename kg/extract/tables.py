@@ -102,6 +102,7 @@ class TableRead:
     statement: str = ""
     header_rows: int = 0
     title: str = ""
+    folded: int = 0  # change cells kept as attributes of their row's value fact
 
 
 # -- parsing rows --------------------------------------------------------------------
@@ -581,6 +582,7 @@ def read_table(
         if title and not _names_a_metric(label, v):
             metric = f"{title}: {metric}"  # "Revenues: Commercial Airplanes", not a bare name
         cents = bool(_CENTS.search(label))
+        row_cands: list[Candidate] = []
         for j, cell, amount in values:
             if amount is None:
                 continue  # blank, a dash or text: not an amount
@@ -601,7 +603,7 @@ def read_table(
                 continue
             if col.kind == "change_amount" and unit in ("%", "bp"):  # "Change" over "7%"
                 col = replace(col, kind="pct_change" if unit == "%" else "bp_change")
-            out.candidates.append(
+            row_cands.append(
                 _candidate(
                     ctx,
                     f"{metric} ({col.qualifier})" if col.qualifier else metric,
@@ -617,7 +619,50 @@ def read_table(
                     instant,
                 )
             )
+        kept = fold_changes(row_cands)
+        out.folded += len(row_cands) - len(kept)
+        out.candidates += kept
     return out
+
+
+MAX_FACT_PROPS = 16  # a Triple holds 20 attributes; the verifier adds a few
+
+
+def fold_changes(cands: list[Candidate]) -> list[Candidate]:
+    """A change cell of a row ("7%", "$ 267", "(12) bp" under "Change") becomes attributes
+    of the row's value fact of the later period (``change_value`` + ``change_unit`` for a %
+    or bp change, ``change_bp`` for a bp change beside a % one, ``change_amount`` for one in
+    the currency, ``compared_to``): it restates
+    two reported values, so it is no fact of its own. A change with no value fact of its
+    period in the row (a change-only table) stays a change fact."""
+    values = {
+        (c.tail, c.props.get("period")): c for c in cands if c.props.get("column_kind") == "value"
+    }
+    kept: list[Candidate] = []
+    for c in cands:
+        kind = c.props.get("column_kind")
+        later = str(c.props.get("period", "")).split(" vs ")[0]
+        target = values.get((c.tail, later)) if kind != "value" else None
+        if target is None:
+            kept.append(c)
+            continue
+        tp = target.props
+        if kind == "change_amount":
+            if "change_amount" in tp or len(tp) >= MAX_FACT_PROPS:
+                kept.append(c)
+                continue
+            tp["change_amount"] = c.props["value"]
+        elif "change_value" not in tp and len(tp) < MAX_FACT_PROPS - 1:
+            tp["change_value"], tp["change_unit"] = c.props["value"], c.props["unit"]
+        elif kind == "bp_change" and "change_bp" not in tp and len(tp) < MAX_FACT_PROPS:
+            tp["change_bp"] = c.props["value"]  # beside a % change
+        else:
+            kept.append(c)
+            continue
+        prior = str(c.props.get("period", "")).partition(" vs ")[2]
+        if prior and len(tp) < MAX_FACT_PROPS:
+            tp.setdefault("compared_to", prior)
+    return kept
 
 
 def _unit_value(

@@ -122,7 +122,7 @@ def test_scale_and_except_per_share_caption() -> None:
     )
 
 
-def test_percent_of_total_columns_are_skipped_and_change_columns_are_change_facts() -> None:
+def test_percent_of_total_columns_are_skipped_and_change_columns_are_attributes() -> None:
     read = read_table(
         from_data(
             [
@@ -135,11 +135,10 @@ def test_percent_of_total_columns_are_skipped_and_change_columns_are_change_fact
     got = {(c.tail, c.props["column_kind"]): c.props for c in read.candidates}
     assert read.dropped[Drop.SHARE_OF_TOTAL] == 1
     assert all(p["column_kind"] != "pct_of_total" for p in got.values())
-    pct = got[("Services", "pct_change")]
-    assert pct["value"] == -8 and pct["unit"] == "%" and pct["column_kind"] == "pct_change"
-    assert pct["compared_to_end"] == "2018-12-31" and pct["period"] == "FY2019 vs FY2018"
-    bp = got[("Services", "bp_change")]
-    assert bp["unit"] == "bp" and bp["value"] == -12
+    assert set(got) == {("Services", "value")}  # the changes restate the two values
+    fy19 = next(c.props for c in read.candidates if c.props["period"] == "FY2019")
+    assert (fy19["change_value"], fy19["change_unit"], fy19["compared_to"]) == (-8, "%", "FY2018")
+    assert fy19["change_bp"] == -12 and read.folded == 2
     values = {c.props["period"]: c.props["value"] for c in read.candidates}
     assert values["FY2019"] == 59_545_000 and values["FY2018"] == 64_476_000
 
@@ -149,6 +148,18 @@ def test_change_amount_column_keeps_its_currency() -> None:
         [
             ["(In millions)", "2022", "2021", "Change 2022 vs. 2021"],
             ["Expenses", "$41,095", "$33,110", "$7,985"],
+        ]
+    )
+    fy22 = facts[("Expenses", "FY2022")]
+    assert fy22["change_amount"] == 7_985_000_000 and fy22["unit"] == "USD"
+    assert fy22["compared_to"] == "FY2021"
+
+
+def test_a_change_column_without_a_value_of_its_period_stays_a_change_fact() -> None:
+    facts = _facts(
+        [
+            ["(In millions)", "2022 vs. 2021 change"],
+            ["Expenses", "$7,985"],
         ]
     )
     change = facts[("Expenses", "FY2022 vs FY2021")]
@@ -181,11 +192,12 @@ def test_change_column_between_two_years_compares_its_neighbours() -> None:
     ]
     read = read_table(from_data(rows), CTX)
     changes = {
-        c.props["period"]: c.props["value"]
+        c.props["period"]: c.props["change_amount"]
         for c in read.candidates
-        if c.props["column_kind"] == "change_amount"
+        if "change_amount" in c.props
     }
-    assert changes == {"FY2019 vs FY2018": -8_982_000, "FY2018 vs FY2017": 29_601_000}
+    assert changes == {"FY2019": -8_982_000, "FY2018": 29_601_000}
+    assert {c.props["column_kind"] for c in read.candidates} == {"value"}
 
 
 def test_headerless_and_unknown_unit_tables_are_dropped_with_a_reason() -> None:
@@ -338,8 +350,10 @@ def test_table_facts_through_the_pipeline_are_in_schema() -> None:
     doc = ExtractDoc(id="d1", text=text, kind="filing", company="MSFT", title="MSFT 10-K")
     res = asyncio.run(ex.extract(doc))
     kinds = {(t.tail, t.attributes["column_kind"]) for t in res.triples}
-    assert kinds == {("Revenue", "value"), ("Revenue", "pct_change")}
-    assert len({t.valid_from for t in res.triples}) == 3  # FY2023, FY2022, the change
+    assert kinds == {("Revenue", "value")}
+    assert len({t.valid_from for t in res.triples}) == 2  # FY2023, FY2022
+    fy23 = next(t.attributes for t in res.triples if t.attributes["period"] == "FY2023")
+    assert (fy23["change_value"], fy23["change_unit"]) == (7, "%")
     for t in res.triples:
         assert t.head == "Microsoft Corporation"
         assert t.attributes["period_end"] and t.attributes["unit"]
@@ -417,4 +431,4 @@ def test_corpus_msft_summary_table() -> None:
     }
     rev = got[("Revenue", "FY2023")]
     assert rev["value"] == 211_915e6 and rev["period_end"] == "2023-06-30"
-    assert got[("Net income", "FY2023 vs FY2022")]["value"] == -1
+    assert got[("Net income", "FY2023")]["change_value"] == -1

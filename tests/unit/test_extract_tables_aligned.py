@@ -66,10 +66,10 @@ def test_a_news_article_table_gives_facts_with_period_unit_and_kind() -> None:
     assert facts[("Net income", "FY2024")]["value"] == 97e6
     assert facts[("Diluted earnings per share", "FY2025")]["unit"] == "USD/share"
     assert facts[("Diluted earnings per share", "FY2025")]["value"] == 2.41
-    change = facts[("Net sales", "FY2025 vs FY2024")]
-    assert (change["column_kind"], change["unit"]) == ("pct_change", "%")
+    sales = facts[("Net sales", "FY2025")]
+    assert (sales["change_unit"], sales["compared_to"]) == ("%", "FY2024")  # the Change column
     assert all(f["unit"] and f["period_end"] for f in facts.values())
-    assert len(facts) == 11
+    assert len(facts) == 8  # the three Change cells are attributes of the 2025 facts
 
 
 def test_a_document_without_kind_reads_the_table_and_counts_cells_it_cannot_attribute() -> None:
@@ -114,7 +114,7 @@ def test_row_scale_row_units_and_a_change_column_of_percentages() -> None:
     facts, dropped = _facts(doc)
     assert facts[("Revenue", "FY2025")]["value"] == 1_204_310_000  # the row's own scale
     assert facts[("Units shipped (tons)", "FY2024")]["unit"] == "tons"
-    change = facts[("Revenue", "FY2025 vs FY2024")]
-    assert (change["column_kind"], change["unit"], change["value"]) == ("pct_change", "%", 15.0)
+    rev = facts[("Revenue", "FY2025")]
+    assert (rev["change_unit"], rev["change_value"]) == ("%", 15.0)  # a Change column of %
     assert not any(k[0] == "Shipments per day" for k in facts)  # a bare count: no unit, no scale
     assert dropped["table_scale_unknown"] == 2
