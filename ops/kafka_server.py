@@ -121,6 +121,10 @@ class KafkaNode:
     def log_file(self) -> Path:
         return self.home / "server.log"
 
+    @property
+    def gc_log(self) -> Path:
+        return self.home / "gc.log"
+
 
 def voters(nodes: Sequence[KafkaNode]) -> str:
     return ",".join(f"{n.node_id}@{HOST}:{n.controller_port}" for n in nodes)
@@ -183,7 +187,12 @@ def write_config(node: KafkaNode, props: dict[str, str]) -> None:
     (node.home / "log4j2.xml").write_text(LOG4J2.format(log=node.log_file))
 
 
-def _java(node: KafkaNode, main: str, args: list[str], heap_mb: int) -> list[str]:
+def _java(
+    node: KafkaNode, main: str, args: list[str], heap_mb: int, *, gc_log: Path | None = None
+) -> list[str]:
+    """``gc_log``: one line per collector pause (wall time, uptime, duration) in a file,
+    two of 5 MB at most; ``livekg bench pipeline`` reads it to line pauses up with late
+    events."""
     jars = check_installed()
     cds = jars / "kafka.jsa"  # made by scripts/bootstrap.sh; ~40% less CPU to start
     return [
@@ -196,6 +205,7 @@ def _java(node: KafkaNode, main: str, args: list[str], heap_mb: int) -> list[str
         f"-Xmx{heap_mb}m",
         f"-Xms{min(256, heap_mb)}m",
         "-XX:+UseSerialGC",  # one core's worth of GC for a small heap; no parallel threads
+        *([f"-Xlog:gc:file={gc_log}:time,uptime:filecount=2,filesize=5m"] if gc_log else []),
         "-XX:CICompilerCount=2",
         "-XX:+ExitOnOutOfMemoryError",
         "-XX:-UsePerfData",
@@ -246,7 +256,7 @@ def prepare(
     """Write the node's configuration, format its storage once; the command to run it."""
     write_config(node, server_properties(node, quorum, **props))
     format_storage(node, cid)
-    return _java(node, "kafka.Kafka", [str(node.config)], heap_mb)
+    return _java(node, "kafka.Kafka", [str(node.config)], heap_mb, gc_log=node.gc_log)
 
 
 def port_open(bootstrap: str) -> bool:

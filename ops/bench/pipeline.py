@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
 import threading
 import time
@@ -146,18 +147,71 @@ async def _wait_for(store: GraphStore, target: int, limit_s: float) -> float:
 
 
 async def _latencies(store: GraphStore, since_ms: int) -> dict[str, np.ndarray]:
-    """Produce-to-graph latency (ms) of each event since ``since_ms``, per node label:
-    ``Observation`` (ticks: one hop) and ``Document`` (news: raw.news -> normalize ->
-    docs.clean -> document sink, two hops)."""
+    """Per node label, one row per event since ``since_ms``: (produced at, epoch ms;
+    produce-to-graph latency, ms). ``Observation``: ticks, one hop; ``Document``: news,
+    raw.news -> normalize -> docs.clean -> document sink, two hops."""
     out: dict[str, np.ndarray] = {}
     for label in ("Observation", "Document"):
         rows = await store.query(
             f"MATCH (n:{label}) WHERE n.ingested_at >= $since "
-            "RETURN n.written_at - n.ingested_at AS l",
+            "RETURN n.ingested_at AS i, n.written_at - n.ingested_at AS l",
             {"since": since_ms},
         )
-        out[label] = np.array([r["l"] for r in rows], dtype=np.float64)
+        out[label] = np.array([(r["i"], r["l"]) for r in rows], dtype=np.float64).reshape(-1, 2)
     return out
+
+
+def tail_windows(
+    produced_ms: np.ndarray, latency_ms: np.ndarray, window_ms: float = 100.0
+) -> dict[str, Any]:
+    """Where the slowest 1% came from: how many ``window_ms`` windows of production time
+    hold them, and the fullest one (seconds into the phase). A few full windows = one
+    stall that hit every event in flight (a pause of the broker, the worker or the
+    graph); many windows of one or two = a tail spread over the run (queueing)."""
+    if not latency_ms.size:
+        return {"n": 0}
+    p99 = float(np.percentile(latency_ms, 99))
+    slow = latency_ms >= p99
+    start = float(produced_ms.min())
+    windows = ((produced_ms[slow] - start) // window_ms).astype(np.int64)
+    ids, counts = np.unique(windows, return_counts=True)
+    top = int(np.argmax(counts))
+    return {
+        "n": int(slow.sum()),
+        "windows": int(ids.size),
+        "window_ms": window_ms,
+        "fullest_at_s": round(float(ids[top]) * window_ms / 1000, 2),
+        "fullest_n": int(counts[top]),
+        "in_fullest_3": int(np.sort(counts)[-3:].sum()),
+    }
+
+
+def broker_gc_log(pid: int | None) -> str | None:
+    """The GC log named on the broker JVM's command line (``ops/kafka_server.py``)."""
+    try:
+        for arg in psutil.Process(pid).cmdline() if pid else ():
+            if arg.startswith("-Xlog:gc:file="):
+                return arg.split("=", 1)[1].split(":", 1)[0]
+    except psutil.Error:
+        return None
+    return None
+
+
+def gc_pauses(log_path: str | None, since: float, until: float) -> dict[str, Any]:
+    """A JVM's collector pauses between two wall times (epoch s), from its ``-Xlog:gc``
+    file: count, longest and total ms ({} without a log)."""
+    if not log_path or not os.path.exists(log_path):
+        return {}
+    pauses = []
+    with open(log_path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            m = _GC_PAUSE.match(line)
+            if m:
+                at = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+                if since <= at <= until:
+                    pauses.append(float(m.group(2)))
+    return {"n": len(pauses), "max_ms": round(max(pauses, default=0.0), 1),
+            "total_ms": round(sum(pauses), 1)}  # fmt: skip
 
 
 def _percentiles(lat: np.ndarray) -> dict[str, float | int | None]:
@@ -172,10 +226,12 @@ def _percentiles(lat: np.ndarray) -> dict[str, float | int | None]:
 
 
 _BATCH_METRICS = ("livekg_batch_seconds_sum", "livekg_batch_seconds_count",
-                  "livekg_batch_size_sum")  # fmt: skip
+                  "livekg_batch_size_sum", "livekg_lane_ack_wait_seconds_total")  # fmt: skip
 
 
 _FETCH_DELAY = "livekg_lane_fetch_delay_seconds"
+# a -Xlog:gc line: [2026-11-26T05:41:02.261+0000][9.445s] GC(4) Pause Young (...) ... 20.583ms
+_GC_PAUSE = re.compile(r"\[([^\]]+)\]\[[^\]]*\] GC\(\d+\) Pause .* ([\d.]+)ms$")
 
 
 def _label(rest: str, name: str) -> str:
@@ -246,8 +302,13 @@ def _batch_diff(
         size = after.get(("livekg_batch_size_sum", agent), 0.0) - before.get(
             ("livekg_batch_size_sum", agent), 0.0
         )
+        waited = after.get(("livekg_lane_ack_wait_seconds_total", agent), 0.0) - before.get(
+            ("livekg_lane_ack_wait_seconds_total", agent), 0.0
+        )
         out[agent] = {"batches": int(n), "mean_size": round(size / n, 1),
-                      "mean_ms": round(1000 * secs / n, 2)}  # fmt: skip
+                      "mean_ms": round(1000 * secs / n, 2),
+                      # stopped while MAX_UNACKED batches awaited acknowledgement
+                      "ack_wait_ms": round(1000 * waited, 1)}  # fmt: skip
     return out
 
 
@@ -410,16 +471,19 @@ async def _phases(
 
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
+        since = time.time()
         batches0 = await _batch_metrics(metrics_url)
         steady_cpu0 = _cpu_seconds(pids)
         await asyncio.to_thread(produce_stamped, prod, prefix, steady, rate)
         await _wait_for(store, done + steady_events, limit_s)
+        until = time.time()
         steady_cpu1 = _cpu_seconds(pids)
         batches1 = await _batch_metrics(metrics_url)
         steady_batches = _batch_diff(batches0, batches1)
         steady_fetch = _fetch_delays(batches0, batches1)
         by_label = await _latencies(store, since_ms)
-        lat = np.concatenate(list(by_label.values()))
+        rows = np.concatenate(list(by_label.values()))
+        lat = rows[:, 1]
         await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph
     finally:
         await store.close()
@@ -442,9 +506,13 @@ async def _phases(
         # fetch (docs: raw.news, then docs.clean after normalize)
         "steady_fetch_delay": steady_fetch,
         "steady_by_kind": {
-            "tick": _percentiles(by_label["Observation"]),
-            "doc": _percentiles(by_label["Document"]),
+            "tick": _percentiles(by_label["Observation"][:, 1]),
+            "doc": _percentiles(by_label["Document"][:, 1]),
         },
+        # the slowest 1%: produced in a few 100 ms windows (a stall) or spread out
+        "steady_tail": tail_windows(rows[:, 0], lat),
+        # the broker JVM's collector pauses during the steady phase (its GC log)
+        "steady_broker_gc": gc_pauses(broker_gc_log(pids.get("broker")), since, until + 1.0),
         "rss_mb": round(sampler.peak / 2**20, 1),
         # CPU seconds the burst cost each process: on a shared machine, events per
         # worker CPU-second says what one worker sustains on a core of its own.

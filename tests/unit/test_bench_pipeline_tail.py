@@ -1,0 +1,54 @@
+"""The pipeline bench's tail attribution: where the slowest 1% were produced (one stall
+or spread out) and the broker JVM's collector pauses read from its GC log."""
+
+from pathlib import Path
+
+import numpy as np
+
+from ops import kafka_server
+from ops.bench.pipeline import gc_pauses, tail_windows
+
+GC_LOG = """\
+[2026-11-26T05:41:02.261+0000][9.445s] GC(4) Pause Young (Allocation Failure) 231M->164M(247M) 20.583ms
+[2026-11-26T05:41:06.080+0000][13.264s] GC(5) Pause Young (Allocation Failure) 233M->168M(247M) 18.168ms
+[2026-11-26T05:41:09.076+0000][16.260s] GC(6) Pause Full (Allocation Failure) 237M->166M(247M) 133.5ms
+[2026-11-26T05:41:09.100+0000][16.300s] Using Serial
+"""
+
+
+def test_a_stall_puts_the_slowest_events_in_one_window() -> None:
+    produced = np.arange(5000.0)  # one event a ms for 5 s
+    latency = np.full(5000, 20.0)
+    latency[2300:2350] = 480.0  # 50 events in flight during one pause
+    tail = tail_windows(produced, latency)
+    assert tail["n"] == 50
+    assert tail["windows"] == 1
+    assert tail["fullest_at_s"] == 2.3
+    assert tail["in_fullest_3"] == 50
+
+
+def test_a_spread_tail_fills_many_windows() -> None:
+    produced = np.arange(5000.0)
+    latency = np.full(5000, 20.0)
+    latency[::100] = 300.0  # one slow event every 100 ms
+    tail = tail_windows(produced, latency)
+    assert tail["windows"] == 50
+    assert tail["fullest_n"] == 1
+
+
+def test_gc_pauses_between_two_wall_times(tmp_path: Path) -> None:
+    log = tmp_path / "gc.log"
+    log.write_text(GC_LOG)
+    start = 1795671662.0  # 2026-11-26T05:41:02+00:00
+    assert gc_pauses(str(log), start, start + 30) == {"n": 3, "max_ms": 133.5, "total_ms": 172.3}
+    assert gc_pauses(str(log), start + 1, start + 30)["n"] == 2
+    assert gc_pauses(str(tmp_path / "missing.log"), start, start + 30) == {}
+
+
+def test_the_broker_writes_its_gc_log_beside_its_own(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(kafka_server, "check_installed", lambda: tmp_path)
+    monkeypatch.setattr(kafka_server, "java_bin", lambda: "java")
+    monkeypatch.setattr(kafka_server, "format_storage", lambda *a, **k: False)
+    node = kafka_server.KafkaNode(node_id=1, port=9092, controller_port=9093, home=tmp_path)
+    cmd = kafka_server.prepare(node, kafka_server.voters([node]), "cid")
+    assert f"-Xlog:gc:file={tmp_path / 'gc.log'}:time,uptime:filecount=2,filesize=5m" in cmd
