@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from kg.extract.figures import (
     DATED_KINDS,
     FIGURE_PROPS,
+    TAIL_KEY,
     complete_metric,
     complete_zh,
     header_date,
@@ -186,9 +187,11 @@ def _emit(
             complete_zh(props, where[0], where[2])
         for relation in _relations(out.relation, groups):
             for p in (props, *priors):  # the prior-period figure is a fact of its own
+                fact = dict(p)
+                name = str(fact.pop(TAIL_KEY, "") or tail)  # the per-share twin's own name
                 yield Candidate(
-                    head, head_type, relation, tail, tail_type, span[0], span[1],
-                    Component.PATTERN, pattern.name, valid_from, dict(p), 0.9,
+                    head, head_type, relation, name, tail_type, span[0], span[1],
+                    Component.PATTERN, pattern.name, valid_from, fact, 0.9,
                 )  # fmt: skip
 
 

@@ -19,11 +19,12 @@ from kg.quantities import currency_of
 from kg.quantities import scale as scale_factor
 
 FIGURE = re.compile(
-    r"(?P<cur>US\$|C\$|A\$|HK\$|\$|€|£|¥|RMB|USD|EUR|GBP|Rs\.?|INR)?\s?"
+    r"(?P<cur>US\$|C\$|A\$|HK\$|\$|€|£|¥|RMB|USD|EUR|GBP|JPY|CHF|CNY|CAD|AUD|HKD|SEK|Rs\.?|INR)?\s?"
     r"(?P<num>\d[\d,]*(?:\.\d+)?)\s?"
     r"(?P<scale>trillion|billion|million|thousand|bn|mn|mln|tn|crore|lakh|万亿|亿|万|[bmk](?![a-z]))?"
     r"\s?(?P<unit>%|percent(?:age points?)?|per\s?cent|个?百分点|basis\s+points?|bps?|个基点|"
-    r"元|cents?|shares|employees|people|workers|jobs|positions|stores|customers|subscribers|homes|"
+    r"元|euros?\b|yen\b|yuan\b|renminbi\b|swiss\s+francs\b|(?:u\.s\.\s|us\s)?dollars\b|"
+    r"(?:canadian|australian|hong\s+kong)\s+dollars\b|cents?|shares|employees|people|workers|jobs|positions|stores|customers|subscribers|homes|"
     r"restaurants|engines|aircraft|closings|orders|locations|members|accounts|users|tons|barrels)?",
     re.I,
 )
@@ -66,8 +67,8 @@ def parse_figure(
         num, unit, scale = num / 100, "USD", ""
         if per_share:
             unit += "/share"
-    elif cur or unit_word == "元":
-        unit = currency_of(cur or "元", f"{raw} {context}") or "USD"
+    elif cur or currency_of(unit_word):  # "$4.2 billion", "3.2 billion euros", "120亿元"
+        unit = currency_of(cur or unit_word, f"{raw} {context}") or "USD"
         if per_share and not scale:
             unit += "/share"
     elif unit_word == "shares":
@@ -207,7 +208,9 @@ def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str
         if re.search(r"\d{4}", label):
             return label, "sentence"
     quarter, year = header_period(header)
-    bare = _QUARTER_ONLY.search(sentence)
+    bare = next(  # "up 150 basis points from the second quarter": the comparison's quarter
+        (q for q in _QUARTER_ONLY.finditer(sentence) if not _compared(sentence, q.start())), None
+    )
     if bare:
         n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
             (bare.group("ord") or "").casefold(), int(bare.group("q") or 0)
@@ -353,21 +356,35 @@ def complete_metric(
 
 
 _FIG_RE = (
-    r"(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:billion|million|thousand|bn|m)\b)?"
-    r"(?:\s?%|\s?percent|\s?basis\s+points|\s?bps?\b)?"
+    r"(?:US\$|\$|€|£|EUR\s|GBP\s|JPY\s|CHF\s)?\d[\d,]*(?:\.\d+)?"
+    r"(?:\s?(?:billion|million|thousand|bn|m)\b)?"
+    r"(?:\s?%|\s?percent|\s?basis\s+points|\s?bps?\b|\s(?:euros?|yen|Swiss\s+francs)\b)?"
 )
+# ", or $1.04 per diluted share" / ", or 9 cents a share" after a figure: the same fact per
+# share; after a prior figure the words "per share" may be left out (", or $1.43, a year
+# earlier" beside ", or $1.04 per diluted share")
+_EPS_RE = (
+    r",?\s+or\s+(?P<eps>(?:US\$|\$|€|£)?\d+(?:\.\d+)?(?:\s?cents)?)"
+    r"(?P<eps_unit>\s+(?:a|per)\s+(?P<diluted>diluted\s+|basic\s+)?share)?"
+)
+COMPANION = re.compile(_EPS_RE, re.I)
 PRIOR = re.compile(
-    r"(?:compared\s+(?:to|with)|versus|vs\.?|against|(?:up|down)\s+from|from)\s+"
+    r"(?P<kw>compared\s+(?:to|with)|versus|vs\.?|against|(?:up|down)\s+from|from)\s+"
     r"(?:an?\s+(?:net\s+)?(?:profit|loss|income|gain)\s+of\s+)?(?:approximately\s+|about\s+)?(?P<fig>"
     + _FIG_RE
-    + r")\s*,?\s*(?P<when>"
+    + r")(?:"
+    + _EPS_RE
+    + r")?(?:\s*,?\s*(?P<when>"
     r"in\s+the\s+(?:prior[\s-]year|year[\s-]ago|same|comparable)\s+(?:period|quarter)"
     r"(?:\s+(?:of\s+)?last\s+year|\s+a\s+year\s+ago)?|a\s+year\s+(?:ago|earlier)|last\s+year|"
     r"(?:in\s+)?the\s+prior[\s-]year(?:\s+(?:period|quarter))?|"
     r"(?:in\s+)?(?:the\s+)?(?:first|second|third|fourth)[\s-]+quarter(?:\s+of\s+"
-    r"(?:last\s+year|(?:fiscal\s+)?\d{4}))?|in\s+(?:fiscal\s+)?\d{4}|in\s+Q[1-4](?:\s+\d{4})?)",
+    r"(?:last\s+year|(?:fiscal\s+)?\d{4}))?|in\s+(?:fiscal\s+)?\d{4}|in\s+Q[1-4](?:\s+\d{4})?))?",
     re.I,
 )
+# a period label a year-ago comparison can be taken from ("rose to $12 million from $7
+# million" in a quarter's results: the same quarter a year earlier)
+_YOY_LABEL = re.compile(r"^(?:FY)?\d{4}(?:-Q[1-4]|-H[12])?$")
 _YEAR_BACK = re.compile(r"year[\s-]ago|last\s+year|prior[\s-]year|a\s+year\s+earlier|same", re.I)
 
 
@@ -402,9 +419,13 @@ def _priors(
     at = sentence.find(raw) if raw else -1
     if at < 0:
         return []
-    m = PRIOR.search(sentence, at + len(raw), at + len(raw) + 120)
-    if not m or re.search(r"[.;]", sentence[at + len(raw) : m.start()]):
-        return []
+    end = at + len(raw)
+    out = _companion(props, sentence, metric, end, str(props.get("period", "")))
+    m = PRIOR.search(sentence, end, end + 160)
+    if not m or re.search(r"[.;](?!\d)", sentence[end : m.start()]):
+        return out
+    if not m.group("when") and not _bare_from(m, sentence[end : m.start()], props):
+        return out
     fig = parse_figure(m.group("fig"), scale_hint=str(props.get("scale", "")), context=sentence)
     if fig is None:
         fig = _bare(m.group("fig"), str(props.get("unit", "")))
@@ -413,7 +434,11 @@ def _priors(
             fig = Figure(
                 float(Decimal(str(fig.value)) * mult), fig.unit, str(props["scale"]), fig.raw
             )
-    period = _prior_period(m.group("when"), str(props.get("period", "")))
+    period = (
+        _prior_period(m.group("when"), str(props.get("period", "")))
+        if m.group("when")
+        else shift_year(str(props.get("period", "")))
+    )
     said = m.group(0).casefold()
     if fig is not None and (
         ("loss" in metric.casefold() and re.search(r"profit|income|gain", said))
@@ -425,23 +450,83 @@ def _priors(
         or not period
         or fig.unit.split("/")[0] != str(props.get("unit", "")).split("/")[0]
     ):
-        return []
-    return [{
+        return out
+    out.append({
         "value": fig.value, "unit": str(props.get("unit")), "scale": fig.scale,
         "raw": m.group("fig"), "period": period, "period_source": "sentence",
         "measure": "level", "kind": "prior",
+    })  # fmt: skip
+    if m.group("eps") and (m.group("eps_unit") or out[0].get(TAIL_KEY)):
+        out += _companion(out[-1], m.group(0), metric, m.end("fig") - m.start(), period)
+    return out
+
+
+TAIL_KEY = "_tail"  # the fact is named so, not by the metric (the per-share twin)
+
+
+def _companion(
+    props: dict[str, str | float], text: str, metric: str, at: int, period: str
+) -> list[dict[str, str | float]]:
+    """The per-share figure stated right after a fact's figure ("$61.2 million, or $1.04
+    per diluted share"): a fact of its own, same period, in the currency per share, named
+    "diluted share" as the text does (the verifier keeps names the text states, and one
+    metric with two values of a period would be a conflict); none where no diluted share
+    is named ("or 9 cents a share")."""
+    m = COMPANION.match(text, at)
+    unit = str(props.get("unit", ""))
+    diluted = bool(m and (m.group("diluted") or "").strip().casefold() == "diluted")
+    if (
+        not m
+        or not (diluted or props.get("kind") == "prior")
+        or not period
+        or "/" in unit
+        or not unit.isalpha()
+        or per_share(metric)
+    ):
+        return []
+    fig = parse_figure(m.group("eps"), per_share=True)
+    if fig is None and unit:  # "or $1.43" beside a prior: the currency of the fact
+        fig = _bare(m.group("eps"), f"{unit}/share")
+    if fig is None or not fig.unit.startswith(unit):
+        return []
+    kind = {"kind": "prior"} if props.get("kind") == "prior" else {}
+    return [{
+        TAIL_KEY: "diluted share", "value": fig.value, "unit": f"{unit}/share",
+        "raw": m.group("eps"), "period": period, "period_source": "sentence",
+        "measure": f"{metric} per diluted share"[:80], **kind,
     }]  # fmt: skip
+
+
+def _bare_from(m: re.Match[str], gap: str, props: dict[str, str | float]) -> bool:
+    """ "rose to $12 million from $7 million" (no "a year earlier"): the prior figure of a
+    move, a year before a quarter's or a year's fact - only right after the fact's figure
+    (or its per-share twin) and only for a figure that moved."""
+    return (
+        m.group("kw").casefold() == "from"
+        and bool(_MOVE_WORDS.match(str(props.get("dir", ""))))
+        and bool(_YOY_LABEL.match(str(props.get("period", ""))))
+        and (not gap.strip(" ,") or COMPANION.fullmatch(gap.rstrip(" ,")) is not None)
+    )
 
 
 def own_period(sentence: str) -> str:
     """The first explicit period of the sentence that is not a comparison's ("compared to
     $931 million in the third quarter of 2024" names the prior period, not the fact's)."""
     for m in PERIOD_TEXT.finditer(sentence or ""):
-        before = sentence[max(0, m.start() - 45) : m.start()]
-        if _COMPARE.search(before):
+        if _compared(sentence, m.start()):
             continue
         return m.group(0).strip()
     return ""
+
+
+def _compared(sentence: str, at: int) -> bool:
+    """A period at ``at`` follows a comparison word ("from", "compared with", "last") or
+    a maturity ("matures in 2025", "due in"): it is not the period of the fact."""
+    before = sentence[max(0, at - 45) : at]
+    return bool(_COMPARE.search(before) or _MATURES.search(before))
+
+
+_MATURES = re.compile(r"\b(?:matur\w*|due|expir\w*|until|through)\s+(?:in\s+)?$", re.I)
 
 
 _COMPARE = re.compile(
