@@ -161,6 +161,8 @@ _BAD_ORG = re.compile(
     r"^(?:the\s+)?(?:company|board|committee|sec|u\.s\.|item|part|form|note)\b", re.I
 )
 COMPANY_SUFFIX = re.compile(r"\b(?:Inc|Corporation|Corp|Company|Co|Ltd|plc|LLC)\b\.?")
+# plural "X and Y segments" name the company's own segments only after these words
+PLURAL_SEGMENTS = re.compile(r"\b(?:our|its|reportable|operating|business)\b", re.I)
 _BAD_SEG = {"Our", "The", "Each", "This", "Other", "All", "Operating", "Reportable", "Business"}
 
 
@@ -432,6 +434,10 @@ def extract_en(text: str, ctx: DocContext, doc: Any | None = None) -> list[Candi
                 seg = m.group("seg").strip()
                 first = seg.split()[0]
                 if first in _BAD_SEG or _words(seg) > 3:
+                    continue
+                if m.group(0).endswith("s") and not PLURAL_SEGMENTS.search(
+                    st[max(0, m.start() - 40) : m.start()]
+                ):  # "the consumer desktop and notebook PC segments": markets, not segments
                     continue
                 if about_main or ctx.kind == "filing":
                     out.append(_cand(ctx, "DISCLOSES", seg, "Segment", sent, "segment"))

@@ -31,7 +31,8 @@ from functools import lru_cache
 
 from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.deps_en import lexicon
-from kg.extract.fastpath import sentence_spans
+from kg.extract.fastpath import HEADER_CHARS, sentence_spans
+from kg.extract.figures import normalise_period
 from kg.extract.regions import is_region
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
@@ -63,7 +64,8 @@ FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 # issues whose candidate the corrector drops
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
-    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner",
+    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner", "change_as_level",
+    "comparison_period", "not_a_name",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
@@ -72,6 +74,25 @@ CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|
 HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
 CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
+# words that open the comparison of a figure: a period after them is the prior period's
+# (lower case: a heading "FISCAL 2023 COMPARED TO FISCAL 2022" is no comparison of a figure)
+COMPARISON = re.compile(r"\b(?:[Ff]rom|[Cc]ompared\s+(?:to|with)|versus|vs\.?)\s")
+# a change named before the metric: "an increase in operating income of $3.7 billion"
+CHANGE_NOUN = r"(?:increase|decrease|reduction|decline|change|effect|impact|benefit)s?"
+# "... in operating income of $3.7 billion and [net income of $3.0 billion]": one listed before
+_BEFORE_LISTED = (
+    r"(?:(?:the\s+|our\s+)?(?:[\w-]+\s+){1,4}?of\s+\S+(?:\s+(?:million|billion))?,?\s+and\s+)?"
+)
+# a period naming a quarter or half without its year ("Q4", "fourth quarter")
+_QUARTER_ONLY = re.compile(
+    r"^(?:Q(?P<q>[1-4])|(?P<w>first|second|third|fourth)(?:[- ]quarter)?|H(?P<h>[12]))$", re.I
+)
+_QUARTER_NAME = re.compile(r"^(?P<w>first|second|third|fourth)[- ]quarter\b", re.I)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+# last words of a law's name: "X Act and Y Act" is a list, "X Reform and Y Act" one name
+LAW_ENDS = frozenset({"act", "acts", "regulation", "regulations", "law", "laws", "rule", "rules",
+                      "code", "directive", "iii", "ii"})  # fmt: skip
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -383,6 +404,8 @@ class Verifier:
         issues += self._not_a_party(cands)
         issues += self._read_in_sentence(cands, text)
         issues += self._other_owner(cands, text, ctx)
+        issues += self._figure_read(cands, text, ctx)
+        issues += self._names_cut(cands, text, self.index)
         forward = lexicon().cues("forward_cues")
         issues += [
             Issue(i, "forward_looking", m.group(0))
@@ -503,7 +526,7 @@ class Verifier:
             said = [
                 *re.finditer(
                     rf"\b([A-Z][\w&.-]*)(?:['’]s|\s+(?:\w+ly\s+)?{OWN_VERB})\s+"
-                    rf"(?:[\w-]+\s+){{0,2}}?{tail}\b",
+                    rf"(?:[^.;]{{0,60}}?\s(?:and|as[ ]well[ ]as)\s+)?(?:[\w-]+\s+){{0,2}}?{tail}\b",
                     sent,
                 ),
                 *re.finditer(rf"\b(segment|unit|division|subsidiary)['’]s\s+{tail}\b", sent),
@@ -519,6 +542,150 @@ class Verifier:
                 continue
             owner = others[0]
             out.append(Issue(i, "other_owner", owner))
+        return out
+
+    @staticmethod
+    def _figure_read(cands: list[Candidate], text: str, ctx: DocContext) -> list[Issue]:
+        """A DISCLOSES figure read against its sentence (10-K prose, releases):
+        a change stored as the level ("Revenue increased $13.6 billion", "an increase in
+        operating income of $3.7 billion") -> ``change_as_level`` (dropped); the period of
+        the comparison ("grew 14% from $18.7 billion in fiscal 2022 to ...") given to the
+        fact -> ``comparison_period`` (dropped); a quarter without its year ("Q4") or a
+        "Fourth-quarter revenue" with only the year -> ``period_incomplete`` (the year of
+        the document header is attached; without one the fact is left as it is)."""
+        out: list[Issue] = []
+        for i, c in enumerate(cands):
+            if c.relation != "DISCLOSES" or not _has_figure(c) or c.end <= c.start:
+                continue
+            sent, tail = sentence_of(text, c.start, c.end), re.escape(c.tail)
+            kind, period = str(c.props.get("kind", "")), str(c.props.get("period", ""))
+            raw = str(c.props.get("raw") or c.props.get("value") or "")
+            level = re.search(r"\d", raw) and not re.search(r"%|percent|basis point", raw)
+            if c.props.get("measure") != "change" and kind != "prior" and level:
+                fig = re.escape(raw)
+                if re.search(
+                    rf"\b(?:{CHANGE_VERB}|up|down)\s+(?:by\s+)?(?:approximately\s+)?{fig}", sent
+                ) or re.search(
+                    rf"\b{CHANGE_NOUN}\s+(?:in|to|on)\s+{_BEFORE_LISTED}"
+                    rf"(?:[\w-]+\s+(?:and|&)\s+)?{tail}\s+of\s+(?:approximately\s+)?{fig}",
+                    sent,
+                    re.I,
+                ):
+                    out.append(Issue(i, "change_as_level", raw))
+                    continue
+            span = text[c.start : c.end]
+            said = span if Verifier._names_period(span, period) else sent
+            if period and kind != "prior" and Verifier._in_comparison(said, period):
+                out.append(Issue(i, "comparison_period", period))
+                continue
+            if (
+                _QUARTER_ONLY.match(period)
+                or (
+                    _QUARTER_NAME.match(c.tail)
+                    and re.fullmatch(r"(?:FY\s?)?(?:19|20)\d{2}", period)
+                )
+            ) and _YEAR.search(f"{ctx.title}\n{text[:HEADER_CHARS]}"):
+                out.append(Issue(i, "period_incomplete", period))
+        return out
+
+    @staticmethod
+    def _names_period(text: str, period: str) -> bool:
+        want = normalise_period(period)
+        return any(normalise_period(p.group(0)) == want for p in _PERIOD.finditer(text))
+
+    @staticmethod
+    def _in_comparison(sent: str, period: str) -> bool:
+        """Is ``period`` named in the sentence only after a comparison word ("from $18.7
+        billion in fiscal 2022 to ...", "compared to $10.7 billion for fiscal 2022")?"""
+        want = normalise_period(period)
+        inside = outside = 0
+        windows = []
+        for m in COMPARISON.finditer(sent):
+            rest = sent[m.end() : m.end() + 80]
+            stop = re.search(r"\s(?:to|and)\s|[,;]", rest)
+            windows.append((m.end(), m.end() + (stop.start() if stop else len(rest))))
+        for p in _PERIOD.finditer(sent):
+            if normalise_period(p.group(0)) != want:
+                continue
+            if any(a <= p.start() < b for a, b in windows):
+                inside += 1
+            else:
+                outside += 1
+        return inside > 0 and outside == 0
+
+    @staticmethod
+    def _cut_everywhere(
+        c: Candidate, side: str, name: str, sent: str, modifiers: frozenset[str]
+    ) -> bool:
+        """Every mention of ``name`` in the sentence is part of a longer name."""
+        found = False
+        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}\b", sent):
+            found = True
+            before = re.search(r"(?:^|\s)([\w'-]+)\s+(?:and|&)\s+$", sent[: m.start()])
+            after = sent[m.end() :]
+            cut = (
+                (before is not None and before.group(1).lower() in modifiers)
+                or (
+                    c.relation == "COMPLIES_WITH"
+                    and before is not None
+                    and before.group(1)[:1].isupper()
+                    and before.group(1).lower() not in LAW_ENDS
+                )
+                or (
+                    side == "tail"
+                    and c.relation in ("COMPLIES_WITH", "IMPACTED_BY")
+                    and "-" not in name
+                    and re.match(r"\s+[A-Z][a-z]+\b", after) is not None
+                )
+            )
+            if not cut:
+                return False
+        hyphen = re.search(rf"\w-{re.escape(name)}\b", sent) is not None
+        return found or hyphen
+
+    @staticmethod
+    def _names_cut(cands: list[Candidate], text: str, index: AliasIndex) -> list[Issue]:
+        """Names cut out of a longer name in the sentence: after a size word and "and"
+        ("Small and Medium Business" -> "Medium Business"), after a hyphen ("air-to-ground
+        systems" -> "ground systems"), a law's second half ("Dodd-Frank Wall Street Reform
+        and Consumer Protection Act" -> "Consumer Protection Act") or a law or risk followed
+        by more of its Title Case name ("Defense Federal Acquisition Regulation Supplement")
+        -> ``truncated_name`` (dropped). A risk named with its place cut off ("the deadly
+        conflict in Ukraine" -> "deadly conflict") -> ``risk_place`` (the place is put back).
+        A company "name" of digits and single letters ("S B100.T", a cover page's
+        code) the dictionary does not know -> ``not_a_name``."""
+        lex, out = lexicon(), []
+        for i, c in enumerate(cands):
+            if c.end <= c.start:
+                continue
+            sent = sentence_of(text, c.start, c.end)
+            for side in ("head", "tail"):
+                name = getattr(c, side)
+                kind = getattr(c, f"{side}_type")
+                if (
+                    kind in PARTY_TYPES
+                    and re.search(r"\d", name)
+                    and not re.search(r"[A-Za-z]{2}", name)
+                ):
+                    if index.resolve(name, kind).method == Method.NEW:
+                        out.append(Issue(i, "not_a_name", name))
+                        break
+                if Verifier._cut_everywhere(c, side, name, sent, lex.drop_modifiers):
+                    out.append(Issue(i, "truncated_name", name))
+                    break
+            else:
+                if c.relation == "IMPACTED_BY" and " in " not in c.tail:
+                    m = re.search(
+                        rf"\b{re.escape(c.tail)}\s+in\s+(?:the\s+)?([A-Z][\w.-]*)(\s+[A-Z][\w-]*)?",
+                        sent,
+                    )
+                    if m is None:
+                        continue
+                    one = m.group(1).rstrip(".")
+                    two = f"{one}{m.group(2) or ''}".rstrip(".")
+                    place = two if m.group(2) and is_region(two.lower()) else one
+                    if is_region(place.lower()):
+                        out.append(Issue(i, "risk_place", place))
         return out
 
     @staticmethod
@@ -702,6 +869,23 @@ class Verifier:
                 else:
                     c.props["value"] = level.group(1)
                     stats.repaired["change_as_value"] += 1
+            elif rule == "period_incomplete":  # "Q4" -> "2022-Q4" from the header's year
+                year = _YEAR.search(f"{ctx.title}\n{text[:HEADER_CHARS]}")
+                q = _QUARTER_ONLY.match(issue.detail) or _QUARTER_NAME.match(c.tail)
+                if year is None or q is None:
+                    continue
+                if issue.detail[:2].upper() != "FY" and _YEAR.fullmatch(issue.detail):
+                    year = _YEAR.search(issue.detail)  # "Fourth-quarter revenue", 2022
+                g = q.groupdict()
+                if g.get("h"):
+                    c.props["period"] = f"{year.group(0)}-H{g['h']}"
+                else:
+                    n = g.get("q") or _ORDINAL[g["w"].lower()]
+                    c.props["period"] = f"{year.group(0)}-Q{n}"
+                stats.repaired["period_incomplete"] += 1
+            elif rule == "risk_place":  # "deadly conflict" -> "deadly conflict in Ukraine"
+                c.tail = f"{c.tail} in {issue.detail}"
+                stats.repaired["risk_place"] += 1
             elif rule == "headline_name":  # "Susan Story Announces" -> "Susan Story"
                 kind = c.head_type if issue.detail == "head" else c.tail_type
                 name = trim_headline_name(getattr(c, issue.detail), kind)

@@ -9,8 +9,10 @@ from importlib import resources
 import pytest
 from pydantic import ValidationError
 
+from kg.extract import DocContext
 from kg.extract.deps_en import LEXICON_FILE, Lexicon, lexicon
-from kg.extract.verify import sentence_of
+from kg.extract.types import Candidate, Component
+from kg.extract.verify import Verifier, VerifyStats, sentence_of
 
 
 def _raw() -> dict[str, object]:
@@ -45,3 +47,82 @@ def test_sentence_of_uses_the_pattern_splitter() -> None:
     two = sentence_of(text, start, text.index("valves") + 6).strip()
     assert two.startswith("Acme") and two.endswith("sells valves.")
     assert sentence_of(text, text.index("Next"), len(text)).strip() == "Next line here."
+
+
+def _check(
+    head: str, rel: str, tail: str, tail_type: str, text: str, title: str = "", **props: object
+) -> tuple[list[Candidate], VerifyStats]:
+    c = Candidate(head, "Company", rel, tail, tail_type, 0, len(text), Component.PATTERN, "t",
+                  None, dict(props), 0.9)  # fmt: skip
+    stats = VerifyStats()
+    kept = Verifier().reflect([c], text, DocContext(doc_id="t", title=title), stats)
+    return kept, stats
+
+
+def test_a_change_is_no_level() -> None:
+    """'Revenue increased $13.6 billion' and 'an increase in ... net income of $3.0 billion'
+    state changes; 'resulted in actuarial loss of $491 million' states a level."""
+    kept, stats = _check("Norvale", "DISCLOSES", "Revenue", "FinMetric",
+                         "Revenue increased $13.6 billion or 7% driven by growth.",
+                         raw="$13.6 billion", value=13.6e9, unit="USD", period="FY2023")  # fmt: skip
+    assert kept == [] and stats.dropped["change_as_level"] == 1
+    text = ("The effect for fiscal year 2023 was an increase in operating income of $3.7 billion "
+            "and net income of $3.0 billion.")  # fmt: skip
+    kept, _ = _check("Norvale", "DISCLOSES", "net income", "FinMetric", text,
+                     raw="$3.0 billion", value=3e9, unit="USD", period="FY2023")  # fmt: skip
+    assert kept == []
+    text = "A decrease in the discount rate resulted in actuarial loss of $491 million in 2020."
+    kept, _ = _check("Norvale", "DISCLOSES", "actuarial loss", "FinMetric", text,
+                     raw="$491 million", value=4.91e8, unit="USD", period="FY2020")  # fmt: skip
+    assert len(kept) == 1
+
+
+def test_the_comparison_period_is_not_the_facts() -> None:
+    text = "Direct revenues grew 14% from $18.7 billion in fiscal 2022 to $21.3 billion."
+    kept, stats = _check("Norvale", "DISCLOSES", "Direct revenues", "FinMetric", text,
+                         raw="14%", value=14.0, unit="%", measure="change",
+                         period="FY2022")  # fmt: skip
+    assert kept == [] and stats.dropped["comparison_period"] == 1
+    text = (
+        "FISCAL 2023 COMPARED TO FISCAL 2022 For fiscal 2023, gross profit rose 4% to $2 billion."
+    )
+    kept, _ = _check("Norvale", "DISCLOSES", "gross profit", "FinMetric", text,
+                     raw="$2 billion", value=2e9, unit="USD", period="FY2023")  # fmt: skip
+    assert len(kept) == 1  # a heading in capitals is no comparison
+
+
+def test_a_quarter_takes_the_headers_year() -> None:
+    text = "Norvale Reports Fourth-Quarter and Full-Year 2022 Results\nFourth-quarter revenue was $4 billion."
+    kept, _ = _check("Norvale", "DISCLOSES", "revenue", "FinMetric", text,
+                     raw="$4 billion", value=4e9, unit="USD", period="Q4")  # fmt: skip
+    assert [k.props["period"] for k in kept] == ["2022-Q4"]
+    kept, _ = _check("Norvale", "DISCLOSES", "revenue", "FinMetric",
+                     "Norvale reported a 26% slump in fourth-quarter profit.",
+                     raw="26%", value=26.0, unit="%", period="Q4")  # fmt: skip
+    assert [k.props["period"] for k in kept] == ["Q4"]  # no year anywhere: left as it is
+
+
+def test_names_cut_out_of_a_longer_name() -> None:
+    kept, stats = _check("Medium Business", "PRODUCES", "wireless services", "Product",
+                         "Small and Medium Business offers wireless services.")  # fmt: skip
+    assert kept == [] and stats.dropped["truncated_name"] == 1
+    kept, _ = _check("Norvale", "PRODUCES", "ground strike systems", "Product",
+                     "Norvale provides air-to-ground strike systems.")  # fmt: skip
+    assert kept == []
+    text = "We are subject to the Dodd-Frank Wall Street Reform and Consumer Protection Act."
+    assert (
+        _check("Norvale", "COMPLIES_WITH", "Consumer Protection Act", "Regulation", text)[0] == []
+    )
+    assert len(_check("Norvale", "COMPLIES_WITH", "Dodd-Frank", "Regulation", text)[0]) == 1
+    text = "The Federal Acquisition Regulation (FAR) and Defense Federal Acquisition Regulation Supplement apply."
+    assert len(_check("Norvale", "COMPLIES_WITH", "Federal Acquisition Regulation", "Regulation",
+                      text)[0]) == 1  # fmt: skip
+    assert _check("Norvale", "OPERATES_IN", "Austin", "Region", "M/S B100.T, Austin, Texas")[0]
+    kept, _ = _check("S B100.T", "OPERATES_IN", "Austin", "Region", "M/S B100.T, Austin, Texas")
+    assert kept == []
+
+
+def test_a_risk_keeps_its_place() -> None:
+    text = "We face risks associated with the deadly conflict in Ukraine."
+    kept, _ = _check("Norvale", "IMPACTED_BY", "deadly conflict", "RiskFactor", text)
+    assert [k.tail for k in kept] == ["deadly conflict in Ukraine"]
