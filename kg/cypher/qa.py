@@ -286,6 +286,8 @@ class CypherQA:
         question = question.strip()
         text = to_simplified(question)  # "美國財政部發行了哪些債券" is read as simplified
         text = self.respeller.respell(text)  # "hw many", "isue", "maotai" -> known words
+        text = self.respeller.drop_preamble(text)  # "credit desk here", "合规这边核对下"
+        text = self.respeller.two_part(text)  # "which ... and how many", "是不是..., 它..."
         _tokens, mentions = self.lexicon.match(text)
         u = units_mod.parse(text, now)
         frame = read_frame(text, _tokens, mentions, u)

@@ -20,6 +20,7 @@ words); this module never touches a word the dictionary or English knows.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from functools import cache, lru_cache
 from itertools import pairwise
 from typing import Any
@@ -28,10 +29,18 @@ from pypinyin import lazy_pinyin
 from spellchecker import SpellChecker
 
 from kg.cypher.lexicon import _CJK, Lexicon, _edits, _singular, triggers
+from kg.cypher.units import parse as units_parse
 
 _ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z]+(?![A-Za-z0-9_-])")
 _PATTERN_WORD = re.compile(r"[a-z]{2,}")
 _REGEX_CHARS = re.compile(r"[\\()\[\]?|*+{}^$]")
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:[,，:：;；!！?？。]|\s[-–—]+\s|(?<=[\u3400-\u9fff])\s+(?=\S)|\s+(?=[\u3400-\u9fff]))\s*"
+)
+_WH_START = re.compile(r"\s(?=(?:which|what|who|how|list|name|show|where|when)\b)", re.I)
+_ASKS = re.compile(r"哪|什么|啥|几|多少|谁|何|\b(?:which|what|who|whom|how|when|where)\b", re.I)
+_WH_FIRST = re.compile(r"\s*(?:which|what|who|how|list|name|show)\b", re.I)
+_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # only whether a time is named matters here
 MIN_TYPO_LEN = 4  # shorter words are abbreviations (the table) or left alone
 MAX_PINYIN_RUN = 4  # syllable groups joined into one Chinese entry
 
@@ -58,6 +67,11 @@ def _strings(node: Any) -> list[str]:
     if isinstance(node, list):
         return [s for v in node for s in _strings(v)]
     return []
+
+
+@cache
+def _phrases() -> list[tuple[re.Pattern[str], str]]:
+    return [(re.compile(k, re.I), str(v)) for k, v in triggers().get("phrases", {}).items()]
 
 
 @cache
@@ -89,6 +103,11 @@ def _pinyin(zh: str) -> str:
     return "".join(lazy_pinyin(zh))
 
 
+@lru_cache(maxsize=65536)
+def _initials(zh: str) -> str:
+    return "".join(p[:1] for p in lazy_pinyin(zh))
+
+
 def _plural(word: str) -> str:
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
@@ -103,6 +122,7 @@ class Respeller:
         words = {w for w in (targets | lexicon.known_words) if len(w) >= MIN_TYPO_LEN}
         self.targets = words | {_plural(w) for w in words}
         self.known = lexicon.known_words | kept
+        self.lexicon = lexicon
         self.by_first: dict[str, list[str]] = {}
         for w in self.targets:
             self.by_first.setdefault(w[0], []).append(w)
@@ -112,6 +132,17 @@ class Respeller:
                 pinyin.setdefault(_pinyin(key), set()).add(key)
         # one Chinese entry per spelling; two different entries with one pinyin are ambiguous
         self.pinyin = {p: ks.pop() for p, ks in pinyin.items() if len(ks) == 1 and len(p) >= 5}
+        # pinyin initials of entity names ("gzmt" = 贵州茅台, "ndsd" = 宁德时代, "zgpa" = 中国平安)
+        initials: dict[str, set[str]] = {}
+        spelled: dict[str, str] = {}
+        for key, senses in lexicon.entries.items():
+            if _CJK.fullmatch(key) and 3 <= len(key) <= 6:
+                ids = {x.key for x in senses if x.kind == "entity"}
+                if len(ids) == 1:
+                    ini = _initials(key)
+                    initials.setdefault(ini, set()).update(ids)
+                    spelled[ini] = min(spelled.get(ini, key), key, key=lambda k: (len(k), k))
+        self.initials = {ini: spelled[ini] for ini, ids in initials.items() if len(ids) == 1}
 
     def _word(self, word: str) -> str:
         low = word.lower()
@@ -125,6 +156,8 @@ class Respeller:
             or english_word(low)
         ):
             return word
+        if low in self.initials:  # a Chinese name by its pinyin initials
+            return self.initials[low]
         limit = 1 if len(low) < 8 else 2
         best: list[tuple[int, bool, int, str]] = []
         for w in self.by_first.get(low[0], ()):
@@ -169,6 +202,64 @@ class Respeller:
         out.append(text[pos:])
         return "".join(out)
 
+    def drop_preamble(self, text: str) -> str:
+        """Chat before the question ("client on the line, which banks ...", "credit desk
+        here what ccy is ...", "合规这边核对下 银行行业一共有几家公司"): a leading clause (up
+        to a clause break, or up to a question word) that names no entity, value or concept, asks
+        nothing (no question word) and has no aggregation, comparison or time, dropped when
+        the rest names an entity or value (so "Moody's downgrades - which companies" stays
+        whole: its rest has no constraint and the unknown words keep it from guessing)."""
+        wh = set(triggers()["wh"]["tokens"])
+        for _ in range(2):
+            cut = _CLAUSE_BREAK.search(text)
+            whm = _WH_START.search(text)
+            ends = [m for m in (cut, whm) if m is not None and m.start() > 0]
+            if not ends:
+                return text
+            m = min(ends, key=lambda x: x.start())
+            head, rest = text[: m.start()], text[m.end() if m is cut else m.start() :]
+            htoks, hmentions = self.lexicon.match(head)
+            if not htoks or any(t in wh for t in htoks) or _ASKS.search(head):
+                return text
+            if any(x.of("entity") or x.of("value") for x in hmentions):
+                return text
+            if any(x.of("concept") for x in hmentions) and not _WH_FIRST.match(rest):
+                return text  # "设定政策指标的机构中，有几个...": the lead names what is asked
+            u = units_parse(head, _EPOCH)
+            if u.aggregation or u.comparisons or u.time is not None:
+                return text
+            _rt, rmentions = self.lexicon.match(rest)
+            if not any(x.of("entity") or x.of("value") for x in rmentions):
+                return text
+            text = rest.lstrip()
+        return text
+
+    def two_part(self, text: str) -> str:
+        """One question out of two parts: a count beside a list keeps the list; a yes/no
+        part before a question keeps the question, about the first part's entities."""
+        t = triggers().get("two_part", {})
+        if any(re.search(p, text, re.I) for p in t.get("list_asks", [])):
+            for p in t.get("count_parts", []):
+                cut = re.sub(p, " ", text, count=1, flags=re.I).strip()
+                if cut != text and any(re.search(q, cut, re.I) for q in t.get("list_asks", [])):
+                    return cut
+        parts = [x for x in _CLAUSE_BREAK.split(text) if x.strip()]
+        if len(parts) < 2 or not any(re.search(p, parts[0], re.I) for p in t.get("yes_no", [])):
+            return text
+        later = next((i for i, x in enumerate(parts[1:], 1) if _ASKS.search(x)), None)
+        if later is None or _ASKS.search(parts[0]):
+            return text
+        _toks, mentions = self.lexicon.match(parts[0])
+        named = [m.text for m in mentions if m.of("entity")]
+        if not named:
+            return text
+        rest = " ".join(parts[later:])
+        for p in t.get("pronouns", []):
+            rest = re.sub(p, " ", rest, flags=re.I)
+        return " ".join([named[0], rest.strip()])  # the subject, not the value checked
+
     def respell(self, text: str) -> str:
+        for pat, words in _phrases():
+            text = pat.sub(words, text)
         text = self._pinyin_runs(text)
         return _ASCII_WORD.sub(lambda m: self._word(m.group()), text)

@@ -57,6 +57,7 @@ class ShapeName(StrEnum):
     ENTITY_SET = "entity_set"
     SAME_GROUP = "same_group"
     GROUP_ARGMAX = "group_argmax"
+    NAMED_ARGMAX = "named_argmax"
     VALUE_ARGMAX = "value_argmax"
     GROUP_HAVING = "group_having"
     RET_COUNT = "ret_count"

@@ -16,10 +16,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from itertools import pairwise
 from typing import Any
 
-from kg.cypher.lexicon import STOPWORDS, Lexicon, Mention, Sense, _normalize, triggers
+from kg.cypher.lexicon import (
+    STOPWORDS,
+    Lexicon,
+    Mention,
+    Sense,
+    _normalize,
+    _singular,
+    triggers,
+)
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
 from kg.cypher.units import Comparison, TimeWindow, Units
@@ -121,6 +130,7 @@ class Frame:
     # the mentions in order: ("E", entity id, label), ("C", concept), ("R", relation)
     sequence: tuple[tuple[str, ...], ...] = ()
     direction: str | None = None  # "up" | "down": the changes a count asks for
+    prefix: tuple[str, str] | None = None  # (property, first characters): "code starts with 60"
 
     @property
     def agg(self) -> str | None:
@@ -232,6 +242,11 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     for m in mentions:
         for e in m.of("entity")[:1]:
             anchor_at.setdefault(e.key, m.end)
+    pm = hit(trig["prefix"]["patterns"])
+    prefix = None
+    if pm:
+        prop = next((p for p in properties if p in _PREFIX_PROPS), "code")
+        prefix = (prop, pm.group("v").upper())
     return Frame(
         question,
         anchors,
@@ -272,7 +287,11 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         direction="up"
         if hit(trig["direction"]["up"])
         else ("down" if hit(trig["direction"]["down"]) else None),
+        prefix=prefix,
     )
+
+
+_PREFIX_PROPS = ("code", "ticker")
 
 
 def _token_at(question: str, tokens: list[str], pos: int) -> int:
@@ -309,6 +328,7 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
         "spread",
         "answer_bp",
         "pair_names",
+        "prefix",
     ):
         pats.extend(trig[key]["patterns"])
     pats.extend(trig["dates"]["patterns"])
@@ -403,10 +423,16 @@ def _any(patterns: list[str], text: str) -> bool:
     return any(re.search(p, text, re.I) for p in patterns)
 
 
+@cache
+def _negation_stems() -> frozenset[str]:
+    """The negation words as the tokenizer writes them ("excluding" -> "exclud")."""
+    return frozenset(_singular(w) for w in triggers()["negation"]["tokens"])
+
+
 def is_negation(token: str) -> bool:
     """A negation word, or a Chinese word that starts with one ("不在", "没有在", "非银")."""
     neg = triggers()["negation"]
-    if token in neg["tokens"]:
+    if token in neg["tokens"] or token in _negation_stems():
         return True
     if token in neg["not_negations"]:
         return False
@@ -521,6 +547,7 @@ class Synthesizer:
         out += self._attributes(frame)
         out += self._entity_sets(frame, now)
         out += self._which_of_named(frame, now)
+        out += self._named_most(frame)
         out += self._chain(frame)
         if not out and frame.anchors:
             out.append(self._describe(frame))
@@ -532,6 +559,15 @@ class Synthesizer:
         """A group named with no concept asked for ("banks listed in china", "high dividend
         theme constituents", "AI names that are not semis"): the question is about its
         members, the label with the most membership edges into that group in the graph."""
+        if frame.prefix is not None and frame.target is None and not frame.concepts:
+            having: dict[str, int] = {}  # "names whose code starts with 00": who has codes
+            for e in self.lex.entities.values():
+                if frame.prefix[0] in e:
+                    having[e["label"]] = having.get(e["label"], 0) + 1
+            if having:
+                frame.target = max(having, key=lambda k: having[k])
+                frame.concepts.append(frame.target)
+                return
         if frame.target is not None or frame.concepts or frame.same_as:
             return
         if any(a.label in ("Indicator", "Bond") for a in frame.anchors):
@@ -1418,6 +1454,58 @@ class Synthesizer:
                 out.append(Candidate(cy, params, desc, prior, "entities", []))
         return out
 
+    def _named_most(self, frame: Frame) -> list[Candidate]:
+        """Which of two or more named groups has more members ("who issues more bonds,
+        MOF or CDB", "财政部和国开行谁发的债多", "which industry has more companies, banks or
+        semis"): the member count of each named one, the highest (lowest) answers."""
+        order = frame.compare or frame.most
+        if order is None:
+            return []
+        by_label: dict[str, list[str]] = {}
+        for a in frame.anchors:
+            if a.key not in frame.negated:
+                for x in frame.either.get(a.key, [a.key]):
+                    ids = by_label.setdefault(a.label, [])
+                    if x not in ids:
+                        ids.append(x)
+        named = [c for c in frame.concepts if c in self._concrete_labels()]
+        out: list[Candidate] = []
+        for group, ids in by_label.items():
+            if len(ids) < 2 or group in ("Indicator",) or not _IDENT.match(group):
+                continue
+            by_rel = [
+                (o, r, d)
+                for (h, r, t) in self.lex.edge_stats
+                if r in frame.relations and group in (h, t)
+                for o, d in ((h, "in"), (t, "out"))
+                if o != group
+            ]
+            members = sorted({c for c in named if c != group}, key=lambda c: c == "Person")
+            links = [*by_rel]
+            for member in [*members, "Company"]:
+                links += [
+                    (member, r, "in")
+                    for r, d, _b in self._pairs(member, group, [])
+                    if d == "out" and self._data(member, r, group)
+                ]
+            for member, rel, d in links:
+                if not (_IDENT.match(member) and _IDENT.match(rel)):
+                    continue
+                path = (
+                    f"(t:{member})-[fr:{rel}]->(g)"
+                    if d == "in"
+                    else f"(g)-[fr:{rel}]->(t:{member})"
+                )
+                fn = "max" if order == "max" else "min"
+                cy = render(S.NAMED_ARGMAX, group=group, path=path, order=fn)
+                desc = shape(S.NAMED_ARGMAX).describe.format(
+                    group=group.lower(), member=member.lower()
+                )
+                prior = 7.0 + (1.0 if member in named or rel in frame.relations else 0.0)
+                out.append(Candidate(cy, {"gids": ids}, desc, prior, "entities", ids))
+                break
+        return out
+
     def _group_having(self, frame: Frame) -> list[Candidate]:
         """How many groups have a number of members ("industries with only one company",
         "公司数超过两家的行业")."""
@@ -1805,10 +1893,19 @@ class Synthesizer:
             else:
                 where.append(f"t.{v.key} = $v{k}")
                 used.append(f"{v.key} {v.label}")
+        if frame.prefix is not None:  # "whose code starts with 60"
+            pprop, pval = frame.prefix
+            has = any(e.get("label") == target and pprop in e for e in self.lex.entities.values())
+            if has and _IDENT.match(pprop):
+                params["pfx"] = pval
+                where.append(f"toUpper(t.{pprop}) STARTS WITH $pfx")
+                used.append(f"{pprop} starting with {pval}")
         numeric = self._numeric_props(target)
         prop = next((p for p in frame.properties if p in numeric), None)
         if prop is None and target == "Indicator":
             prop = "last_value"
+        if frame.prefix is not None:
+            prop = None  # the prefix's digits are no threshold
         for k, c in enumerate(frame.units.comparisons):
             if prop is None:
                 break

@@ -78,6 +78,7 @@ def _compiled() -> dict[str, Any]:
         "range": re.compile(t["range"]["between"], re.IGNORECASE),
         "range_gap": int(t["range"]["max_gap"]),
         "day_only": comp(t["range"]["day_only"]),
+        "day_first": comp(t["range"]["day_first"]),
         "time_units": comp(t["time_units"]["patterns"]),
         "value_words": comp(t["value_words"]["patterns"]),
     }
@@ -177,6 +178,15 @@ def _range(text: str, now: datetime) -> tuple[datetime, datetime, str] | None:
     days = day_mentions(text, now)
     c = _compiled()
     for k, (s1, e1, d1) in enumerate(days):
+        for p in c["day_first"]:  # "16-20 November": the first end is a day of its month
+            m = p.search(text[:s1])
+            if m:
+                try:
+                    d0 = d1.replace(day=int(m.group("d")))
+                except ValueError:
+                    continue
+                if d0 < d1:
+                    return d0, d1, text[m.start() : e1]
         for p in c["day_only"]:
             m = p.match(text, e1)
             if m:

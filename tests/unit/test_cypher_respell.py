@@ -68,3 +68,66 @@ def test_known_words_are_left_alone(respeller: Respeller, kept: str) -> None:
 def test_a_respelt_question_parses_as_the_rule_expects(respeller: Respeller) -> None:
     assert parse("hw many banks r listed in CN", NOW).aggregation is None
     assert parse(respeller.respell("hw many banks r listed in CN"), NOW).aggregation == "count"
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("gsyh的董事长", "工商银行的董事长"),  # pinyin initials of a Chinese name
+        ("cjdl属于什么行业", "长江电力属于什么行业"),
+        ("no. of semis names in the US", "number of semis names in the US"),
+        ("insurers other than ping an", "insurers except ping an"),
+        ("funds that dont hold moutai", "funds that do not hold moutai"),
+    ],
+)
+def test_initials_and_phrases(respeller: Respeller, typed: str, read: str) -> None:
+    assert respeller.respell(typed) == read
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("risk team asking - which banks are listed in CN", "which banks are listed in CN"),
+        ("desk needs this what exchange is Tesla on", "what exchange is Tesla on"),
+        ("老板让我查一下 白酒行业有几家公司", "白酒行业有几家公司"),
+    ],
+)
+def test_chat_before_the_question_is_dropped(respeller: Respeller, typed: str, read: str) -> None:
+    assert respeller.drop_preamble(typed) == read
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "Fitch cuts - which companies",  # the rest has no constraint: nothing is guessed
+        "In 2023, who was CEO of Apple",  # a time is no chat
+        "哪天 美10y 收盘最低",  # a question word is no chat
+        "For Tesla, who is the CEO",  # an entity is no chat
+    ],
+)
+def test_a_lead_that_carries_meaning_is_kept(respeller: Respeller, kept: str) -> None:
+    assert respeller.drop_preamble(kept) == kept
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        (
+            "which insurers are listed in CN, and how many are there",
+            "which insurers are listed in CN",
+        ),
+        ("白酒行业有几家 分别是哪些", "白酒行业  分别是哪些"),
+        ("比亚迪是不是在深交所上市的 它属于什么行业", "比亚迪 属于什么行业"),
+        ("is Nvidia a semis name? what theme is it in", "nvidia what theme is   in"),
+    ],
+)
+def test_two_part_questions(respeller: Respeller, typed: str, read: str) -> None:
+    assert respeller.two_part(typed) == read
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["how many banks are there", "哪些行业只有一家公司", "is Tesla listed in the US?"],
+)
+def test_one_part_questions_are_kept(respeller: Respeller, kept: str) -> None:
+    assert respeller.two_part(kept) == kept

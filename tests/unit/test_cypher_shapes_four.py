@@ -1,0 +1,86 @@
+"""General mechanisms of the fourth generalisation pass (issue 33), on wordings invented for
+this test: code/ticker prefixes, which of the named groups has more members, day ranges
+written "16-20 November", negation words as the tokenizer stems them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from kg.cypher.synth import Synthesizer, read_frame
+from kg.cypher.units import parse
+from tests.fakes.universe_lexicon import universe_lexicon
+
+NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
+
+
+def frame(question: str) -> Any:
+    toks, mentions = universe_lexicon().match(question)
+    return read_frame(question, toks, mentions, parse(question, NOW))
+
+
+def best(question: str) -> Any:
+    cands = Synthesizer(universe_lexicon()).candidates(frame(question), NOW)
+    return max(cands, key=lambda c: c.prior)
+
+
+@pytest.mark.parametrize(
+    ("question", "prefix"),
+    [
+        ("Which stocks have tickers starting with 60?", ("ticker", "60")),
+        ("代码以6开头的公司有几家", ("code", "6")),
+        ("list names whose code begins with 00", ("code", "00")),
+        ("300打头的股票", ("code", "300")),
+    ],
+)
+def test_code_prefix(question: str, prefix: tuple[str, str]) -> None:
+    f = frame(question)
+    assert f.prefix == prefix
+    c = best(question)
+    assert "STARTS WITH $pfx" in c.cypher
+    assert c.params["pfx"] == prefix[1]
+    assert not f.units.comparisons or "$c0" not in c.cypher  # the digits are no threshold
+
+
+@pytest.mark.parametrize(
+    ("question", "ids", "member"),
+    [
+        ("which has more companies, the insurance or the liquor industry", 2, "Company"),
+        ("美国财政部和财政部谁发行的债券更多", 2, "Bond"),
+        ("Between Fed and PBOC, who sets fewer policy rates?", 2, "Indicator"),
+    ],
+)
+def test_which_named_group_has_more_members(question: str, ids: int, member: str) -> None:
+    c = best(question)
+    assert "g.id IN $gids" in c.cypher
+    assert len(c.params["gids"]) == ids
+    assert f"(t:{member})" in c.cypher
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("average us2y 17-19 Nov", "2026-11-17", "2026-11-20"),
+        ("cn10y high 17th through 19th November", "2026-11-17", "2026-11-20"),
+        ("11月17-19日 DR007 均值", "2026-11-17", "2026-11-20"),
+        ("2-4 September 2025 close", "2025-09-02", "2025-09-05"),
+    ],
+)
+def test_day_ranges_with_the_month_after_both_days(question: str, start: str, end: str) -> None:
+    win = parse(question, NOW).time
+    assert win is not None and win.start_ms is not None and win.end_ms is not None
+    assert datetime.fromtimestamp(win.start_ms / 1000, UTC).date().isoformat() == start
+    assert datetime.fromtimestamp(win.end_ms / 1000, UTC).date().isoformat() == end
+
+
+@pytest.mark.parametrize(
+    ("question", "negated"),
+    [
+        ("banks excluding ICBC", "601398.SH"),
+        ("AI names besides Nvidia", "NVDA"),
+    ],
+)
+def test_negation_words_as_stemmed(question: str, negated: str) -> None:
+    assert negated in frame(question).negated
