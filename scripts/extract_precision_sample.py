@@ -4,7 +4,9 @@ The fast path runs over the market corpus's dev 10-K sections (the filer from th
 index as ``company``, as the product reads a filing) and its dev 8-Ks; table facts
 (``table:*``) and FOMC statements are left out, so the sample is the prose facts of
 filings, the weak part. ``--seed`` draws the sample (write it down: a sample one tuned
-on is no honest figure; draw a fresh one with a new seed after changing the rules).
+on is no honest figure; draw a fresh one with a new seed after changing the rules, with
+``--exclude`` naming the tuning sample's ``--sample-json``, so none of its sentences is drawn
+again).
 Each fact is printed with its rule, the attributes a judge checks (value, unit, period,
 kind) and its evidence sentence. ``--json`` writes every sentence fact (not only the
 sample) for comparing two versions of the rules with ``--compare OLD.json``.
@@ -61,6 +63,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--json", default="", help="write every sentence fact to this file")
     ap.add_argument("--compare", default="", help="a --json file of another version")
+    ap.add_argument("--sample-json", default="", help="write the drawn sample to this file")
+    ap.add_argument(
+        "--exclude", default="", help="a --sample-json file: its sentences are not drawn again"
+    )
     args = ap.parse_args()
     if not (DEFAULT_CORPUS / "sec_10k").is_dir():
         raise SystemExit(f"{DEFAULT_CORPUS} is absent (../shared/data)")
@@ -77,7 +83,13 @@ def main() -> None:
                 print(f"{tag} {f['rule']} | {f['head']} | {f['relation']} | {f['tail']} "
                       f"{f['attrs']} || {f['evidence'][:200]}")  # fmt: skip
         return
+    if args.exclude:
+        seen = {(f["doc"], f["evidence"]) for f in json.loads(Path(args.exclude).read_text())}
+        facts = [f for f in facts if (f["doc"], f["evidence"]) not in seen]
+        print(f"{len(facts)} facts from sentences not in {args.exclude}")
     sample = random.Random(args.seed).sample(facts, min(args.n, len(facts)))
+    if args.sample_json:
+        Path(args.sample_json).write_text(json.dumps(sample, ensure_ascii=False, indent=1) + "\n")
     for i, f in enumerate(sample, 1):
         print(f"[{i}] {f['rule']} | {f['head']} | {f['relation']} | {f['tail']} {f['attrs']}")
         print(f"     {f['doc']}: {f['evidence'][:400]}")

@@ -64,7 +64,7 @@ FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 # issues whose candidate the corrector drops
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
-    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner", "change_as_level",
+    "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner", "effect_as_level",
     "comparison_period", "not_a_name",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
@@ -547,8 +547,10 @@ class Verifier:
     @staticmethod
     def _figure_read(cands: list[Candidate], text: str, ctx: DocContext) -> list[Issue]:
         """A DISCLOSES figure read against its sentence (10-K prose, releases):
-        a change stored as the level ("Revenue increased $13.6 billion", "an increase in
-        operating income of $3.7 billion") -> ``change_as_level`` (dropped); the period of
+        a change stored as the level ("Revenue increased $13.6 billion") -> ``change_as_level``
+        (kept as a change: ``measure`` change); the effect of something on a metric ("the
+        effect ... was an increase in operating income of $3.7 billion") ->
+        ``effect_as_level`` (dropped: neither the level nor the period's change); the period of
         the comparison ("grew 14% from $18.7 billion in fiscal 2022 to ...") given to the
         fact -> ``comparison_period`` (dropped); a quarter without its year ("Q4") or a
         "Fourth-quarter revenue" with only the year -> ``period_incomplete`` (the year of
@@ -565,13 +567,16 @@ class Verifier:
                 fig = re.escape(raw)
                 if re.search(
                     rf"\b(?:{CHANGE_VERB}|up|down)\s+(?:by\s+)?(?:approximately\s+)?{fig}", sent
-                ) or re.search(
+                ):
+                    out.append(Issue(i, "change_as_level", raw))
+                    continue
+                if re.search(
                     rf"\b{CHANGE_NOUN}\s+(?:in|to|on)\s+{_BEFORE_LISTED}"
                     rf"(?:[\w-]+\s+(?:and|&)\s+)?{tail}\s+of\s+(?:approximately\s+)?{fig}",
                     sent,
                     re.I,
                 ):
-                    out.append(Issue(i, "change_as_level", raw))
+                    out.append(Issue(i, "effect_as_level", raw))
                     continue
             span = text[c.start : c.end]
             said = span if Verifier._names_period(span, period) else sent
@@ -869,6 +874,9 @@ class Verifier:
                 else:
                     c.props["value"] = level.group(1)
                     stats.repaired["change_as_value"] += 1
+            elif rule == "change_as_level":  # "Revenue increased $13.6 billion": a change
+                c.props["measure"] = "change"
+                stats.repaired["change_as_level"] += 1
             elif rule == "period_incomplete":  # "Q4" -> "2022-Q4" from the header's year
                 year = _YEAR.search(f"{ctx.title}\n{text[:HEADER_CHARS]}")
                 q = _QUARTER_ONLY.match(issue.detail) or _QUARTER_NAME.match(c.tail)
