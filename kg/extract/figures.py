@@ -262,7 +262,8 @@ DAY_KINDS = frozenset(
 )  # the document's day before the header's
 _MOVE_WORDS = re.compile(
     r"^(?:grew|increased|decreased|rose|fell|declined|jumped|dropped|climbed|surged|slipped|"
-    r"up|down|improved|expanded|contracted)$",
+    r"up|down|improved|expanded|contracted|slid|dipped|tumbled|plunged|soared|advanced|eased|"
+    r"sank|edged\s+(?:up|down|higher|lower))$",
     re.I,
 )
 

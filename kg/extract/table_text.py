@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from kg.extract.table_periods import parse_period
 from kg.extract.tables import parse_amount
@@ -220,6 +221,33 @@ def _head_cells(cells: list[_Span]) -> bool:
     )
 
 
+def _year_head(cells: list[_Span]) -> bool:
+    """A column line of bare years after a label cell that is no row label ("(dollars in
+    millions)   2025   2024", "   2025   2024"): consecutive years, each a cell of its own."""
+    if len(cells) < 3 or not _SCALE_LABEL.search(cells[0].text):
+        return False
+    years = [c.text for c in cells[1:]]
+    if not all(re.fullmatch(r"(?:19|20)\d{2}", y) for y in years):
+        return False
+    nums = [int(y) for y in years]
+    return all(abs(a - b) == 1 for a, b in pairwise(nums))
+
+
+_SCALE_LABEL = re.compile(r"^\(?.{0,20}\bin\s+(?:thousands|millions|billions)\b|^\(?\$", re.I)
+
+
+def _under_columns(cells: list[_Span], cols: list[_Span]) -> bool:
+    """A header line's continuation: words (no amount) each under a column, none in the
+    label column ("% of" over "net sales")."""
+    return bool(cells) and all(
+        c.start >= cols[0].start - 4
+        and re.search(r"[A-Za-z]", c.text) is not None
+        and not _is_amount(c.text)
+        and len(c.text) <= 40
+        for c in cells
+    )
+
+
 def _nearest(cell: _Span, cols: list[_Span]) -> int:
     """The column a cell sits under: amounts are right-aligned, headers may be centred."""
     return min(
@@ -285,6 +313,9 @@ def _aligned_block(
         cells = line_cells[k]
         if not cells or _CJK.search(lines[k]) or (len(cells) == 1 and len(cells[0].text) > 80):
             return None
+        if _year_head(cells):  # "(dollars in millions)   2025   2024": years, not amounts
+            head_at = k
+            break
         if len(cells) > 1 and _amount_row(cells) is None:
             data = cells[1:] if not _head_cells(cells[:1]) else cells
             if _head_cells(data) and any(parse_period(c.text) for c in data):
@@ -316,10 +347,18 @@ def _aligned_block(
             row[_nearest(c, cols) + 1] = c.text  # "Domestic" / "International"
         header.append(row)
     header.append([label_head, *(c.text for c in cols)])
+    j = head_at + 1
+    # a header of two lines ("% of" over "net sales"): words only, under the columns
+    while j < min(head_at + 3, len(lines)) and _under_columns(line_cells[j], cols):
+        row = [""] * width
+        for c in line_cells[j]:
+            n = _nearest(c, cols) + 1
+            row[n] = f"{row[n]} {c.text}".strip()
+        header.append(row)
+        j += 1
     body: list[list[str]] = []
     amount_rows = 0
     section: tuple[int, str] | None = None  # (indent, heading) of the rows indented under it
-    j = head_at + 1
     while j < len(lines):
         line = lines[j]
         cells = line_cells[j]

@@ -48,7 +48,7 @@ _ROW_TAG = re.compile(r"<tr[^>]*>(.*?)</tr>", re.I | re.S)
 _CAPTION_TAG = re.compile(r"<caption[^>]*>(.*?)</caption>", re.I | re.S)
 _TAGS = re.compile(r"<[^>]+>")
 _AMOUNT = re.compile(
-    r"^(?P<neg1>\()?\s*(?P<neg2>[-−–])?\s*(?P<cur>US\$|\$|€|£|¥|RMB|USD)?\s*(?P<neg3>[-−–])?\s*\(?"
+    r"^(?P<neg1>\()?\s*(?:\+|(?P<neg2>[-−–]))?\s*(?P<cur>US\$|\$|€|£|¥|RMB|USD)?\s*(?P<neg3>[-−–])?\s*\(?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*(?P<suffix>%|bps?|x|pts?|points?)?"
     r"\s*(?P<close>\))?\s*(?P<suffix2>%|bps?)?$",
     re.I,
@@ -448,6 +448,10 @@ def _row_unit(label: str, v: TableVocab) -> str:
 
 
 _PARENS = re.compile(r"\([^)]*\)")
+_PER_UNIT_ROW = re.compile(  # "Revenue per hundredweight", "Average charter rate per day"
+    r"\bper\s+(?!(?:basic\s+|diluted\s+|common\s+)?share\b)[a-z][a-z-]*", re.I
+)
+_ROW_UNIT_PAREN = re.compile(r"\([^()]{1,20}\)\s*$")  # "Revenue (GBP m)", "EBIT (€m)"
 _ROW_SCALE = re.compile(r"\s*\((?:[$€£¥]\s*)?in\s+(?:thousands|millions|billions)\)", re.I)
 MAX_TITLE_WORDS = 6
 
@@ -575,8 +579,12 @@ def read_table(
             continue
         row_unit = _row_unit(label, v)
         row_scale = _scale(label, v)  # "Revenue (in thousands)": the row states its own
-        if row_scale:
+        paren = _ROW_UNIT_PAREN.search(label)  # "Revenue (GBP m)": its currency too
+        row_currency = _currency(paren.group(0), v) if paren else ""
+        if row_scale or row_currency:
             label = _ROW_SCALE.sub("", label).strip() or label
+            if paren and row_currency:
+                label = label.replace(paren.group(0), "").strip() or label
         instant = out.statement == "balance_sheet" or bool(instant_re and instant_re.search(label))
         metric = _metric_name(label, section, v, repeated=labels[label.casefold()] > 1)
         if title and not _names_a_metric(label, v):
@@ -594,7 +602,13 @@ def read_table(
                 out.dropped[Drop.PERIOD_UNKNOWN] += 1
                 continue
             unit, value = _unit_value(
-                amount, col, row_unit, row_scale or table_scale, except_per_share, table_currency
+                amount,
+                col,
+                row_unit,
+                row_scale or table_scale,
+                except_per_share,
+                row_currency or table_currency,
+                bool(_PER_UNIT_ROW.search(label)),
             )
             if cents and unit.endswith("/share"):
                 value = round(value / 100, 6)  # "EPS (cents)": base unit is the currency
@@ -672,8 +686,11 @@ def _unit_value(
     scale: float | None,
     except_per_share: bool,
     currency: str,
+    rate_row: bool = False,
 ) -> tuple[str, float]:
-    """(unit, value in base units), or (drop reason, 0)."""
+    """(unit, value in base units), or (drop reason, 0). ``rate_row``: the row is an amount
+    per unit of something other than a share ("Revenue per container"): its currency
+    cells are read as written, never scaled by the table's "(in millions)"."""
     if col.kind == "bp_change" or a.bp:
         return "bp", a.value
     if col.kind == "pct_change" or a.percent or (col.percent and col.kind != "change_amount"):
@@ -681,6 +698,8 @@ def _unit_value(
     if row_unit == "%":
         return "%", a.value
     cur = currency or a.currency  # the table's stated currency over a cell's bare sign
+    if rate_row and cur and a.currency:  # "$ 32.47" per hundredweight: a rate, no scale
+        return cur, a.value
     if row_unit == "USD/share":
         return (f"{cur}/share", a.value) if cur else (Drop.UNIT_UNKNOWN, 0.0)
     if row_unit == "shares" and not a.currency and scale is None:
