@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 # The dashboard page and the health check a client opens first, then the questions.
 WARM_GETS = ("/health", "/")
 FIND_TIMEOUT_S = 5.0  # uvicorn listens right after the lifespan start-up returns
+PROBE_TIMEOUT_S = 2.0  # a listening socket of this process that is not our server
 
 
 def listening_urls() -> list[str]:
@@ -51,7 +52,7 @@ async def own_client(app: Any, instance: str, headers: dict[str, str]) -> httpx.
         for url in await asyncio.to_thread(listening_urls):
             client = httpx.AsyncClient(base_url=url, headers=headers, timeout=30)
             try:
-                r = await client.get("/health")
+                r = await client.get("/health", timeout=PROBE_TIMEOUT_S)
                 if r.status_code == 200 and r.json().get("instance") == instance:
                     return client
             except (httpx.HTTPError, ValueError):
