@@ -60,6 +60,7 @@ class QuantityVocab(BaseModel):
     currencies: dict[str, str] = Field(min_length=1)
     ambiguous_signs: dict[str, AmbiguousSign] = Field(default_factory=dict)
     unit_aliases: dict[str, str] = Field(default_factory=dict)
+    measure_units: list[str] = Field(default_factory=list)  # not counts: tons, miles, x
 
     @field_validator("scales")
     @classmethod
@@ -133,11 +134,21 @@ def currency_words() -> list[str]:
 
 
 def canonical_unit(unit: str, context: str = "") -> str:
-    """A unit's comparable name: 'USD' / '$' / 'dollars' -> usd; 'USD/share' -> usd/share;
-    '%' / 'percent' -> %; '亿元' -> cny; '¥' by its context."""
+    """A unit's comparable name: 'USD' / '$' / 'dollars' -> usd; 'USD/share' = 'USD per
+    share' -> usd/share; '%' / 'percent' -> %; '亿元' -> cny; '¥' by its context; a plural
+    noun that is no measure ('homes', 'vehicles', 'stores') -> count."""
     u = " ".join(str(unit).casefold().split())
+    u = re.sub(r"\s+per\s+(?:diluted\s+|basic\s+)?share$", "/share", u)
     base, _, per = u.partition("/")
     base = base.strip()
+    v = vocab()
     code = currency_of(base, context)
-    name = code.casefold() if code else vocab().unit_aliases.get(base, base)
+    name = code.casefold() if code else v.unit_aliases.get(base, base)
+    if (
+        not code
+        and base not in v.unit_aliases
+        and base not in v.measure_units
+        and re.fullmatch(r"[a-z][a-z-]*s", base)
+    ):
+        name = "count"  # "homes", "vehicles", "restaurants": a count of things
     return f"{name}/share" if per.strip() in ("share", "sh") else name

@@ -27,6 +27,9 @@ def test_vocab_loads_and_every_reader_shares_it() -> None:
     assert extract_numbers("净投放1200亿")[0][0].value == pytest.approx(1.2e11)
     assert gold_unit("亿元") == canonical_unit("RMB") == "cny"
     assert canonical_unit("USD/share") == "usd/share" and canonical_unit("基点") == "bp"
+    assert canonical_unit("USD per share") == canonical_unit("EUR/share").replace("eur", "usd")
+    assert canonical_unit("homes") == canonical_unit("count") == "count"
+    assert canonical_unit("tons") == "tons" and canonical_unit("x") == "x"
 
 
 def _write(tmp_path: Path, **change: object) -> Path:
