@@ -59,6 +59,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec
+from prometheus_client import Counter as MetricCounter
 from prometheus_client import Histogram
 
 from core import metrics
@@ -71,7 +72,17 @@ from streams.publisher import Ack, deferred_acks, settle
 log = logging.getLogger(__name__)
 REBUILD_BACKOFF_MAX_S = 30.0  # between rebuilds of a consumer that keeps failing fatally
 COMMIT_EVERY_S = 0.1  # the most often a lane sends a commit
-MAX_UNACKED = 8  # an agent's batches whose outputs await the broker's acknowledgement
+# An agent's batches whose outputs await the broker's acknowledgement. At 1,000 events/s
+# the lane hands out batches of 2-20 records, so the former 8 were 10-30 ms of input: any
+# slower acknowledgement (a busy broker, its collector) stopped the agent, graph writes
+# included, for the rest of it (issue 31: 450 ms once). Under load batches are large and
+# the lane's own bound (``streams.lane_max_in_flight`` records) binds first.
+MAX_UNACKED = 64
+ACK_WAIT = MetricCounter(
+    "livekg_lane_ack_wait_seconds",
+    "Time a lane agent stopped because MAX_UNACKED batches awaited acknowledgement",
+    ["agent"],
+)
 
 
 class ConsumerFailed(Exception):
@@ -403,9 +414,12 @@ class _RouteWorker:
             await self.wake.wait()
             self.wake.clear()
             while self.parts:
-                while len(self.unacked) >= MAX_UNACKED:
-                    self.unacked_changed.clear()
-                    await self.unacked_changed.wait()
+                if len(self.unacked) >= MAX_UNACKED:
+                    waited = time.perf_counter()
+                    while len(self.unacked) >= MAX_UNACKED:
+                        self.unacked_changed.clear()
+                        await self.unacked_changed.wait()
+                    ACK_WAIT.labels(self.route.agent).inc(time.perf_counter() - waited)
                 tickets: list[_Ticket] = []
                 batch: list[Inbound] = []
                 while self.parts and (

@@ -13,7 +13,7 @@ from core.errors import ServiceUnavailable
 from core.records import DeadLetter, IndicatorTick, RawNews
 from core.runtime_state import Endpoints
 from core.settings import Settings
-from streams import publisher
+from streams import lanes, publisher
 from streams.context import Route, WorkerContext
 from streams.lanes import CommitTracker, Lane, _commit, _RouteWorker
 from streams.processors import PROCESSORS, enabled
@@ -273,3 +273,77 @@ def test_revoke_waits_for_batches_in_flight_and_commits_only_revoked_partitions(
     ln._on_lost(c, [TopicPartition("p.raw.news", 1)])  # type: ignore[arg-type]
     assert len(c.commits) == 1
     assert ln._tracker.take_finished(None) == {}  # the lost partition's offset is forgotten
+
+
+def _unacked_agent(
+    tracker: CommitTracker,
+) -> tuple[_RouteWorker, list[int], dict[int, asyncio.Future[None]]]:
+    """An agent whose every output waits for an acknowledgement the test gives."""
+    handled: list[int] = []
+    acks: dict[int, asyncio.Future[None]] = {}
+
+    async def run(items: Sequence[Inbound]) -> None:
+        for i in items:
+            handled.append(i.offset)
+            fut = acks.setdefault(i.offset, asyncio.get_running_loop().create_future())
+            deferred = publisher._DEFERRED.get()
+            if deferred is not None:
+                deferred.append(lambda fut=fut: fut)
+
+    return (
+        _RouteWorker(Route(agent="acks", sources=["x"], run=run), 1, tracker.finish),
+        handled,
+        acks,
+    )
+
+
+async def test_small_batches_go_on_while_their_outputs_await_acknowledgement() -> None:
+    """At 1,000 events/s batches hold a few records: 20 of them awaiting the broker's
+    acknowledgement do not stop the agent (8 did: issue 31's tail), and none is
+    committable before its acknowledgement."""
+    tracker = CommitTracker()
+    w, handled, acks = _unacked_agent(tracker)
+    tasks = w.tasks("ingest")
+    try:
+        for o in range(20):
+            item = Inbound(topic="x", value=b"", key=None, partition=0, offset=o)
+            w.put(tracker.open({("x", 0): o + 1}, 1, 1), [item])
+        await wait_until(lambda: len(handled) == 20)
+        assert tracker.take_unsent() == {}
+        for fut in acks.values():
+            fut.set_result(None)
+        await wait_until(lambda: tracker.records == 0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert handled == list(range(20))
+    assert tracker.take_unsent() == {("x", 0): 20}
+
+
+async def test_an_agent_stops_at_max_unacked_and_counts_the_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lanes, "MAX_UNACKED", 2)
+    before = lanes.ACK_WAIT.labels("acks")._value.get()
+    tracker = CommitTracker()
+    w, handled, acks = _unacked_agent(tracker)
+    tasks = w.tasks("ingest")
+    try:
+        for o in range(3):
+            item = Inbound(topic="x", value=b"", key=None, partition=0, offset=o)
+            w.put(tracker.open({("x", 0): o + 1}, 1, 1), [item])
+        await wait_until(lambda: handled == [0, 1])
+        await asyncio.sleep(0.05)
+        assert handled == [0, 1]  # the third waits for an acknowledgement
+        acks[0].set_result(None)
+        await wait_until(lambda: handled == [0, 1, 2])
+        for fut in acks.values():
+            if not fut.done():
+                fut.set_result(None)
+        await wait_until(lambda: tracker.records == 0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert lanes.ACK_WAIT.labels("acks")._value.get() > before
