@@ -47,6 +47,7 @@ from kg.store import GraphStore, open_store
 from ops.bench.reference import bare_falkordb_runner, broker_rate
 from ops.runtime import spawn_worker, stop_pid
 from streams.admin import create_topics
+from streams.lag import LagProbe
 from streams.normalize import normalize
 
 INDICATORS = ["CN10Y", "CN1Y", "SHIBOR_ON", "SHIBOR_3M", "DR007", "US10Y", "US2Y", "US5Y"]
@@ -144,6 +145,27 @@ async def _wait_for(store: GraphStore, target: int, limit_s: float) -> float:
             return time.perf_counter()
         await asyncio.sleep(0.02)
     raise TimeoutError(f"only {await _count(store)} of {target} events reached the graph")
+
+
+def wait_drained(settings: Settings, ep: Endpoints, limit_s: float = 30.0) -> float | None:
+    """Seconds until every lane's group has committed up to the log end of the bench's
+    input topics (raw.news, raw.ticks, docs.clean): the burst fully done (outputs
+    acknowledged, offsets committed), not only in the graph, so that the steady phase
+    does not measure the burst's tail. None if it was not within ``limit_s``."""
+    prefix = settings.kafka.topic_prefix
+    topics = [f"{prefix}{t}" for t in ("raw.news", "raw.ticks", "docs.clean")]
+    groups = {f"{settings.kafka.consumer_group}.{lane}": topics
+              for lane in sorted(set(settings.streams.lanes.values()))}  # fmt: skip
+    probe = LagProbe(ep.kafka_bootstrap, groups)
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < limit_s:
+            if not any(probe.measure().values()):
+                return round(time.monotonic() - started, 3)
+            time.sleep(0.05)
+        return None
+    finally:
+        probe.close()
 
 
 async def _latencies(store: GraphStore, since_ms: int) -> dict[str, np.ndarray]:
@@ -312,6 +334,17 @@ def _batch_diff(
     return out
 
 
+def cpu_pressure_us() -> float | None:
+    """Linux pressure stall information: microseconds in which at least one runnable task
+    waited for a CPU (``/proc/pressure/cpu``, ``some total``); None where unavailable."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as fh:
+            first = fh.readline().split()
+    except OSError:
+        return None
+    return next((float(f[6:]) for f in first if f.startswith("total=")), None)
+
+
 def _cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
     """User+system CPU of each process and its children (noida-db runs a child binary)."""
     out: dict[str, float] = {}
@@ -468,15 +501,18 @@ async def _phases(
         cpu1 = _cpu_seconds(pids)
         cpu = {k: round(cpu1[k] - cpu0[k], 3) for k in cpu1 if k in cpu0}
         worker_cpu = sum(v for k, v in cpu.items() if k.startswith("worker"))
+        drain_s = await asyncio.to_thread(wait_drained, settings, ep)
 
         steady = synthetic_events(steady_events, mix, seed=2)
         since_ms = int(time.time() * 1000)
         since = time.time()
+        pressure0 = cpu_pressure_us()
         batches0 = await _batch_metrics(metrics_url)
         steady_cpu0 = _cpu_seconds(pids)
         await asyncio.to_thread(produce_stamped, prod, prefix, steady, rate)
         await _wait_for(store, done + steady_events, limit_s)
         until = time.time()
+        pressure1 = cpu_pressure_us()
         steady_cpu1 = _cpu_seconds(pids)
         batches1 = await _batch_metrics(metrics_url)
         steady_batches = _batch_diff(batches0, batches1)
@@ -494,6 +530,8 @@ async def _phases(
         "events_per_s": round(events / burst_s, 1),
         "burst_seconds": round(burst_s, 3),
         "steady_rate": rate,
+        # after the burst was in the graph, until the lanes had committed all of it
+        "burst_drain_s": drain_s,
         "steady_events": int(lat.size),
         "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
         "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
@@ -523,6 +561,13 @@ async def _phases(
             k: round(steady_cpu1[k] - steady_cpu0[k], 3) for k in steady_cpu1 if k in steady_cpu0
         },
         "load_avg_1m": round(os.getloadavg()[0], 2),
+        # share of the steady phase in which some runnable task of the machine waited for a
+        # CPU (Linux PSI): the noise a shared machine adds to the latency figures
+        "steady_cpu_pressure": (
+            round((pressure1 - pressure0) / 1e6 / (until - since), 3)
+            if pressure0 is not None and pressure1 is not None
+            else None
+        ),
         "partitions": settings.kafka.topic_partitions,
     }
 
