@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from kg.extract.table_periods import parse_period
+from kg.extract.table_periods import parse_period, parse_span
 from kg.quantities import currency_of
 from kg.quantities import scale as scale_factor
 
@@ -129,6 +129,8 @@ def normalise_period(text: str) -> str:
     """A period's canonical label (FY2023, 2024-Q3, 3M to 2024-06-30, 2024-H1), or the text
     itself (casefolded, whitespace collapsed) when it names none ``parse_period`` reads."""
     t = " ".join((text or "").split())
+    if (span := parse_span(t)) is not None:  # "Nov. 3 - Nov. 30, 2024", "October 2024"
+        return span.label
     t = re.sub(r"\b(?:in|for|during)\s+(?=(?:calendar\s+)?\d{4})", "", t, flags=re.I)
     t = re.sub(r"\b(?P<a>FY|F)\s?'?(?P<y>\d{2,4})\s*Q(?P<q>[1-4])\b", r"Q\g<q> FY\g<y>", t)
     t = re.sub(r"\b(?P<h>[12])H\s?(?P<y>\d{2,4})\b", r"H\g<h> \g<y>", t)

@@ -225,3 +225,55 @@ def change_pair(header: str, fye: FiscalYearEnd | None = None) -> tuple[Period, 
     if not a or not b or a.end == b.end:
         return None
     return (a, b) if a.end > b.end else (b, a)
+
+
+_MON_RE = r"(?P<{g}>[A-Za-z]{{3,9}})\.?"
+_RANGE = re.compile(
+    r"^\s*" + _MON_RE.format(g="m1") + r"\s+(?P<d1>\d{1,2})(?:,\s*(?P<y1>(?:19|20)\d{2}))?"
+    r"\s*(?:-|–|—|to|through)\s*(?:" + _MON_RE.format(g="m2") + r"\s+)?(?P<d2>\d{1,2}),?\s*"
+    r"(?P<y2>(?:19|20)\d{2})\s*$"
+)
+_MONTH_YEAR = re.compile(r"^\s*" + _MON_RE.format(g="m") + r",?\s+(?P<y>(?:19|20)\d{2})\s*$")
+
+
+_ISO_SPAN = re.compile(
+    r"^\s*(?P<y>\d{4})-(?P<m>\d{2})(?:-(?P<d>\d{2})\s+to\s+(?P<e>\d{4}-\d{2}-\d{2}))?\s*$"
+)
+
+
+def parse_span(text: str) -> Period | None:
+    """A row label naming a stretch of days (an issuer-purchases table's "October 2024",
+    "Nov. 3 - Nov. 30, 2024", "Dec. 29, 2024 - Feb. 1, 2025", "Oct. 1-31, 2024"): its first
+    and last day, labelled "2024-11-03 to 2024-11-30"; None for anything else."""
+    iso = _ISO_SPAN.match(text or "")
+    if iso:  # our own label, or a year-month ("2024-10")
+        y, mo = int(iso.group("y")), int(iso.group("m"))
+        if not 1 <= mo <= 12:
+            return None
+        if not iso.group("d"):
+            start, end = date(y, mo, 1), date(y, mo, _last_day(y, mo))
+            return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)
+        try:
+            start, end = date.fromisoformat(iso.group(0)[:10]), date.fromisoformat(iso.group("e"))
+        except ValueError:
+            return None
+        return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)
+    m = _MONTH_YEAR.match(text or "")
+    if m and (mon := MONTHS.get(m.group("m").lower())):
+        y = int(m.group("y"))
+        start, end = date(y, mon, 1), date(y, mon, _last_day(y, mon))
+    else:
+        m = _RANGE.match(text or "")
+        if not m:
+            return None
+        m1 = MONTHS.get(m.group("m1").lower())
+        m2 = MONTHS.get((m.group("m2") or m.group("m1")).lower())
+        y2 = int(m.group("y2"))
+        y1 = int(m.group("y1") or y2)
+        if not m1 or not m2:
+            return None
+        s, e = _safe_date(y1, m1, int(m.group("d1"))), _safe_date(y2, m2, int(m.group("d2")))
+        if s is None or e is None or not s < e or (e - s).days > 120:
+            return None
+        start, end = s, e
+    return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-from kg.extract.table_periods import parse_period
+from kg.extract.table_periods import parse_period, parse_span
 from kg.extract.tables import parse_amount
 
 MAX_SCAN_LINES = 40
@@ -221,6 +221,21 @@ def _head_cells(cells: list[_Span]) -> bool:
     )
 
 
+def _span_head(line_cells: list[list[_Span]], k: int) -> bool:
+    """A column line of words over rows whose labels are stretches of days (an issuer
+    purchases table: "Period | Total Shares Purchased | Average Price Paid per Share" over
+    "October 2024", "Nov. 3 - Nov. 30, 2024" ...): the periods are the rows."""
+    cells = line_cells[k]
+    if len(cells) < 3 or any(_is_amount(c.text) for c in cells):
+        return False
+    spans = 0
+    for row in line_cells[k + 1 : k + 8]:
+        got = _amount_row(row) if row else None
+        if got and parse_span(got[0]) is not None:
+            spans += 1
+    return spans >= MIN_ALIGNED_ROWS
+
+
 def _year_head(cells: list[_Span]) -> bool:
     """A column line of bare years after a label cell that is no row label ("(dollars in
     millions)   2025   2024", "   2025   2024"): consecutive years, each a cell of its own."""
@@ -313,8 +328,8 @@ def _aligned_block(
         cells = line_cells[k]
         if not cells or _CJK.search(lines[k]) or (len(cells) == 1 and len(cells[0].text) > 80):
             return None
-        if _year_head(cells):  # "(dollars in millions)   2025   2024": years, not amounts
-            head_at = k
+        if _year_head(cells) or _span_head(line_cells, k):
+            head_at = k  # bare years over the columns, or the rows are the periods
             break
         if len(cells) > 1 and _amount_row(cells) is None:
             data = cells[1:] if not _head_cells(cells[:1]) else cells
@@ -346,15 +361,15 @@ def _aligned_block(
         for c in groups if len(groups) > 1 else []:
             row[_nearest(c, cols) + 1] = c.text  # "Domestic" / "International"
         header.append(row)
-    header.append([label_head, *(c.text for c in cols)])
+    column_line = [label_head, *(c.text for c in cols)]
+    header.append(column_line)
     j = head_at + 1
-    # a header of two lines ("% of" over "net sales"): words only, under the columns
+    # a header of two lines ("% of" over "net sales", "Total Number of" over "Shares
+    # Purchased"): words only, under the columns, read into the column's own cell
     while j < min(head_at + 3, len(lines)) and _under_columns(line_cells[j], cols):
-        row = [""] * width
         for c in line_cells[j]:
             n = _nearest(c, cols) + 1
-            row[n] = f"{row[n]} {c.text}".strip()
-        header.append(row)
+            column_line[n] = f"{column_line[n]} {c.text}".strip()
         j += 1
     body: list[list[str]] = []
     amount_rows = 0

@@ -31,6 +31,7 @@ from kg.extract.table_periods import (
     change_pair,
     fiscal_year_end,
     parse_period,
+    parse_span,
 )
 from kg.extract.table_vocab import TableVocab, vocab
 from kg.extract.types import Candidate, Component, DocContext
@@ -523,6 +524,9 @@ def read_table(
     header = _align_header(frame.header, width)
     cols = _columns(header, width, fye, v)
     if not any(c.period for c in cols):
+        if _period_rows(frame) >= 2:  # "October 2024 | 410,225 | $ 141.18": rows are periods
+            _read_period_rows(out, frame, header, ctx, v, around, header_text, span)
+            return out
         out.dropped[Drop.NO_HEADER] += len(amounts)
         return out
     out.columns = cols
@@ -677,6 +681,82 @@ def fold_changes(cands: list[Candidate]) -> list[Candidate]:
         if prior and len(tp) < MAX_FACT_PROPS:
             tp.setdefault("compared_to", prior)
     return kept
+
+
+def _period_rows(frame: _Frame) -> int:
+    return sum(1 for r in frame.body if r and parse_span(strip_footnotes(r[0].text)))
+
+
+_COLUMN_NAME_CUT = re.compile(
+    r"^(?:total\s+number\s+of\s+|number\s+of\s+|total\s+|approximate\s+)|"
+    r"\s+(?:as\s+part\s+of|that\s+may|under\s+the)\b.*$|\s*\([^)]*\)\s*$",
+    re.I,
+)
+
+
+def _column_name(text: str) -> str:
+    """A column header as a metric name the verifier keeps (five words at most, words of
+    the header): "Total Number of Shares Purchased as Part of Publicly Announced Plans" ->
+    "Shares Purchased"; "Dollar Value Remaining (in millions)" -> "Dollar Value Remaining"."""
+    name = " ".join(text.split())
+    for _ in range(3):
+        cut = _COLUMN_NAME_CUT.sub("", name).strip()
+        if cut == name:
+            break
+        name = cut
+    return name if 0 < len(name.split()) <= 5 else ""
+
+
+def _read_period_rows(
+    out: TableRead,
+    frame: _Frame,
+    header: list[list[str]],
+    ctx: DocContext,
+    v: TableVocab,
+    around: str,
+    header_text: str,
+    span: tuple[int, int],
+) -> None:
+    """A table whose rows are the periods (an issuer-purchases table: "October 2024 |
+    410,225 | $ 141.18 | $ 1,071"): one fact per row and column, the column's header its
+    metric, the row's stretch of days its period. A "Total" row has no period of its own
+    and gives nothing; share counts are read as written (these tables print them whole)."""
+    line = max(header, key=lambda h: len({t for t in h[1:] if t})) if header else []
+    table_scale = _scale(around, v)  # a column's own "(in millions)" is that column's
+    table_currency = _currency(f"{around} {header_text}", v)
+    for row in frame.body:
+        if not row:
+            continue
+        period = parse_span(strip_footnotes(row[0].text))
+        cells = [(j, c, parse_amount(c.text)) for j, c in enumerate(row[1:], start=1)]
+        if period is None:
+            out.dropped[Drop.PERIOD_UNKNOWN] += sum(1 for _, _, a in cells if a)
+            continue
+        for j, cell, amount in cells:
+            head = line[j] if j < len(line) else ""
+            metric = _column_name(strip_footnotes(head, v))
+            if amount is None or not metric:
+                if amount is not None:
+                    out.dropped[Drop.NO_ROW_LABEL] += 1
+                continue
+            row_unit = _row_unit(head, v) or (
+                "shares" if re.search(r"\bshares\b", head, re.I) else ""
+            )
+            scale = _scale(head, v) or table_scale
+            if row_unit == "shares" and not amount.currency and scale is None:
+                scale = 1.0  # "410,225" shares: whole counts
+            col = Column(j, head, "value", period)
+            unit, value = _unit_value(
+                amount, col, row_unit, scale, False, amount.currency or table_currency
+            )
+            if unit in (Drop.UNIT_UNKNOWN, Drop.SCALE_UNKNOWN):
+                out.dropped[unit] += 1
+                continue
+            out.candidates.append(
+                _candidate(
+                    ctx, metric, metric, "", out.statement, col, cell, row, value, unit, span
+                )
+            )
 
 
 def _unit_value(

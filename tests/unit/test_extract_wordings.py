@@ -20,6 +20,9 @@ Written after reading blind_docs_dev2's errors (06:00 UTC, first run at 1799221)
      each, "+3.5%" cells and a row's own "(GBP m)": 2 of 6
   K7 news: "slipped to", "edged up to", "Provisions for loan losses", "tier 1 ratio",
      "organic sales growth of", "Turnover reached EUR ...": 0 of 8
+  K8 issuer-purchases tables (the rows are the periods: "July 2025", "Nov. 2 - Nov. 29,
+     2025"; the columns the metrics): written right AFTER the rule (not before, as the
+     others), first run 3 of 4 (a column's "(in millions)" scaled the share counts; fixed)
 """
 
 from __future__ import annotations
@@ -194,6 +197,34 @@ K7 = [
     ),
 ]
 
+K8 = [
+    (
+        "Pennick Instruments Corp.",
+        "PENNICK INSTRUMENTS CORP.\nItem 5. Issuer Purchases of Equity Securities\n\n"
+        "Period            Total Shares Purchased   Average Price Paid per Share\n"
+        "July 2025                 120,400                  $ 52.10\n"
+        "August 2025                98,250                  $ 54.75\n"
+        "September 2025            101,900                  $ 55.02\n"
+        "Total                     320,550                  $ 53.88\n",
+        [
+            ("shares purchased", 120400.0, "shares", "2025-07-01 to 2025-07-31"),
+            ("average price paid per share", 54.75, "USD/share", "2025-08-01 to 2025-08-31"),
+        ],
+    ),
+    (
+        "Orlbeck Stores, Inc.",
+        "ORLBECK STORES, INC.\nRepurchases of common stock in the fourth quarter:\n\n"
+        "Period                        Total Number of     Average Price     Dollar Value of Shares\n"
+        "                              Shares Purchased    Paid per Share    Remaining (in millions)\n"
+        "Nov. 2 - Nov. 29, 2025            210,000           $ 40.12              $ 612\n"
+        "Nov. 30 - Dec. 27, 2025           190,500           $ 41.80              $ 604\n",
+        [
+            ("shares purchased", 210000.0, "shares", "2025-11-02 to 2025-11-29"),
+            ("dollar value of shares", 604e6, "USD", "2025-11-30 to 2025-12-27"),
+        ],
+    ),
+]
+
 K5_STAKES = (
     "Marrowfield Devices plc",
     "MARROWFIELD DEVICES PLC\nExhibit 21.1 -- Subsidiaries of the Registrant\n\n"
@@ -240,7 +271,7 @@ def test_10k_tables_k5(company: str, text: str, wants: list[Want]) -> None:
     test_10k_tables(company, text, wants)
 
 
-@pytest.mark.parametrize(("company", "text", "wants"), K6)
+@pytest.mark.parametrize(("company", "text", "wants"), K6 + K8)
 def test_10k_tables(company: str, text: str, wants: list[Want]) -> None:
     triples = _triples(company, text, "filing")
     missing = [w for w in wants if not _found(triples, w)]
