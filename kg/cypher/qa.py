@@ -193,6 +193,17 @@ def _time_used(now: datetime, win: Any, as_of: datetime | None) -> TimeUsed:
     )
 
 
+def _answered_empty(
+    first: Candidate | None, nxt: Candidate, agg: str | None, labels: dict[str, str]
+) -> bool:
+    """An aggregate of a named series that found no points in the asked window is the
+    answer ("中国1年期国债收益率 本周均值" with no ticks this week: not known), not a reason to
+    answer with a list of entities a later candidate finds."""
+    if first is None or first.kind != "series" or agg is None or nxt.kind == "series":
+        return False
+    return bool(first.anchors) and all(labels.get(a) == "Indicator" for a in first.anchors)
+
+
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
     """Some row answers: a series row only with its value (a unit alone is no answer)."""
     return any(
@@ -315,7 +326,10 @@ class CypherQA:
         elif frame.uncovered:
             # words the query would ignore ("did Moody's downgrade"): no guessing
             ranked = [c for c in ranked if c.supported]
+        labels = {a.key: a.label for a in frame.anchors}
         for c in ranked[:MAX_EXECUTED]:
+            if _answered_empty(chosen, c, frame.agg, labels):
+                break
             try:
                 got = await self._run(c.cypher, c.params)
             except LivekgError as exc:

@@ -1314,7 +1314,7 @@ class Synthesizer:
         conds, opts = self._validity(frame, [*(base or []), *pats], params)
         for _opt, _cond, vp in negs:
             params.update(vp)
-        opts = [o for o, _c, _p in negs] + opts
+        opts = [o for o, _c, _p in negs if o] + opts
         conds = where + [c for _o, c, _p in negs] + conds + (extra or [])
         return self._clauses(pats, opts, conds)
 
@@ -1338,6 +1338,9 @@ class Synthesizer:
         combos: list[tuple[list[str], list[str], float]] = [([], [], 0.0)]
         same = [a for a in anchors if a.label == target]
         for k, a in enumerate(anchors, start):
+            if a in same and a.key in frame.negated:  # "banks other than JPM": not JPM itself
+                combos = [(p, [*n, ("", f"t.id <> $a{k}", {})], sc + 0.5) for p, n, sc in combos]
+                continue
             links = self._links(target, a, frame)
             if a in same and not links:
                 continue
@@ -1883,8 +1886,9 @@ class Synthesizer:
             labels = self.lex.value_props.get(v.key, set())
             if not any(self.is_a(target, lb) or self.is_a(lb, target) for lb in labels):
                 continue
-            if v.key in seen or not _IDENT.match(v.key):
-                continue
+            negated = f"{v.key}={v.label}" in frame.negated
+            if (v.key in seen and not negated) or not _IDENT.match(v.key):
+                continue  # one positive value per property; every excluded one counts
             seen.add(v.key)
             params[f"v{k}"] = v.label
             if f"{v.key}={v.label}" in frame.negated:

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from kg.cypher.qa import _answered_empty
 from kg.cypher.respell import Respeller
+from kg.cypher.synth import Candidate
 from kg.cypher.units import parse
 from tests.fakes.universe_lexicon import universe_lexicon
 
@@ -131,3 +133,13 @@ def test_two_part_questions(respeller: Respeller, typed: str, read: str) -> None
 )
 def test_one_part_questions_are_kept(respeller: Respeller, kept: str) -> None:
     assert respeller.two_part(kept) == kept
+
+
+def test_an_empty_aggregate_of_a_named_series_is_the_answer() -> None:
+    series = Candidate("MATCH ...", {}, "average of CN1Y", 3.0, "series", ["CN1Y"])
+    listing = Candidate("MATCH ...", {}, "bonds CN1Y tracks", 1.5, "entities", ["CN1Y"])
+    labels = {"CN1Y": "Indicator", "US": "Region"}
+    assert _answered_empty(series, listing, "avg", labels)
+    assert not _answered_empty(series, listing, None, labels)  # no aggregate asked
+    via = Candidate("MATCH ...", {}, "average of what tracks US", 3.0, "series", ["US"])
+    assert not _answered_empty(via, listing, "avg", labels)  # a guessed series: go on

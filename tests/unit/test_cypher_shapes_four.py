@@ -84,3 +84,45 @@ def test_day_ranges_with_the_month_after_both_days(question: str, start: str, en
 )
 def test_negation_words_as_stemmed(question: str, negated: str) -> None:
     assert negated in frame(question).negated
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor"),
+    [
+        ("institutions operating in China except the CSRC", "CSRC"),
+        ("US-listed semis names except Intel", "INTC"),
+    ],
+)
+def test_a_negated_anchor_of_the_asked_kind_excludes_itself(question: str, anchor: str) -> None:
+    f = frame(question)
+    assert anchor in f.negated
+    c = best(question)
+    k = next(k for k, v in c.params.items() if v == anchor)
+    assert f"t.id <> ${k}" in c.cypher
+
+
+def test_every_excluded_value_of_one_property_counts() -> None:
+    c = best("how many companies are not on the NYSE and not on the NASDAQ")
+    assert c.cypher.count("t.exchange <> $v") == 2
+
+
+@pytest.mark.parametrize(
+    ("question", "agg", "fall"),
+    [
+        ("DR007 11月19日日均", "avg", False),
+        ("us2y dropped how much since tuesday", "change", True),
+        ("by how many bps cn10y moved how much this week", "change", False),
+    ],
+)
+def test_aggregate_wordings(question: str, agg: str, fall: bool) -> None:
+    f = frame(question)
+    assert f.agg == agg
+    assert f.fall is fall
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [("bonds with a 30-year maturity", 30.0), ("how many treasuries with a 2 yr tenor", 2.0)],
+)
+def test_a_number_before_the_property_it_values(question: str, value: float) -> None:
+    assert [(c.op, c.value) for c in parse(question, NOW).comparisons] == [("=", value)]
