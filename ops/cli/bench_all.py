@@ -19,7 +19,7 @@ import typer
 
 from core.settings import Settings
 from ops.bench import reference
-from ops.bench.idle import run_idle_bench
+from ops.bench.idle import SETTLE_S, run_idle_bench
 from ops.bench.registry import BENCHES, REFERENCES
 from ops.cli.groups import bench_app
 from ops.cli.output import AlwaysJson, emit_json
@@ -219,7 +219,7 @@ def bench_all(
 @bench_app.command("idle")
 def bench_idle(
     seconds: Annotated[float, typer.Option(help="CPU sampling window")] = 30.0,
-    settle: Annotated[float, typer.Option(help="seconds to settle before sampling")] = 15.0,
+    settle: Annotated[float, typer.Option(help="seconds to settle before sampling")] = SETTLE_S,
     json_: AlwaysJson = True,
 ) -> None:
     """CPU % of a core per process of an idle embedded stack (bar: < 5%), and the
