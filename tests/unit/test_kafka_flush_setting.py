@@ -22,3 +22,8 @@ def test_default_leaves_flushing_to_the_os() -> None:
 def test_forced_fsync_every_n_records_when_asked() -> None:
     assert _props(1)["log.flush.interval.messages"] == "1"
     assert _props(500)["log.flush.interval.messages"] == "500"
+
+
+def test_the_log_cleaner_map_is_small() -> None:
+    """Kafka's default 128 MB dedupe buffer sat in the broker's heap (issue 31)."""
+    assert int(_props(0)["log.cleaner.dedupe.buffer.size"]) == 16 * 1024 * 1024
