@@ -79,6 +79,7 @@ class Lexicon(BaseModel):
     pronouns: frozenset[str]
     own_words: frozenset[str]
     common_noun_endings: frozenset[str]
+    asset_nouns: frozenset[str]
     negation_cues: frozenset[str]  # regex alternatives, as the three below
     hedge_cues: frozenset[str]
     forward_cues: frozenset[str]

@@ -405,6 +405,7 @@ class Verifier:
         issues += self._read_in_sentence(cands, text)
         issues += self._other_owner(cands, text, ctx)
         issues += self._figure_read(cands, text, ctx)
+        issues += self._headline_parties(cands, text)
         issues += self._names_cut(cands, text, self.index)
         forward = lexicon().cues("forward_cues")
         issues += [
@@ -542,6 +543,79 @@ class Verifier:
                 continue
             owner = others[0]
             out.append(Issue(i, "other_owner", owner))
+        return out
+
+    @staticmethod
+    def _headline_parties(cands: list[Candidate], text: str) -> list[Issue]:
+        """Parties of news headlines read against their sentence (FiQA/Twitter kind):
+        a newswire tag or an organisation noun before the name ("UPDATE 1-Engineering
+        firm", "Drugmaker Shire" -> "Shire") is trimmed (``org_noun_prefix``), an
+        organisation noun alone ("Insurer buys ...") or an asset word alone ("sells unit to
+        ...") is no party (``not_a_party``); a deal "target" followed by what is bought
+        from it ("Glencore nickel property", "GSK treatment", "Barclay's Wealth Management
+        Unit") is the seller of an asset, not the target (``not_a_deal``); selling a
+        business to a buyer ("Tesco sells Blinkbox ... to TalkTalk") or a person's share
+        sale ("MPWR CEO sells 450k") is no product (``not_a_product``); an industry phrase
+        with a verb, a title word or a run-together word ("buys advice", "Rival companies",
+        "CompaniesCar insurer") is no industry (``not_a_party``)."""
+        lex, out = lexicon(), []
+        asset = "|".join(sorted(lex.asset_nouns))
+        for i, c in enumerate(cands):
+            if c.end <= c.start:
+                continue
+            sent = sentence_of(text, c.start, c.end)
+            if c.relation == "BELONGS_TO":
+                words = c.tail.replace("-", " ").split()
+                low = [w.lower() for w in words]
+                rest = [w for w in low if w not in lex.org_nouns]
+                if (
+                    (rest and all(w in lex.drop_modifiers for w in rest))
+                    or any(w in lex.headline_words or w == "update" for w in low)
+                    or any(re.search(r"[a-z][A-Z]", w) for w in words)
+                ):
+                    out.append(Issue(i, "not_a_party", c.tail))
+                    continue
+            if c.relation not in PARTY_RELATIONS:
+                continue
+            for side in ("head", "tail"):
+                name = getattr(c, side)
+                kind = "Company" if c.relation == "INVOLVED_IN" else getattr(c, f"{side}_type")
+                if kind != "Company":
+                    continue
+                words = name.split()
+                low = [w.lower() for w in words]
+                if len(words) == 1 and (low[0] in lex.org_nouns or low[0] in lex.asset_nouns):
+                    out.append(Issue(i, "not_a_party", name))
+                    break
+                if re.match(r"UPDATE\s*\d*\s*-", name) or (
+                    len(words) > 1 and low[0] in lex.org_nouns and words[1][:1].isupper()
+                ):
+                    out.append(Issue(i, "org_noun_prefix", side))
+                    break
+            else:
+                tail = re.escape(c.tail)
+                if (
+                    c.relation == "INVOLVED_IN"
+                    and c.props.get("role") != "seller"  # a seller's tail is what it sold
+                    and c.tail.lower().split()[-1:] != []
+                    and c.tail.lower().split()[-1] not in lex.asset_nouns
+                    and re.search(
+                        rf"\b{tail}(?:['’]s?)?(?:\s+(?!(?:to|for|from|in|of|with|by|and|at|on|as)\b)"
+                        rf"[\w-]+){{0,3}}?\s+(?:{asset})\b",
+                        sent,
+                        re.I,
+                    )
+                ):
+                    out.append(Issue(i, "not_a_deal", c.tail))
+                elif c.relation == "INVOLVED_IN" and re.search(r"\s[Ff]rom\s", c.tail):
+                    out.append(Issue(i, "not_a_deal", c.tail))  # "... Business From Unilever"
+                elif c.relation == "PRODUCES" and (
+                    re.search(rf"\bsells?\s+(?:\S+\s+){{0,3}}?{tail}\s+to\s+[A-Z]", sent)
+                    or (
+                        c.head.lower().split()[-1:] and c.head.lower().split()[-1] in lex.role_nouns
+                    )
+                ):
+                    out.append(Issue(i, "not_a_product", c.tail))
         return out
 
     @staticmethod
@@ -891,6 +965,17 @@ class Verifier:
                     n = g.get("q") or _ORDINAL[g["w"].lower()]
                     c.props["period"] = f"{year.group(0)}-Q{n}"
                 stats.repaired["period_incomplete"] += 1
+            elif rule == "org_noun_prefix":  # "Drugmaker Shire" -> "Shire"
+                name = re.sub(r"^UPDATE\s*\d*\s*-\s*", "", getattr(c, issue.detail))
+                words = name.split()
+                if len(words) > 1 and words[0].lower() in lexicon().org_nouns:
+                    name = " ".join(words[1:])
+                if name:
+                    setattr(c, issue.detail, name)
+                    stats.repaired["org_noun_prefix"] += 1
+                else:
+                    drop.add(issue.index)
+                    stats.dropped["org_noun_prefix"] += 1
             elif rule == "risk_place":  # "deadly conflict" -> "deadly conflict in Ukraine"
                 c.tail = f"{c.tail} in {issue.detail}"
                 stats.repaired["risk_place"] += 1

@@ -127,3 +127,27 @@ def test_a_risk_keeps_its_place() -> None:
     text = "We face risks associated with the deadly conflict in Ukraine."
     kept, _ = _check("Norvale", "IMPACTED_BY", "deadly conflict", "RiskFactor", text)
     assert [k.tail for k in kept] == ["deadly conflict in Ukraine"]
+
+
+def test_headline_parties() -> None:
+    """What a headline names around a deal or an industry (invented names)."""
+    kept, _ = _check("Drugmaker Norvale", "INVOLVED_IN", "Tessly", "Event",
+                     "Drugmaker Norvale to buy Tessly for $3 billion", role="buyer")  # fmt: skip
+    assert [k.head for k in kept] == ["Norvale"]
+    kept, _ = _check("Norvale", "INVOLVED_IN", "Tessly", "Event",
+                     "Norvale acquires neighbouring Tessly nickel property in Brazil",
+                     role="buyer")  # fmt: skip
+    assert kept == []
+    kept, _ = _check("Norvale", "INVOLVED_IN", "Tessly", "Event",
+                     "Norvale to buy Tessly for $3 billion", role="buyer")  # fmt: skip
+    assert len(kept) == 1
+    kept, _ = _check("Norvale", "INVOLVED_IN", "unit", "Event", "Norvale sells unit to Tessly",
+                     role="seller")  # fmt: skip
+    assert kept == []
+    kept, _ = _check(
+        "Norvale", "PRODUCES", "Blinkbox", "Product", "Norvale sells Blinkbox to Tessly"
+    )
+    assert kept == []
+    for tail in ("Rival companies", "buys advice", "CompaniesCar insurer"):
+        assert _check("Tessly", "BELONGS_TO", tail, "Industry", f"{tail} Tessly gains")[0] == []
+    assert len(_check("Tessly", "BELONGS_TO", "Drugmaker", "Industry", "Drugmaker Tessly gains")[0])
