@@ -8,7 +8,9 @@ the freshly loaded models cost a user's first question several times a warm answ
 once uvicorn listens, the app sends its warm-up requests to itself over loopback (found
 among this process's listening sockets, recognised by the ``instance`` token that
 ``GET /health`` returns), and only then reports ready. Without a listening socket (an
-ASGI test client) the same requests go through the app in-process.
+ASGI test client) the same requests go through the app in-process. The warm-up requests
+count in the HTTP metrics like any other, and its three questions in the first API key's
+rate limit.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ async def warm_routes(client: httpx.AsyncClient, questions: tuple[str, ...]) -> 
     for path in WARM_GETS:
         await client.get(path)
     for question in questions:
-        r = await client.post("/ask", json={"question": question})
+        # no LLM revision: a revision takes the model server seconds, and is not the path
+        r = await client.post("/ask", json={"question": question, "revise": False})
         if r.status_code != 200:
             log.warning("warm-up question got %s: %s", r.status_code, r.text[:200])
 

@@ -24,7 +24,8 @@ class RecordingQA:
         self.asked: list[str] = []
         self.gate = gate
 
-    async def ask(self, question: str, **_: Any) -> AskResult:
+    async def ask(self, question: str, *, revise: bool | None = None, **_: Any) -> AskResult:
+        assert revise is False  # the warm-up never waits on the LLM reviser
         await self.gate.wait()
         self.asked.append(question)
         return AskResult(question=question, method="none", answer="not known")
