@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from kg.extract.table_periods import parse_period, parse_span
-from kg.extract.tables import parse_amount
+from kg.extract.tables import HOLDINGS_HEAD, HOLDINGS_PCT, parse_amount
 
 MAX_SCAN_LINES = 40
 MAX_LABEL_LINE = 400
@@ -302,6 +302,7 @@ def scan_aligned(text: str) -> FlatScan:
     i = 0
     while i < len(lines):
         table = _aligned_block(lines, cells, i) if cells[i] else None
+        table = table or (_holdings_block(lines, cells, i) if cells[i] else None)
         if table is None:
             i += 1
             continue
@@ -315,6 +316,33 @@ def scan_aligned(text: str) -> FlatScan:
         out.tables.append(FlatTable(offsets[first], end, caption.strip(), rows))
         i = j
     return out
+
+
+_PCT_ONLY = re.compile(r"^\d{1,3}(?:\.\d+)?\s?%$")
+
+
+def _holdings_block(
+    lines: list[str], line_cells: list[list[_Span]], i: int
+) -> tuple[list[list[str]], int, int] | None:
+    """A list of subsidiaries (Exhibit 21, "principal subsidiaries"): a header naming the
+    entity and its ownership ("Name of Subsidiary | Jurisdiction | Percentage Owned"), then
+    rows of a name, other words and a percentage last. Read as rows [name, %]."""
+    head = line_cells[i]
+    if len(head) < 2 or not HOLDINGS_HEAD.search(head[0].text):
+        return None
+    if not HOLDINGS_PCT.search(head[-1].text):
+        return None
+    rows: list[list[str]] = [[head[0].text, head[-1].text]]
+    j = i + 1
+    while j < len(lines) and line_cells[j]:
+        cells = line_cells[j]
+        if len(cells) < 2 or not _PCT_ONLY.match(cells[-1].text) or _is_amount(cells[0].text):
+            break
+        rows.append([cells[0].text, cells[-1].text.replace(" ", "")])
+        j += 1
+    if len(rows) - 1 < MIN_ALIGNED_ROWS:
+        return None
+    return rows, i, j
 
 
 def _aligned_block(

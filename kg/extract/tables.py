@@ -449,6 +449,9 @@ def _row_unit(label: str, v: TableVocab) -> str:
 
 
 _PARENS = re.compile(r"\([^)]*\)")
+# a holdings list's header: the entity column and the ownership column
+HOLDINGS_HEAD = re.compile(r"\bsubsidiar|\bname\b|\bentity\b|\bcompany\b", re.I)
+HOLDINGS_PCT = re.compile(r"\bown(?:ed|ership)\b|\binterest\b|%\s*(?:held|owned)", re.I)
 _PER_UNIT_ROW = re.compile(  # "Revenue per hundredweight", "Average charter rate per day"
     r"\bper\s+(?!(?:basic\s+|diluted\s+|common\s+)?share\b)[a-z][a-z-]*", re.I
 )
@@ -524,6 +527,9 @@ def read_table(
     header = _align_header(frame.header, width)
     cols = _columns(header, width, fye, v)
     if not any(c.period for c in cols):
+        if _is_holdings(frame):  # "Name of Subsidiary | Percentage Owned": stakes
+            out.candidates += _stakes(frame, ctx, span)
+            return out
         if _period_rows(frame) >= 2:  # "October 2024 | 410,225 | $ 141.18": rows are periods
             _read_period_rows(out, frame, header, ctx, v, around, header_text, span)
             return out
@@ -681,6 +687,49 @@ def fold_changes(cands: list[Candidate]) -> list[Candidate]:
         if prior and len(tp) < MAX_FACT_PROPS:
             tp.setdefault("compared_to", prior)
     return kept
+
+
+def _is_holdings(frame: _Frame) -> bool:
+    head = frame.header[-1] if frame.header else []
+    return (
+        len(head) >= 2
+        and bool(HOLDINGS_HEAD.search(head[0]))
+        and bool(HOLDINGS_PCT.search(head[-1]))
+    )
+
+
+def _stakes(frame: _Frame, ctx: DocContext, span: tuple[int, int]) -> list[Candidate]:
+    """The filer's stake in each subsidiary of a holdings list ("Tessaro Diagnostics
+    S.p.A. | 65%"): ``HAS_STAKE_IN`` with ``stake_pct``."""
+    out = []
+    for row in frame.body:
+        if len(row) < 2:
+            continue
+        name, pct = strip_footnotes(row[0].text), parse_amount(row[-1].text)
+        if pct is None or not pct.percent or not 0 < pct.value <= 100 or not _LETTERS.search(name):
+            continue
+        if name.casefold().startswith("total"):
+            continue
+        s, e = span
+        if row[0].start >= 0:
+            s, e = row[0].start, row[-1].start + len(row[-1].text)
+        out.append(
+            Candidate(
+                ctx.main_entity,
+                ctx.main_type,
+                "HAS_STAKE_IN",
+                name,
+                "Company",
+                s,
+                e,
+                Component.TABLE,
+                "table_holdings",
+                None,
+                {"stake_pct": pct.value, "raw": row[-1].text[:20]},
+                0.85,
+            )
+        )
+    return out
 
 
 def _period_rows(frame: _Frame) -> int:
