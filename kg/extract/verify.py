@@ -527,7 +527,7 @@ class Verifier:
             said = [
                 *re.finditer(
                     rf"\b([A-Z][\w&.-]*)(?:['’]s|\s+(?:\w+ly\s+)?{OWN_VERB})\s+"
-                    rf"(?:[^.;]{{0,60}}?\s(?:and|as[ ]well[ ]as)\s+)?(?:[\w-]+\s+){{0,2}}?{tail}\b",
+                    rf"(?:[^;]{{0,60}}?\s(?:and|as[ ]well[ ]as)\s+)?(?:[\w-]+\s+){{0,2}}?{tail}\b",
                     sent,
                 ),
                 *re.finditer(rf"\b(segment|unit|division|subsidiary)['’]s\s+{tail}\b", sent),
