@@ -25,6 +25,9 @@ Written after reading blind_docs_dev2's errors (06:00 UTC, first run at 1799221)
      others), first run 3 of 4 (a column's "(in millions)" scaled the share counts; fixed)
   K9 10-K "As of June 30, 2025, <company> had total debt of $1.2 billion" and two
      companies announcing a partnership with a ticker and "today" between: 1 of 4
+  K10 10-K segment sentences ("Net sales in the Fluid Handling segment increased $42.1
+     million, or 6.2%, to $721.4 million in 2024", "decreased to $88.0 million in fiscal
+     2024 from $97.5 million in fiscal 2023"): 0 of 4 (one read the change as the value)
 """
 
 from __future__ import annotations
@@ -240,6 +243,22 @@ K9 = [
         ],
     ),
 ]
+K10 = [
+    (
+        "Harrowby Industries Inc.",
+        "HARROWBY INDUSTRIES INC.\nItem 7. Segment Results\n\nNet sales in the Fluid Handling "
+        "segment increased $42.1 million, or 6.2%, to $721.4 million in 2024, reflecting higher "
+        "pump volumes. Operating income in our Rail segment decreased to $88.0 million in fiscal "
+        "2024 from $97.5 million in fiscal 2023. Specialty Chemicals net sales decreased $31.0 "
+        "million, or 4.1%, to $725.0 million in 2024.",
+        [
+            ("net sales", 721.4e6, "USD", "FY2024"),
+            ("operating income", 88.0e6, "USD", "FY2024"),
+            ("operating income", 97.5e6, "USD", "FY2023"),
+            ("specialty chemicals net sales", 725.0e6, "USD", "FY2024"),
+        ],
+    ),
+]
 K9_PARTNERS = [
     (
         "Tarnwick Robotics Inc.",
@@ -302,7 +321,7 @@ def test_10k_tables_k5(company: str, text: str, wants: list[Want]) -> None:
     test_10k_tables(company, text, wants)
 
 
-@pytest.mark.parametrize(("company", "text", "wants"), K6 + K8 + K9)
+@pytest.mark.parametrize(("company", "text", "wants"), K6 + K8 + K9 + K10)
 def test_10k_tables(company: str, text: str, wants: list[Want]) -> None:
     triples = _triples(company, text, "filing")
     missing = [w for w in wants if not _found(triples, w)]
