@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kg.cypher.synth import Synthesizer, read_frame
+from kg.cypher.synth import Synthesizer, _ever, read_frame
 from kg.cypher.units import parse
 from tests.fakes.universe_lexicon import universe_lexicon
 
@@ -126,3 +126,10 @@ def test_aggregate_wordings(question: str, agg: str, fall: bool) -> None:
 )
 def test_a_number_before_the_property_it_values(question: str, value: float) -> None:
     assert [(c.op, c.value) for c in parse(question, NOW).comparisons] == [("=", value)]
+
+
+@pytest.mark.parametrize(
+    "question", ["2s10s 逐tick看 最宽是多少", "narrowest 10y-2y spread, tick by tick"]
+)
+def test_tick_by_tick_reads_every_point(question: str) -> None:
+    assert _ever(frame(question))  # the whole series pointwise, not the latest spread
