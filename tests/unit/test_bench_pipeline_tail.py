@@ -1,12 +1,12 @@
-"""The pipeline bench's tail attribution: where the slowest 1% were produced (one stall
-or spread out) and the broker JVM's collector pauses read from its GC log."""
+"""The pipeline bench's tail attribution (where the slowest 1% were produced: one stall or
+spread out; the broker JVM's collector pauses from its GC log) and its ratio over rounds."""
 
 from pathlib import Path
 
 import numpy as np
 
 from ops import kafka_server
-from ops.bench.pipeline import gc_pauses, tail_windows
+from ops.bench.pipeline import combine_rounds, gc_pauses, tail_windows
 
 GC_LOG = """\
 [2026-11-26T05:41:02.261+0000][9.445s] GC(4) Pause Young (Allocation Failure) 231M->164M(247M) 20.583ms
@@ -52,3 +52,18 @@ def test_the_broker_writes_its_gc_log_beside_its_own(monkeypatch, tmp_path: Path
     node = kafka_server.KafkaNode(node_id=1, port=9092, controller_port=9093, home=tmp_path)
     cmd = kafka_server.prepare(node, kafka_server.voters([node]), "cid")
     assert f"-Xlog:gc:file={tmp_path / 'gc.log'}:time,uptime:filecount=2,filesize=5m" in cmd
+
+
+def test_the_ratio_is_the_median_of_the_rounds_and_skips_failed_references() -> None:
+    pairs = [
+        (7200.0, {"events_per_s": 9800.0}),
+        (5500.0, {"events_per_s": 5600.0}),
+        (7200.0, {"events_per_s": 10200.0}),
+        (9000.0, {"events_per_s": None, "error": "same-work reference: FalkorDB only"}),
+    ]
+    out = combine_rounds(pairs)
+    assert out["ratio"] == round(7200 / 9800, 4)  # median of 0.735, 0.982, 0.706
+    assert out["reference"]["value"] == 9800.0
+    assert [r["ratio"] for r in out["same_work_rounds"]][-1] is None
+    assert out["same_work"]["error"].startswith("same-work")
+    assert combine_rounds([])["ratio"] is None
