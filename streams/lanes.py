@@ -399,6 +399,7 @@ class _RouteWorker:
         self.wake = asyncio.Event()
         self.unacked: deque[tuple[list[_Ticket], list[Inbound], list[Ack]]] = deque()
         self.unacked_changed = asyncio.Event()
+        ACK_WAIT.labels(route.agent)  # exported at 0 from the start
 
     def put(self, ticket: _Ticket, items: list[Inbound]) -> None:
         self.parts.append((ticket, items))
