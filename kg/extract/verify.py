@@ -74,6 +74,8 @@ CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|
 HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
 CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
+# characters no name begins or ends with: quotes, punctuation, list bullets ("• Government")
+NAME_EDGES = " ,;:\"'“”•▪·◦‣-–—"
 # words that open the comparison of a figure: a period after them is the prior period's
 # (lower case: a heading "FISCAL 2023 COMPARED TO FISCAL 2022" is no comparison of a figure)
 COMPARISON = re.compile(r"\b(?:[Ff]rom|[Cc]ompared\s+(?:to|with)|versus|vs\.?)\s")
@@ -546,6 +548,19 @@ class Verifier:
         return out
 
     @staticmethod
+    def _initials_of(short: str, long: str) -> bool:
+        """``short`` is the acronym of ``long`` ("MVNOs", "mobile virtual network
+        operators"): a definition, not a kind."""
+        letters = re.sub(r"s$", "", short.strip())
+        words = re.findall(r"[A-Za-z]+", long)
+        return (
+            len(letters) >= 2
+            and letters.isupper()
+            and len(words) == len(letters)
+            and all(w[0].lower() == ch.lower() for w, ch in zip(words, letters, strict=True))
+        )
+
+    @staticmethod
     def _headline_parties(cands: list[Candidate], text: str) -> list[Issue]:
         """Parties of news headlines read against their sentence (FiQA/Twitter kind):
         a newswire tag or an organisation noun before the name ("UPDATE 1-Engineering
@@ -564,6 +579,9 @@ class Verifier:
             if c.end <= c.start:
                 continue
             sent = sentence_of(text, c.start, c.end)
+            if c.relation == "BELONGS_TO" and Verifier._initials_of(c.head, c.tail):
+                out.append(Issue(i, "not_a_party", c.tail))  # "MVNOs": its own expansion
+                continue
             if c.relation == "BELONGS_TO":
                 words = c.tail.replace("-", " ").split()
                 low = [w.lower() for w in words]
@@ -1069,7 +1087,7 @@ class Verifier:
         stats: VerifyStats,
         repair: bool,
     ) -> Verified | str:
-        c.head, c.tail = c.head.strip(" ,;:\"'“”"), c.tail.strip(" ,;:\"'“”")
+        c.head, c.tail = c.head.strip(NAME_EDGES), c.tail.strip(NAME_EDGES)
         for side in ("head", "tail"):
             name = getattr(c, side)
             if is_abstract(name):

@@ -151,3 +151,16 @@ def test_headline_parties() -> None:
     for tail in ("Rival companies", "buys advice", "CompaniesCar insurer"):
         assert _check("Tessly", "BELONGS_TO", tail, "Industry", f"{tail} Tessly gains")[0] == []
     assert len(_check("Tessly", "BELONGS_TO", "Drugmaker", "Industry", "Drugmaker Tessly gains")[0])
+
+
+def test_an_acronym_is_no_kind_of_itself_and_bullets_are_no_name() -> None:
+    text = "We sell network access to mobile virtual network operators (MVNOs) wholesale."
+    assert (
+        _check("MVNOs", "BELONGS_TO", "mobile virtual network operators", "Industry", text)[0] == []
+    )
+    text = "Legal Risks • Government actions may limit our exports."
+    v = Verifier()
+    c = Candidate("Norvale", "Company", "IMPACTED_BY", "• Government actions", "RiskFactor", 0,
+                  len(text), Component.NLP, "t", None, {}, 0.7)  # fmt: skip
+    kept, _ = v.verify([c], text, DocContext(doc_id="t", main_entity="Norvale", kind="filing"))
+    assert [k.cand.tail for k in kept] == ["Government actions"]
