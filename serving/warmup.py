@@ -26,8 +26,9 @@ import psutil
 
 log = logging.getLogger(__name__)
 
-# The dashboard page and the health check a client opens first, then the questions.
-WARM_GETS = ("/health", "/")
+# The health check, the dashboard page and its script (what a browser loads before its
+# first question), then the questions.
+WARM_GETS = ("/health", "/", "/static/dashboard.js")
 FIND_TIMEOUT_S = 5.0  # uvicorn listens right after the lifespan start-up returns
 PROBE_TIMEOUT_S = 2.0  # a listening socket of this process that is not our server
 

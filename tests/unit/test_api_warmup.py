@@ -98,6 +98,7 @@ async def test_warm_up_asks_through_the_route_over_loopback_then_reports_ready(
     asks = [server for path, server in seen if path == "/ask"]
     assert asks == [("127.0.0.1", port)] * len(WARM_QUESTIONS)
     assert ("/", ("127.0.0.1", port)) in seen
+    assert ("/static/dashboard.js", ("127.0.0.1", port)) in seen
 
 
 async def test_warm_up_without_a_server_goes_through_the_app_in_process(
