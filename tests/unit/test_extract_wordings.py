@@ -31,6 +31,9 @@ Written after reading blind_docs_dev2's errors (06:00 UTC, first run at 1799221)
   K11 news guidance: a point figure ("reaffirmed its forecast for fiscal 2026 revenue of
      about $2.2 billion", "expects adjusted operating margin of around 14%") and "The
      Toledo, Ohio-based grocer raised its full-year sales forecast to ...": 0 of 3
+  K12 appointments by the document's company ("it named operating chief X as chief
+     executive", "The board also appointed director X as independent chairman", a brief's
+     "- Names X chief financial officer"): 0 of 5
 """
 
 from __future__ import annotations
@@ -297,6 +300,21 @@ K9_PARTNERS = [
     ),
 ]
 
+K12 = (
+    "Brannigan Tools Inc.",
+    "Brannigan Tools shakes up leadership\n\nMILWAUKEE, June 3, 2025 -- Brannigan Tools Inc. "
+    "said on Tuesday it named operating chief Mara Quist as chief executive, effective July 1. "
+    "The board also appointed director Tobias Rendell as independent chairman.\n"
+    "- Names Ilse Varga chief financial officer, effective Feb. 2, 2026.\n",
+    {
+        ("Mara Quist", "EXECUTIVE_OF", "Brannigan Tools Inc."),
+        ("Brannigan Tools Inc.", "HAS_CEO", "Mara Quist"),
+        ("Tobias Rendell", "EXECUTIVE_OF", "Brannigan Tools Inc."),
+        ("Brannigan Tools Inc.", "HAS_CHAIRMAN", "Tobias Rendell"),
+        ("Ilse Varga", "EXECUTIVE_OF", "Brannigan Tools Inc."),
+    },
+)
+
 K5_STAKES = (
     "Marrowfield Devices plc",
     "MARROWFIELD DEVICES PLC\nExhibit 21.1 -- Subsidiaries of the Registrant\n\n"
@@ -369,3 +387,9 @@ def test_two_companies_announce_a_partnership(
         (t.head, t.tail) for t in _triples(company, text, "news") if t.relation == "PARTNERS_WITH"
     }
     assert pair in got or pair[::-1] in got, got
+
+
+def test_appointments_of_the_documents_company() -> None:
+    company, text, want = K12
+    got = {(t.head, t.relation, t.tail) for t in _triples(company, text, "news")}
+    assert want <= got, got
