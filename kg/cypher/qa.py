@@ -40,7 +40,14 @@ from kg.cypher.lexicon import (
 from kg.cypher.rank import rank
 from kg.cypher.respell import Respeller
 from kg.cypher.schema_view import relevant_schema
-from kg.cypher.synth import Candidate, Synthesizer, pair_anchors, read_frame, spread_anchors
+from kg.cypher.synth import (
+    Candidate,
+    Frame,
+    Synthesizer,
+    pair_anchors,
+    read_frame,
+    spread_anchors,
+)
 from kg.embed import Embedder
 from kg.ontology import default_ontology
 from kg.prompts.cypher import RevisedCypher, revise_v1
@@ -314,6 +321,7 @@ class CypherQA:
             frame.known_at = int(as_of.timestamp() * 1000)
         used = _time_used(now, u.time, as_of)
         t = lap("keywords_ms", t0)
+        frame = await self._series_of_set(frame, now)  # "the yields tracking X: spread"
         cands = self.synth.candidates(frame, now)
         t = lap("synthesis_ms", t)
         ranked = await rank(text, cands, self.embedder)
@@ -401,6 +409,26 @@ class CypherQA:
                 timings.update({f"hybrid_{k}": v for k, v in h.timings.items()})
                 return result("hybrid", answer=h.answer, citations=h.citations)
         return result("none" if cypher is None else "cypher", answer=render(question, []))
+
+    async def _series_of_set(self, frame: Frame, now: datetime) -> Frame:
+        """Indicators named by their relations ("the two yields that track US Treasury
+        notes") found first, then the question read as one about those series (2-4 of
+        them); the frame unchanged when the set is not of that size or nothing is found."""
+        sub = self.synth.series_set_frame(frame)
+        if sub is None:
+            return frame
+        cands = sorted(self.synth.candidates(sub, now), key=lambda c: -c.prior)
+        for c in [c for c in cands if c.kind == "entities"][:1]:
+            try:
+                rows = await self._run(c.cypher, c.params)
+            except LivekgError:
+                return frame
+            ids = [str(r["id"]) for r in rows if r.get("id")]
+            if 2 <= len(ids) <= 4 and all(
+                self.lexicon.entities.get(i, {}).get("label") == "Indicator" for i in ids
+            ):
+                return self.synth.with_series(frame, ids)
+        return frame
 
     def _unit(self, chosen: Candidate | None) -> str:
         """The unit of a series answer (from the indicator in the dictionary)."""

@@ -641,6 +641,52 @@ class Synthesizer:
                 out.append(("(i:Indicator)-[:TRACKS]->(:Entity {id: $a})", a.key, "tracks"))
         return out
 
+    def series_set_frame(self, frame: Frame) -> Frame | None:
+        """ "The yields that track US Treasury notes: spread at Friday's close", "跟踪美国国债
+        的两个收益率 哪个跌得更多": a series question about indicators named by their
+        relations, not by name. The frame of the set query (which indicators), to be run
+        first; None when the question names its series or asks nothing of their values."""
+        if not frame.anchors or any(a.label == "Indicator" for a in frame.anchors):
+            return None
+        if frame.target != "Indicator" and "Indicator" not in frame.concepts:
+            return None
+        if frame.most is not None or frame.agg == "count" or frame.same_as:
+            return None
+        if not (frame.spread or frame.compare is not None or frame.direction is not None):
+            return None  # a spread, "which is higher", "which fell more" of the set
+        units = replace(frame.units, aggregation=None, comparisons=(), time=None)
+        return replace(
+            frame,
+            target="Indicator",
+            units=units,
+            spread=False,
+            compare=None,
+            daily=None,
+            direction=None,
+            top=None,
+            last_n=None,
+            fall=False,
+            range_agg=False,
+        )
+
+    def with_series(self, frame: Frame, ids: list[str]) -> Frame:
+        """The question again, about the indicators the set query found."""
+        senses = [
+            Sense("entity", i, "Indicator", str(self.lex.entities.get(i, {}).get("name") or i))
+            for i in ids
+        ]
+        return replace(
+            frame,
+            anchors=senses,
+            concepts=[c for c in frame.concepts if c not in ("Indicator", "Bond")],
+            target=None,
+            relations=[],
+            values=[],
+            negated=frozenset(),
+            either={},
+            anchor_at={i: 0 for i in ids},
+        )
+
     def _series(self, frame: Frame, now: datetime) -> list[Candidate]:
         u = frame.units
         wants_values = (

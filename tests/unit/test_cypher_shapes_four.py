@@ -133,3 +133,27 @@ def test_a_number_before_the_property_it_values(question: str, value: float) -> 
 )
 def test_tick_by_tick_reads_every_point(question: str) -> None:
     assert _ever(frame(question))  # the whole series pointwise, not the latest spread
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "跟踪美国国债的两个收益率 哪个本周涨得更多",
+        "the yields that track China's government bonds: which is higher now",
+    ],
+)
+def test_series_named_by_their_relations_are_found_first(question: str) -> None:
+    syn = Synthesizer(universe_lexicon())
+    f = frame(question)
+    sub = syn.series_set_frame(f)
+    assert sub is not None and sub.target == "Indicator" and sub.compare is None
+    again = syn.with_series(f, ["US10Y", "US2Y"])
+    assert [a.label for a in again.anchors] == ["Indicator", "Indicator"]
+    assert again.compare == f.compare
+
+
+@pytest.mark.parametrize(
+    "question", ["US10Y和US2Y哪个高", "average of the yields that track US Treasury notes"]
+)
+def test_named_series_or_a_set_aggregate_need_no_set_query(question: str) -> None:
+    assert Synthesizer(universe_lexicon()).series_set_frame(frame(question)) is None
