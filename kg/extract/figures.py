@@ -175,7 +175,7 @@ _FORWARD = re.compile(r"\b(?:expect|anticipat|guid|outlook|forecast|project|targ
 
 _DATELINE = re.compile(
     r"\b(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+(?P<d>\d{1,2}),?\s+"
-    r"(?P<y>(?:19|20)\d{2})\b|(?P<zy>(?:19|20)\d{2})年(?P<zm>\d{1,2})月(?P<zd>\d{1,2})日"
+    r"\(?(?P<y>(?:19|20)\d{2})\b|(?P<zy>(?:19|20)\d{2})年(?P<zm>\d{1,2})月(?P<zd>\d{1,2})日"
 )
 _MON = {m: i for i, m in enumerate(
     "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}  # fmt: skip

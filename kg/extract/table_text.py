@@ -386,8 +386,10 @@ def _aligned_block(
                 groups.append(c)
         if len(groups) == 1:
             row[1] = groups[0].text  # one label over every column
-        for c in groups if len(groups) > 1 else []:
-            row[_nearest(c, cols) + 1] = c.text  # "Domestic" / "International"
+        if len(groups) > 1:  # "Three Months Ended" / "Year Ended", each over its columns
+            for n, col in enumerate(cols, start=1):
+                over = [g for g in groups if g.start <= col.end]
+                row[n] = over[-1].text if over else ""
         header.append(row)
     column_line = [label_head, *(c.text for c in cols)]
     header.append(column_line)
