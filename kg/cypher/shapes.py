@@ -43,6 +43,7 @@ class ShapeName(StrEnum):
     SERIES_SPREAD_AT = "series_spread_at"
     SERIES_SPREAD_POINTS = "series_spread_points"
     SERIES_ARGMAX = "series_argmax"
+    SERIES_WHICH_MOVED = "series_which_moved"
     SERIES_FILTERED = "series_filtered"
     SERIES_MOM = "series_mom"
     SERIES_DAILY_TOP = "series_daily_top"

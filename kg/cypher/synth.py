@@ -714,6 +714,15 @@ class Synthesizer:
         direct = [aid for _p, aid, how in inds if how == "indicator"]
         if frame.compare and frame.wh and len(direct) >= 2 and not frame.spread:
             return [self._which_of(frame, direct)]
+        if (  # "which of them rose between the Nov 16 and Nov 20 closes"
+            frame.direction
+            and frame.wh
+            and len(direct) >= 2
+            and not frame.spread
+            and u.time is not None
+            and _WHICH.search(frame.question)
+        ):
+            return [self._which_of(frame, direct)]
         out = []
         for pattern, aid, how in inds:
             prior = 3.0 if how == "indicator" else 2.0
@@ -799,6 +808,8 @@ class Synthesizer:
             down = frame.fall or frame.direction == "down"
             value = "dv[0] - dv[size(dv) - 1]" if down else "dv[size(dv) - 1] - dv[0]"
             tail = render(S.SERIES_ARGMAX, value=value, order=order)
+            if frame.compare is None and frame.direction is not None:  # "which rose"
+                tail = render(S.SERIES_WHICH_MOVED, value=value, op=">")
             cy = f"{head}\n{body}\nWITH i, p ORDER BY p.t\n{days}\n{tail}"
             what = "fell" if down else "rose"
             desc = f"which of {', '.join(ids)} {what} {'less' if order == 'ASC' else 'more'}"

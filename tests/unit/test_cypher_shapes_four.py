@@ -157,3 +157,10 @@ def test_series_named_by_their_relations_are_found_first(question: str) -> None:
 )
 def test_named_series_or_a_set_aggregate_need_no_set_query(question: str) -> None:
     assert Synthesizer(universe_lexicon()).series_set_frame(frame(question)) is None
+
+
+def test_which_of_the_named_series_rose_returns_every_riser() -> None:
+    c = Synthesizer(universe_lexicon()).candidates(
+        frame("which of US10Y and US2Y rose between the Nov 16 and Nov 20 closes"), NOW
+    )
+    assert any("value > 0" in x.cypher and "LIMIT 1" not in x.cypher for x in c)
