@@ -7,7 +7,8 @@ filings, the weak part. ``--seed`` draws the sample (write it down: a sample one
 on is no honest figure; draw a fresh one with a new seed after changing the rules, with
 ``--exclude`` naming the tuning sample's ``--sample-json``, so none of its sentences is drawn
 again).
-Each fact is printed with its rule, the attributes a judge checks (value, unit, period,
+``--source kpi`` draws from the KPI-EDGAR train+valid 10-K sentences instead (each
+with its filer as ``company``). Each fact is printed with its rule, the attributes a judge checks (value, unit, period,
 kind) and its evidence sentence. ``--json`` writes every sentence fact (not only the
 sample) for comparing two versions of the rules with ``--compare OLD.json``.
 
@@ -24,17 +25,24 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kg.extract import Extractor, Mode
+from kg.extract import ExtractDoc, Extractor, Mode
 from kg.extract.corpus import DEFAULT_CORPUS, corpus_docs
 from kg.extract.pipeline import bundled_index
 
+KPI = DEFAULT_CORPUS.parent / "ie_dev/kpi_edgar/kpi_edgar_train_valid.jsonl"
 SHOWN = ("value", "unit", "period", "kind", "change", "change_value", "low_value", "high_value",
          "role", "status", "act", "hedged")  # fmt: skip
 
 
-def sentence_facts() -> list[dict[str, Any]]:
-    """Every English sentence fact of the dev filings, in a stable order."""
-    docs = [d for d in corpus_docs(split="dev") if d.form_type in ("10-K", "8-K")]
+def sentence_facts(source: str = "corpus") -> list[dict[str, Any]]:
+    """Every English sentence fact of the dev filings (or of the KPI-EDGAR train+valid
+    10-K sentences, each with its filer), in a stable order."""
+    if source == "kpi":
+        rows = [json.loads(line) for line in KPI.open(encoding="utf-8")]
+        docs = [ExtractDoc(id=r["id"], text=r["text"], company=r.get("company", ""),
+                           kind="filing", lang="en") for r in rows]  # fmt: skip
+    else:
+        docs = [d for d in corpus_docs(split="dev") if d.form_type in ("10-K", "8-K")]
     results = asyncio.run(Extractor(index=bundled_index()).extract_many(docs, Mode.FAST))
     facts = [
         {
@@ -61,6 +69,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--source", choices=("corpus", "kpi"), default="corpus")
     ap.add_argument("--json", default="", help="write every sentence fact to this file")
     ap.add_argument("--compare", default="", help="a --json file of another version")
     ap.add_argument("--sample-json", default="", help="write the drawn sample to this file")
@@ -70,7 +79,7 @@ def main() -> None:
     args = ap.parse_args()
     if not (DEFAULT_CORPUS / "sec_10k").is_dir():
         raise SystemExit(f"{DEFAULT_CORPUS} is absent (../shared/data)")
-    facts = sentence_facts()
+    facts = sentence_facts(args.source)
     print(f"{len(facts)} sentence facts; by rule: {dict(Counter(f['rule'] for f in facts))}")
     if args.json:
         Path(args.json).write_text(json.dumps(facts, ensure_ascii=False, indent=1) + "\n")

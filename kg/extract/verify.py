@@ -65,7 +65,7 @@ FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
     "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner", "effect_as_level",
-    "comparison_period", "not_a_name",
+    "comparison_period", "not_a_name", "metric_cut", "scale_unknown",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
@@ -85,6 +85,19 @@ CHANGE_NOUN = r"(?:increase|decrease|reduction|decline|change|effect|impact|bene
 _BEFORE_LISTED = (
     r"(?:(?:the\s+|our\s+)?(?:[\w-]+\s+){1,4}?of\s+\S+(?:\s+(?:million|billion))?,?\s+and\s+)?"
 )
+# words between which and a metric's name nothing else of the name can stand
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "its", "our", "their", "these", "those", "this", "other"}
+)
+# a metric name after these is the complement or the last item of a longer name
+_METRIC_OPENERS = frozenset(
+    {"of", "for", "from", "on", "under", "within", "with", "by", "and", "or", "pertaining",
+     "related", "relating", "excluded", "off", "including", "includes", "above"}
+)  # fmt: skip
+LIST_SHAPES = frozenset({"kpi_years_respectively_en", "kpi_years_subject_en"})
+_PERIOD_WORD = re.compile(r"quarter|year|annual|month|week|(?:19|20)\d\d", re.I)
+# capitalised words that open a sentence before a metric without being part of it
+_VERBISH = frozenset({"in", "during", "for", "as", "at", "total", "net", "our", "we"})
 # a period naming a quarter or half without its year ("Q4", "fourth quarter")
 _QUARTER_ONLY = re.compile(
     r"^(?:Q(?P<q>[1-4])|(?P<w>first|second|third|fourth)(?:[- ]quarter)?|H(?P<h>[12]))$", re.I
@@ -637,6 +650,34 @@ class Verifier:
         return out
 
     @staticmethod
+    def _metric_cut(tail: str, sent: str, head: str = "") -> str:
+        """The word before a metric's name in every mention, when it shows the name is the
+        end of a longer one: a preposition ("total expense for its defined contribution
+        plans", "the commercial portion of Linked In", "ROU asset pertaining to operating
+        leases"), the last item of a list ("property, equipment and right-of-use assets",
+        "operating leases and other short-term rental arrangements") or a capitalised word
+        before a lower-case name ("Amortization expense for ..." read as "expense for ...")."""
+        if not tail or not sent:
+            return ""
+        found = ""
+        for m in re.finditer(rf"(?<![\w-]){re.escape(tail)}\b", sent):
+            words = re.findall(r"[\w'’-]+", sent[: m.start()])
+            while words and words[-1].lower() in _DETERMINERS:
+                words.pop()
+            prev = words[-1] if words else ""
+            if prev.lower() in head.lower().split() or _PERIOD_WORD.search(prev):
+                return ""  # the owner's name ("Hotel operating costs"), "Fourth-quarter"
+            if prev.lower() in ("and", "or") and re.match(r"\w+ed\b", tail):
+                return ""  # "... and paid dividends of": a verb phrase, not a list
+            if prev.lower() in _METRIC_OPENERS or (
+                prev[:1].isupper() and tail[:1].islower() and prev.lower() not in _VERBISH
+            ):
+                found = prev
+                continue
+            return ""
+        return found
+
+    @staticmethod
     def _figure_read(cands: list[Candidate], text: str, ctx: DocContext) -> list[Issue]:
         """A DISCLOSES figure read against its sentence (10-K prose, releases):
         a change stored as the level ("Revenue increased $13.6 billion") -> ``change_as_level``
@@ -672,6 +713,19 @@ class Verifier:
                     continue
             span = text[c.start : c.end]
             said = span if Verifier._names_period(span, period) else sent
+            # the shapes that name the words before a list of figures ("... was $127 million,
+            # $98 million and $84 million in 2019, 2018 and 2017") cut long names
+            cut = Verifier._metric_cut(c.tail, sent, c.head) if c.rule in LIST_SHAPES else ""
+            if cut:
+                out.append(Issue(i, "metric_cut", cut))
+                continue
+            if (
+                ctx.kind == "filing"
+                and c.props.get("unit") == "USD"
+                and re.fullmatch(r"\(?\$\s?\d{2,3}(?:,\d{3})*\)?", raw.strip(" ,.;"))
+            ):  # "$340" in a 10-K: in millions or thousands, said nowhere (as a table cell)
+                out.append(Issue(i, "scale_unknown", raw))
+                continue
             if period and kind != "prior" and Verifier._in_comparison(said, period):
                 out.append(Issue(i, "comparison_period", period))
                 continue

@@ -164,3 +164,23 @@ def test_an_acronym_is_no_kind_of_itself_and_bullets_are_no_name() -> None:
                   len(text), Component.NLP, "t", None, {}, 0.7)  # fmt: skip
     kept, _ = v.verify([c], text, DocContext(doc_id="t", main_entity="Norvale", kind="filing"))
     assert [k.cand.tail for k in kept] == ["Government actions"]
+
+
+def _listed(tail: str, text: str, raw: str, value: float, kind: str = "filing") -> list:
+    c = Candidate("Norvale", "Company", "DISCLOSES", tail, "FinMetric", 0, len(text),
+                  Component.PATTERN, "kpi_years_respectively_en", None,
+                  {"raw": raw, "value": value, "unit": "USD", "period": "FY2019"}, 0.9)  # fmt: skip
+    ctx = DocContext(doc_id="t", kind=kind, main_entity="Norvale")
+    return Verifier().reflect([c], text, ctx, VerifyStats())
+
+
+def test_a_list_shape_names_no_cut_metric_and_no_bare_amount() -> None:
+    text = ("The Company's total expense for its defined contribution plans was $127 million, "
+            "$98 million and $84 million in 2019, 2018 and 2017, respectively.")  # fmt: skip
+    assert _listed("defined contribution plans", text, "$127 million", 1.27e8) == []
+    text = "Advertising costs were $3.2 billion and $3.7 billion for fiscal 2019 and 2018."
+    assert len(_listed("Advertising costs", text, "$3.2 billion", 3.2e9)) == 1
+    text = "Total global defined contribution expense was $340, $317 and $272 in 2019."
+    assert _listed("Total global defined contribution expense", text, "$340", 340.0) == []
+    assert len(_listed("Total global defined contribution expense", text, "$340", 340.0,
+                       kind="news")) == 1  # fmt: skip
