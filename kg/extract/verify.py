@@ -721,6 +721,7 @@ class Verifier:
                 continue
             if (
                 ctx.kind == "filing"
+                and c.component.value != "table"  # a table's caption states its scale
                 and c.props.get("unit") == "USD"
                 and re.fullmatch(r"\(?\$\s?\d{2,3}(?:,\d{3})*\)?", raw.strip(" ,.;"))
             ):  # "$340" in a 10-K: in millions or thousands, said nowhere (as a table cell)
