@@ -449,6 +449,12 @@ def _row_unit(label: str, v: TableVocab) -> str:
 
 
 _PARENS = re.compile(r"\([^)]*\)")
+# "Shipments per day", "Average employees per store": things counted per unit, not money
+_COUNT_RATE_ROW = re.compile(
+    r"^(?:average\s+)?(?!(?:revenues|sales|earnings|costs|expenses|charges|fees|prices|"
+    r"rates|yields|margins|proceeds|dollars)\b)[a-z][a-z-]*s\s+per\s+[a-z]",
+    re.I,
+)
 # a holdings list's header: the entity column and the ownership column
 HOLDINGS_HEAD = re.compile(r"\bsubsidiar|\bname\b|\bentity\b|\bcompany\b", re.I)
 HOLDINGS_PCT = re.compile(r"\bown(?:ed|ership)\b|\binterest\b|%\s*(?:held|owned)", re.I)
@@ -619,6 +625,7 @@ def read_table(
                 except_per_share,
                 row_currency or table_currency,
                 bool(_PER_UNIT_ROW.search(label)),
+                bool(_COUNT_RATE_ROW.match(label)),
             )
             if cents and unit.endswith("/share"):
                 value = round(value / 100, 6)  # "EPS (cents)": base unit is the currency
@@ -816,6 +823,7 @@ def _unit_value(
     except_per_share: bool,
     currency: str,
     rate_row: bool = False,
+    count_row: bool = False,
 ) -> tuple[str, float]:
     """(unit, value in base units), or (drop reason, 0). ``rate_row``: the row is an amount
     per unit of something other than a share ("Revenue per container"): its currency
@@ -829,6 +837,8 @@ def _unit_value(
     cur = currency or a.currency  # the table's stated currency over a cell's bare sign
     if rate_row and cur and a.currency:  # "$ 32.47" per hundredweight: a rate, no scale
         return cur, a.value
+    if count_row and not a.currency and not row_unit:  # "Shipments per day  61,210"
+        return "count", a.value
     if row_unit == "USD/share":
         return (f"{cur}/share", a.value) if cur else (Drop.UNIT_UNKNOWN, 0.0)
     if row_unit == "shares" and not a.currency and scale is None:

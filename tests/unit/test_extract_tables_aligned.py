@@ -116,5 +116,9 @@ def test_row_scale_row_units_and_a_change_column_of_percentages() -> None:
     assert facts[("Units shipped (tons)", "FY2024")]["unit"] == "tons"
     rev = facts[("Revenue", "FY2025")]
     assert (rev["change_unit"], rev["change_value"]) == ("%", 15.0)  # a Change column of %
-    assert not any(k[0] == "Shipments per day" for k in facts)  # a bare count: no unit, no scale
-    assert dropped["table_scale_unknown"] == 2
+    # things counted per unit of time are counts as printed (third pass; before, dropped)
+    assert (
+        facts[("Shipments per day", "FY2025")]["unit"],
+        facts[("Shipments per day", "FY2025")]["value"],
+    ) == ("count", 49_210)
+    assert not dropped.get("table_scale_unknown")

@@ -37,6 +37,8 @@ Written after reading blind_docs_dev2's errors (06:00 UTC, first run at 1799221)
   K13 a figure whose period an earlier sentence of the paragraph names: 4 of 4 at first
      (the header's quarter and the verifier's period repair already cover them); a rule
      carrying the paragraph's period was tried and removed (blind_docs_dev -4 TP)
+  K14 a table row of things counted per unit of time ("Shipments per day  61,210"): 0 of 1
+     (a money rate printed without its sign stays no count: passed before and after)
 """
 
 from __future__ import annotations
@@ -328,6 +330,18 @@ K13_10K = [
         ],
     ),
 ]
+K14 = [
+    (
+        "Kestrel Parcel Lines, Inc.",
+        "KESTREL PARCEL LINES, INC.\nOperating Statistics\n\n"
+        "                                        Year Ended December 31,\n"
+        "                                       2024        2023\n"
+        "Revenue (in thousands)             $ 912,400   $ 880,115\n"
+        "Shipments per day                     61,210      58,644\n"
+        "Revenue per shipment                   58.20       57.95\n",
+        [("shipments per day", 61210.0, "count", "FY2024")],
+    ),
+]
 K9_PARTNERS = [
     (
         "Tarnwick Robotics Inc.",
@@ -407,7 +421,9 @@ def test_10k_tables_k5(company: str, text: str, wants: list[Want]) -> None:
     test_10k_tables(company, text, wants)
 
 
-@pytest.mark.parametrize(("company", "text", "wants"), K6 + K6_CENTRED + K8 + K9 + K10 + K13_10K)
+@pytest.mark.parametrize(
+    ("company", "text", "wants"), K6 + K6_CENTRED + K8 + K9 + K10 + K13_10K + K14
+)
 def test_10k_tables(company: str, text: str, wants: list[Want]) -> None:
     triples = _triples(company, text, "filing")
     missing = [w for w in wants if not _found(triples, w)]
@@ -444,3 +460,9 @@ def test_a_dateline_with_the_year_in_parentheses() -> None:
     sample read of blind_docs_dev2 facts, 2026-11-26)."""
     head = "Fenwright cuts jobs\nCarmaker books charge\n\nDETROIT, Nov 18 (2025) - Fenwright said"
     assert header_date(head) == "2025-11-18"
+
+
+def test_a_money_rate_without_its_sign_is_no_count() -> None:
+    company, text, _ = K14[0]
+    got = {t.tail for t in _triples(company, text, "filing") if t.attributes.get("unit") == "count"}
+    assert "Revenue per shipment" not in got
