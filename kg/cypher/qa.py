@@ -203,9 +203,12 @@ def _time_used(now: datetime, win: Any, as_of: datetime | None) -> TimeUsed:
 def _answered_empty(
     first: Candidate | None, nxt: Candidate, agg: str | None, labels: dict[str, str]
 ) -> bool:
-    """An aggregate of a named series that found no points in the asked window is the
-    answer ("中国1年期国债收益率 本周均值" with no ticks this week: not known), not a reason to
-    answer with a list of entities a later candidate finds."""
+    """Whether an empty first result is the answer: a "which of the named ones" query
+    (none of them is an answer too), or an aggregate of a named series that found no
+    points in the asked window ("中国1年期国债收益率 本周均值" with no ticks this week), not a
+    reason to answer with what a later candidate finds."""
+    if first is not None and first.conclusive:
+        return True  # "which of the named ones": none of them is an answer too
     if first is None or first.kind != "series" or agg is None or nxt.kind == "series":
         return False
     return bool(first.anchors) and all(labels.get(a) == "Indicator" for a in first.anchors)

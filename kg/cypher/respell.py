@@ -41,6 +41,7 @@ _WH_START = re.compile(r"\s(?=(?:which|what|who|how|list|name|show|where|when)\b
 _ASKS = re.compile(r"哪|什么|啥|几|多少|谁|何|\b(?:which|what|who|whom|how|when|where)\b", re.I)
 _WH_FIRST = re.compile(r"\s*(?:which|what|who|how|list|name|show)\b", re.I)
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # only whether a time is named matters here
+_CLIP_LABELS = frozenset({"Theme", "Industry", "Company", "Fund", "Institution"})
 MIN_TYPO_LEN = 4  # shorter words are abbreviations (the table) or left alone
 MAX_PINYIN_RUN = 4  # syllable groups joined into one Chinese entry
 
@@ -143,6 +144,22 @@ class Respeller:
                     initials.setdefault(ini, set()).update(ids)
                     spelled[ini] = min(spelled.get(ini, key), key, key=lambda k: (len(k), k))
         self.initials = {ini: spelled[ini] for ini, ids in initials.items() if len(ids) == 1}
+        # Chinese names of 5+ characters with one left out ("新能源车" = 新能源汽车): first, last
+        # character kept, one inner character optional; unique and not an entry itself
+        clipped: dict[str, set[str]] = {}
+        for key, senses in lexicon.entries.items():
+            ids = {x.key for x in senses if x.kind == "entity" and x.label in _CLIP_LABELS}
+            if len(ids) == 1 and _CJK.fullmatch(key) and 5 <= len(key) <= 8:
+                for k in range(1, len(key) - 1):
+                    short = key[:k] + key[k + 1 :]
+                    if short not in lexicon.entries:
+                        clipped.setdefault(short, set()).add(key)
+        self.clipped = {c: ks.pop() for c, ks in clipped.items() if len(ks) == 1}
+        self._clip_re = (
+            re.compile("|".join(sorted(map(re.escape, self.clipped), key=len, reverse=True)))
+            if self.clipped
+            else None
+        )
 
     def _word(self, word: str) -> str:
         low = word.lower()
@@ -258,8 +275,14 @@ class Respeller:
             rest = re.sub(p, " ", rest, flags=re.I)
         return " ".join([named[0], rest.strip()])  # the subject, not the value checked
 
+    def _unclip(self, text: str) -> str:
+        if self._clip_re is None or not _CJK.search(text):
+            return text
+        return self._clip_re.sub(lambda m: self.clipped[m.group()], text)
+
     def respell(self, text: str) -> str:
         for pat, words in _phrases():
             text = pat.sub(words, text)
+        text = self._unclip(text)
         text = self._pinyin_runs(text)
         return _ASCII_WORD.sub(lambda m: self._word(m.group()), text)

@@ -87,6 +87,8 @@ class Candidate:
     # False for a guess: an entity set that uses no relation word, value or filter of the
     # question (only run when every content word of the question is accounted for)
     supported: bool = True
+    # an empty result is the answer ("ICBC和招行哪个在深交所上市": neither), when it runs first
+    conclusive: bool = False
 
 
 @dataclass
@@ -1764,6 +1766,7 @@ class Synthesizer:
         for c in out:
             c.prior += 3.0
             c.description = f"which of {', '.join(ids)}: {c.description}"
+            c.conclusive = True
         return out
 
     def _entity_set(

@@ -143,3 +143,26 @@ def test_an_empty_aggregate_of_a_named_series_is_the_answer() -> None:
     assert not _answered_empty(series, listing, None, labels)  # no aggregate asked
     via = Candidate("MATCH ...", {}, "average of what tracks US", 3.0, "series", ["US"])
     assert not _answered_empty(via, listing, "avg", labels)  # a guessed series: go on
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("新能源车板块有几只股票", "新能源汽车板块有几只股票"),
+        ("超威导体属于哪个行业", "超威半导体属于哪个行业"),
+        ("中国行业有几个", "中国行业有几个"),  # a 4-character name is never clipped
+    ],
+)
+def test_chinese_names_with_a_character_left_out(
+    respeller: Respeller, typed: str, read: str
+) -> None:
+    assert respeller.respell(typed) == read
+
+
+def test_an_empty_which_of_the_named_ones_is_the_answer() -> None:
+    named = Candidate("MATCH ...", {}, "which of A, B: listed in SZSE", 6.0, "entities", ["A"])
+    named.conclusive = True
+    later = Candidate("MATCH ...", {}, "regions A and B are listed in", 2.0, "entities", ["A"])
+    assert _answered_empty(named, later, None, {})
+    named.conclusive = False
+    assert not _answered_empty(named, later, None, {})
