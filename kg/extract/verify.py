@@ -94,6 +94,14 @@ _METRIC_OPENERS = frozenset(
     {"of", "for", "from", "on", "under", "within", "with", "by", "and", "or", "pertaining",
      "related", "relating", "excluded", "off", "including", "includes", "above"}
 )  # fmt: skip
+# words a metric's name can follow without being part of a longer name
+_LINKS = frozenset(
+    {"was", "were", "is", "are", "our", "its", "total", "net", "recorded", "reported", "had",
+     "generated", "recognized", "consolidated", "fiscal", "quarterly", "annual", "company's",
+     "company’s", "record", "achieved", "posted", "delivered", "grew", "increased", "expect",
+     "expects", "see", "sees", "guide", "guides", "guiding", "forecast", "forecasts", "pre-tax",
+     "after-tax", "adjusted", "gaap", "non-gaap", "organic", "full-year", "that"}
+)  # fmt: skip
 LIST_SHAPES = frozenset({"kpi_years_respectively_en", "kpi_years_subject_en"})
 _PERIOD_WORD = re.compile(r"quarter|year|annual|month|week|(?:19|20)\d\d", re.I)
 # capitalised words that open a sentence before a metric without being part of it
@@ -650,13 +658,15 @@ class Verifier:
         return out
 
     @staticmethod
-    def _metric_cut(tail: str, sent: str, head: str = "") -> str:
+    def _metric_cut(tail: str, sent: str, head: str = "", loose: bool = False) -> str:
         """The word before a metric's name in every mention, when it shows the name is the
         end of a longer one: a preposition ("total expense for its defined contribution
         plans", "the commercial portion of Linked In", "ROU asset pertaining to operating
         leases"), the last item of a list ("property, equipment and right-of-use assets",
         "operating leases and other short-term rental arrangements") or a capitalised word
-        before a lower-case name ("Amortization expense for ..." read as "expense for ...")."""
+        before a lower-case name ("Amortization expense for ..." read as "expense for ...").
+        ``loose`` (the spaCy subject rule's one-noun metrics): also after "in" ("net
+        reduction in sales") or a lower-case word of the name ("Membership fee revenue")."""
         if not tail or not sent:
             return ""
         found = ""
@@ -669,6 +679,17 @@ class Verifier:
                 return ""  # the owner's name ("Hotel operating costs"), "Fourth-quarter"
             if prev.lower() in ("and", "or") and re.match(r"\w+ed\b", tail):
                 return ""  # "... and paid dividends of": a verb phrase, not a list
+            if loose:  # "net reduction in sales", "Membership fee revenue" read as "revenue"
+                low = prev.lower()
+                if low == "in" or (
+                    prev[:1].islower()
+                    and tail[:1].islower()
+                    and low not in _LINKS | _METRIC_OPENERS | lexicon().function_words
+                    and not low.endswith("ed")
+                ):
+                    found = prev
+                    continue
+                return ""
             if prev.lower() in _METRIC_OPENERS or (
                 prev[:1].isupper() and tail[:1].islower() and prev.lower() not in _VERBISH
             ):
@@ -715,7 +736,11 @@ class Verifier:
             said = span if Verifier._names_period(span, period) else sent
             # the shapes that name the words before a list of figures ("... was $127 million,
             # $98 million and $84 million in 2019, 2018 and 2017") cut long names
-            cut = Verifier._metric_cut(c.tail, sent, c.head) if c.rule in LIST_SHAPES else ""
+            cut = ""
+            if c.rule in LIST_SHAPES:
+                cut = Verifier._metric_cut(c.tail, sent, c.head)
+            elif c.component.value == "nlp" and c.rule == "metric":  # the subject rule's noun
+                cut = Verifier._metric_cut(c.tail, sent, c.head, loose=True)
             if cut:
                 out.append(Issue(i, "metric_cut", cut))
                 continue

@@ -184,3 +184,15 @@ def test_a_list_shape_names_no_cut_metric_and_no_bare_amount() -> None:
     assert _listed("Total global defined contribution expense", text, "$340", 340.0) == []
     assert len(_listed("Total global defined contribution expense", text, "$340", 340.0,
                        kind="news")) == 1  # fmt: skip
+
+
+def test_the_subject_rules_one_noun_metric_is_no_cut_name() -> None:
+    def nlp_metric(tail: str, text: str) -> list:
+        c = Candidate("Norvale", "Company", "DISCLOSES", tail, "FinMetric", 0, len(text),
+                      Component.NLP, "metric", None,
+                      {"value": "$1.5 billion", "period": "fiscal 2020"}, 0.7)  # fmt: skip
+        return Verifier().reflect([c], text, DocContext(doc_id="t", kind="filing"), VerifyStats())
+
+    assert nlp_metric("revenue", "Membership fee revenue was $1.5 billion for fiscal 2020.") == []
+    assert nlp_metric("sales", "For 2020, the net reduction in sales was $1.5 billion.") == []
+    assert len(nlp_metric("revenue", "In fiscal 2020 our revenue was $1.5 billion.")) == 1
