@@ -75,6 +75,22 @@ def _phrases() -> list[tuple[re.Pattern[str], str]]:
     return [(re.compile(k, re.I), str(v)) for k, v in triggers().get("phrases", {}).items()]
 
 
+# Trigger tables whose words give a lead clause a meaning of its own (periods, days, ranks,
+# comparisons...): such a lead is never chat.
+_MEANINGFUL_TABLES = (
+    "periods", "point_time", "ever", "daily", "last_n", "top_n", "time_units", "when",
+    "most", "spread", "mom", "direction", "compare", "answer_bp", "range_agg", "same_as",
+    "include_anchor", "has_data", "close_vs_open", "exists", "negation",
+)  # fmt: skip
+
+
+@cache
+def _meaningful() -> list[re.Pattern[str]]:
+    t = triggers()
+    pats = [p for k in _MEANINGFUL_TABLES for p in _strings(t.get(k, {})) if len(p) > 1]
+    return [re.compile(p, re.I) for p in pats if _REGEX_CHARS.search(p) or not p.isascii()]
+
+
 @cache
 def _abbreviations() -> dict[str, str]:
     table = triggers().get("abbreviations", {})
@@ -245,6 +261,8 @@ class Respeller:
             u = units_parse(head, _EPOCH)
             if u.aggregation or u.comparisons or u.time is not None:
                 return text
+            if any(p.search(head) for p in _meaningful()):
+                return text  # "On days when ...", "这五个交易日里": the lead is part of it
             _rt, rmentions = self.lexicon.match(rest)
             if not any(x.of("entity") or x.of("value") for x in rmentions):
                 return text

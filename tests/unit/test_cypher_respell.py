@@ -105,6 +105,8 @@ def test_chat_before_the_question_is_dropped(respeller: Respeller, typed: str, r
         "In 2023, who was CEO of Apple",  # a time is no chat
         "哪天 美10y 收盘最低",  # a question word is no chat
         "For Tesla, who is the CEO",  # an entity is no chat
+        "In the months when M2 was above 8, what was the average PMI?",  # periods
+        "这几个交易日里，美国10年期国债收益率的最高收盘",  # a span of days
     ],
 )
 def test_a_lead_that_carries_meaning_is_kept(respeller: Respeller, kept: str) -> None:
