@@ -164,3 +164,15 @@ def test_which_of_the_named_series_rose_returns_every_riser() -> None:
         frame("which of US10Y and US2Y rose between the Nov 16 and Nov 20 closes"), NOW
     )
     assert any("value > 0" in x.cypher and "LIMIT 1" not in x.cypher for x in c)
+
+
+@pytest.mark.parametrize(
+    ("question", "op", "value"),
+    [
+        ("30年期以上的国债", ">=", 30.0),
+        ("tenor of 2 years and under", "<=", 2.0),
+        ("期限1年以下的债券有哪些", "<=", 1.0),
+    ],
+)
+def test_a_number_with_its_unit_then_above_or_below(question: str, op: str, value: float) -> None:
+    assert [(c.op, c.value) for c in parse(question, NOW).comparisons] == [(op, value)]
