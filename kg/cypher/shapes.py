@@ -59,6 +59,7 @@ class ShapeName(StrEnum):
     SAME_GROUP = "same_group"
     GROUP_ARGMAX = "group_argmax"
     NAMED_ARGMAX = "named_argmax"
+    GROUP_RANK = "group_rank"
     VALUE_ARGMAX = "value_argmax"
     GROUP_HAVING = "group_having"
     RET_COUNT = "ret_count"

@@ -133,6 +133,7 @@ class Frame:
     sequence: tuple[tuple[str, ...], ...] = ()
     direction: str | None = None  # "up" | "down": the changes a count asks for
     prefix: tuple[str, str] | None = None  # (property, first characters): "code starts with 60"
+    rank: int | None = None  # "the second most": the k-th level of a ranking
 
     @property
     def agg(self) -> str | None:
@@ -290,6 +291,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         if hit(trig["direction"]["up"])
         else ("down" if hit(trig["direction"]["down"]) else None),
         prefix=prefix,
+        rank=2 if hit(trig["rank"]["second"]) else (3 if hit(trig["rank"]["third"]) else None),
     )
 
 
@@ -1509,6 +1511,12 @@ class Synthesizer:
                 cy = render(
                     S.GROUP_ARGMAX, member=member, rel=rel, group=group, order=order, **slots
                 )
+                if frame.rank is not None:  # "tied for the second most"
+                    params["rank"] = frame.rank
+                    way = "DESC" if order == "max" else "ASC"
+                    cy = render(
+                        S.GROUP_RANK, member=member, rel=rel, group=group, order=way, **slots
+                    )
                 desc = shape(S.GROUP_ARGMAX).describe.format(
                     group=group.lower(), member=member.lower()
                 )

@@ -176,3 +176,16 @@ def test_which_of_the_named_series_rose_returns_every_riser() -> None:
 )
 def test_a_number_with_its_unit_then_above_or_below(question: str, op: str, value: float) -> None:
     assert [(c.op, c.value) for c in parse(question, NOW).comparisons] == [(op, value)]
+
+
+@pytest.mark.parametrize(
+    ("question", "rank"),
+    [("which theme has the third most members", 3), ("上市公司第二多的交易所所在行业", 2)],
+)
+def test_the_kth_level_of_a_ranking(question: str, rank: int) -> None:
+    assert frame(question).rank == rank
+
+
+def test_the_second_most_uses_the_ranked_levels() -> None:
+    c = best("which industries are tied for the second most companies")
+    assert "levels[$rank - 1]" in c.cypher and c.params["rank"] == 2
