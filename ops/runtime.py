@@ -139,6 +139,13 @@ def http_ready(url: str) -> bool:
     return httpx.get(url, timeout=2.0).status_code < 500
 
 
+def api_warm(url: str) -> bool:
+    """The API's ``/health`` says ``ready``: its start-up warm-up (models, indexes, its own
+    route) has finished, so a user's first question is answered warm."""
+    response = httpx.get(f"{url}/health", timeout=2.0)
+    return response.status_code == 200 and bool(response.json().get("ready", True))
+
+
 # -- the runtime --------------------------------------------------------------------------
 
 
@@ -350,6 +357,8 @@ class EmbeddedRuntime:
         self._spawn("api", cmd, port=port, env=self._child_env())
         url = f"http://{self.settings.api.host}:{port}"
         self._wait_ready("api", lambda: http_ready(f"{url}/healthz"), f"API on {url}")
+        # listening is not answering warm: wait for the warm-up's ``ready`` as well
+        self._wait_ready("api", lambda: api_warm(url), f"API warm-up on {url}", timeout=180)
         self.state.api_url = url
         self.save()
         return url
