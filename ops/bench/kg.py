@@ -23,8 +23,10 @@ whichever path ran first paid for it (the sink's pass cost the JVM 24.5 CPU-s ag
 the reference's 14.5 after it, both writing the same graph). There the timed passes
 follow one discarded warm-up round of both paths (``warmup``: the sink, then the
 reference, over the first ``WARMUP_TRIPLES`` triples; the graph emptied after it), and
-the two paths alternate over ``rounds`` rounds (reference then sink, the last round sink
-then reference: ABBA for two), each on a graph emptied and loaded again; the figures
+the two paths alternate over ``rounds`` rounds (4 by default: reference then sink, sink
+then reference, and again, so each order runs equally often: the later pass of a round
+paid more JVM CPU in a quiet run, whichever path it was), each on a graph emptied and
+loaded again; the figures
 are the medians over the rounds (each round's in ``rounds``): the JVM's own CPU for
 the same statements moved 2-3x from round to round at load 10 (its collector and
 compiler threads), which one pass per path cannot tell from livekg's cost.
@@ -244,16 +246,16 @@ async def run_kg_bench_async(
     create one (Community); by default a new database is created and dropped.
     ``private_server``: the configured Neo4j is a throwaway server started for this run
     (``graph_service``), so its own database is the scratch graph. ``warmup``: one
-    discarded round of both paths first; ``rounds``: timed rounds of both paths (ABBA
-    order, medians); defaults: warm-up and 2 rounds on a JVM server (Neo4j), none and
-    1 otherwise."""
+    discarded round of both paths first; ``rounds``: timed rounds of both paths (the
+    order alternating, the last round sink-first; medians); defaults: warm-up and 4
+    rounds on a JVM server (Neo4j), none and 1 otherwise."""
     async with scratch_graph(
         settings, ep.falkordb_url, database=database, private_server=private_server
     ) as (s, raw_store):
         ctx = NoBrokerContext(settings=s, endpoints=ep)
         jvm = raw_store.provider == GraphProvider.NEO4J
         warmup = jvm if warmup is None else warmup
-        rounds = max(1, rounds if rounds is not None else (3 if jvm else 1))
+        rounds = max(1, rounds if rounds is not None else (4 if jvm else 1))
         try:
             warm = (
                 await warm_up(ctx, raw_store, min(triples, WARMUP_TRIPLES), ontology)
@@ -261,11 +263,15 @@ async def run_kg_bench_async(
                 else None
             )
             sink_rounds, ref_rounds = [], []
-            for _ in range(rounds - 1):  # reference first, then the sink: ABBA with the last
+            for i in range(rounds - 1):  # the order alternates; the last round is sink-first
+                sink_first = (rounds - 1 - i) % 2 == 0  # so each order runs equally often
+                if sink_first:
+                    sink_rounds.append(await _sink_round(ctx, triples=triples, ontology=ontology))
                 ref_rounds.append(
                     await same_work_rate(raw_store, s, ep, triples=triples, ontology=ontology)
                 )
-                sink_rounds.append(await _sink_round(ctx, triples=triples, ontology=ontology))
+                if not sink_first:
+                    sink_rounds.append(await _sink_round(ctx, triples=triples, ontology=ontology))
             result = await _bench(ctx, triples=triples, queries=queries, replay=replay,
                                   ontology=ontology)  # fmt: skip
             same = await same_work_rate(raw_store, s, ep, triples=triples, ontology=ontology)
