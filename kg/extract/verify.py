@@ -559,6 +559,7 @@ class Verifier:
                 m.group(1)
                 for m in said
                 if m.group(1).lower() not in lex.own_words
+                and m.group(1).lower() not in lex.day_words  # "X on Wednesday reported ..."
                 and norm(m.group(1)) not in norm(ctx.main_entity)
                 and not any(norm(m.group(1)) in norm(a) for a in ctx.aliases)
             ]

@@ -196,3 +196,25 @@ def test_the_subject_rules_one_noun_metric_is_no_cut_name() -> None:
     assert nlp_metric("revenue", "Membership fee revenue was $1.5 billion for fiscal 2020.") == []
     assert nlp_metric("sales", "For 2020, the net reduction in sales was $1.5 billion.") == []
     assert len(nlp_metric("revenue", "In fiscal 2020 our revenue was $1.5 billion.")) == 1
+
+
+def test_a_weekday_before_the_verb_is_no_other_owner() -> None:
+    """'X on Wednesday reported revenue of ...' is X's figure (the news dateline shape);
+    another company that 'reported' the figure still owns it."""
+    text = "Halvorsen Robotics on Wednesday reported revenue of $412 million for the quarter."
+    ctx = DocContext(doc_id="t", main_entity="Halvorsen Robotics")
+    c = Candidate("Halvorsen Robotics", "Company", "DISCLOSES", "revenue", "FinMetric", 0,
+                  len(text), Component.PATTERN, "t", None,
+                  {"raw": "$412 million", "value": 4.12e8, "unit": "USD", "period": "2025-Q3"},
+                  0.9)  # fmt: skip
+    stats = VerifyStats()
+    assert len(Verifier().reflect([c], text, ctx, stats)) == 1
+    assert stats.dropped.get("other_owner", 0) == 0
+    other = "Brightwell Logistics reported revenue of $412 million for the quarter."
+    c2 = Candidate("Halvorsen Robotics", "Company", "DISCLOSES", "revenue", "FinMetric", 0,
+                   len(other), Component.PATTERN, "t", None,
+                   {"raw": "$412 million", "value": 4.12e8, "unit": "USD", "period": "2025-Q3"},
+                   0.9)  # fmt: skip
+    stats = VerifyStats()
+    assert Verifier().reflect([c2], other, ctx, stats) == []
+    assert stats.dropped["other_owner"] == 1
