@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 from core.settings import Settings
 from kg.cypher import AskResult
@@ -17,6 +16,7 @@ from serving import warmup
 from serving.app import create_app
 from serving.services import WARM_QUESTIONS, Services
 from serving.warmup import listening_urls
+from tests.uvicorn_server import served
 
 
 class RecordingQA:
@@ -69,17 +69,8 @@ async def test_warm_up_asks_through_the_route_over_loopback_then_reports_ready(
         seen.append((request.url.path, tuple(request.scope.get("server") or ())))
         return await call_next(request)
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    try:
+    async with served(app) as (_, port):
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
-            for _ in range(200):
-                if server.started:
-                    break
-                await asyncio.sleep(0.02)
             health = (await c.get("/health")).json()
             assert health["ready"] is False  # the warm-up questions wait on the gate
             gate.set()
@@ -90,9 +81,6 @@ async def test_warm_up_asks_through_the_route_over_loopback_then_reports_ready(
             assert svc.ask_ready()
             after = (await c.get("/health")).json()
             assert after["ready"] is True and after["instance"] == health["instance"]
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
     assert qa.asked == list(WARM_QUESTIONS)
     # through the HTTP server on its socket, not an in-process ASGI client
     asks = [server for path, server in seen if path == "/ask"]

@@ -3,12 +3,9 @@ connection, and questions nobody asked before (not warm-up, not suite questions)
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from typing import Any
 
 import pytest
-import uvicorn
 from fastapi import FastAPI, Header, HTTPException
 
 from kg.cypher.evaluate import EVALSETS, read_items
@@ -20,6 +17,7 @@ from ops.bench.serve import (
     fresh_ask,
 )
 from serving.services import WARM_QUESTIONS
+from tests.uvicorn_server import served
 
 
 def test_fresh_mix_has_one_fallback_question_in_three() -> None:
@@ -53,22 +51,10 @@ async def test_fresh_ask_opens_a_new_connection_per_question() -> None:
         peers.append(request.scope["client"])
         return await call_next(request)
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(500):
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
+    async with served(app) as (_, port):
         ms, method = await fresh_ask(port, "k", "什么？ what?")
         assert method == "cypher" and ms > 0
         await fresh_ask(port, "k", "again")
         with pytest.raises(RuntimeError, match="401"):
             await fresh_ask(port, "wrong", "refused")
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
     assert len(peers) == 3 and len({p[1] for p in peers}) == 3  # three client ports
