@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from kg.extract.table_periods import parse_period, parse_span
+from kg.extract.table_periods import QUARTER_ORDINALS, parse_period, parse_span
 from kg.quantities import currency_of
 from kg.quantities import scale as scale_factor
 
@@ -163,10 +163,7 @@ def header_period(header: str) -> tuple[str, str]:
     q = _HEAD_Q.search(head)
     if not q:
         return "", f"FY{year}"
-    n = (
-        int(q.group("q") or q.group("q2") or 0)
-        or {"first": 1, "second": 2, "third": 3, "fourth": 4}[q.group("ord").casefold()]
-    )
+    n = int(q.group("q") or q.group("q2") or 0) or QUARTER_ORDINALS[q.group("ord").casefold()]
     return f"{year}-Q{n}", f"FY{year}"
 
 
@@ -214,9 +211,7 @@ def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str
         (q for q in _QUARTER_ONLY.finditer(sentence) if not _compared(sentence, q.start())), None
     )
     if bare:
-        n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
-            (bare.group("ord") or "").casefold(), int(bare.group("q") or 0)
-        )
+        n = QUARTER_ORDINALS.get((bare.group("ord") or "").casefold(), int(bare.group("q") or 0))
         y = int(year[2:]) if quarter else None  # a call's header names its quarter
         if y is None and (dy := _doc_year(doc_date)) is not None:
             y = dy if 3 * n < int(doc_date[5:7]) else dy - 1
@@ -403,9 +398,7 @@ def _prior_period(when: str, main: str) -> str:
         return label if re.search(r"\d{4}", label) else ""
     q = _QUARTER_ONLY.search(when)
     if q and re.match(r"\d{4}-Q[1-4]$", main):
-        n = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(
-            (q.group("ord") or "").casefold(), int(q.group("q") or 0)
-        )
+        n = QUARTER_ORDINALS.get((q.group("ord") or "").casefold(), int(q.group("q") or 0))
         year = int(main[:4]) - (1 if n >= int(main[-1]) or "last year" in when.lower() else 0)
         return f"{year}-Q{n}"
     if _YEAR_BACK.search(when):

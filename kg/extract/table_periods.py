@@ -47,7 +47,10 @@ _ZH_DATE = re.compile(
     r"(?P<year>(?:19|20|21)\d{2})\s*年\s*(?P<month>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*日"
 )
 _ZH_RANGE = re.compile(r"(?P<year>(?:19|20|21)\d{2})\s*年\s*1?\s*[-至到]\s*(?P<month>\d{1,2})\s*月")
-_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+# a quarter named by its ordinal ("third quarter", "3rd quarter"): its number
+QUARTER_ORDINALS = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+}  # fmt: skip
 _ZH_Q = {"一": 1, "二": 2, "三": 3, "四": 4}
 _SPAN_MONTHS = {
     "three": 3, "3": 3, "six": 6, "6": 6, "nine": 9, "9": 9, "twelve": 12, "12": 12,
@@ -191,7 +194,7 @@ def parse_period(header: str, fye: FiscalYearEnd | None = None) -> Period | None
     q = _QUARTER.search(text)
     if q:
         raw = q.group("q1") or q.group("q2") or q.group("q3") or q.group("q4")
-        quarter = _ORD.get(raw.lower()) or _ZH_Q.get(raw) or int(raw)
+        quarter = QUARTER_ORDINALS.get(raw.lower()) or _ZH_Q.get(raw) or int(raw)
         fiscal = bool(re.search(r"fiscal|\bFY", text, re.I)) or fye.stated
         return _quarter_period(year, quarter, fye, fiscal)
     h = _HALF.search(text)
@@ -241,6 +244,14 @@ _ISO_SPAN = re.compile(
 )
 
 
+def _days(start: date, end: date) -> Period:
+    return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)
+
+
+def _month(year: int, month: int) -> Period:
+    return _days(date(year, month, 1), date(year, month, _last_day(year, month)))
+
+
 def parse_span(text: str) -> Period | None:
     """A row label naming a stretch of days (an issuer-purchases table's "October 2024",
     "Nov. 3 - Nov. 30, 2024", "Dec. 29, 2024 - Feb. 1, 2025", "Oct. 1-31, 2024"): its first
@@ -251,29 +262,25 @@ def parse_span(text: str) -> Period | None:
         if not 1 <= mo <= 12:
             return None
         if not iso.group("d"):
-            start, end = date(y, mo, 1), date(y, mo, _last_day(y, mo))
-            return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)
+            return _month(y, mo)
         try:
             start, end = date.fromisoformat(iso.group(0)[:10]), date.fromisoformat(iso.group("e"))
         except ValueError:
             return None
-        return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)
+        return _days(start, end)
     m = _MONTH_YEAR.match(text or "")
     if m and (mon := MONTHS.get(m.group("m").lower())):
-        y = int(m.group("y"))
-        start, end = date(y, mon, 1), date(y, mon, _last_day(y, mon))
-    else:
-        m = _RANGE.match(text or "")
-        if not m:
-            return None
-        m1 = MONTHS.get(m.group("m1").lower())
-        m2 = MONTHS.get((m.group("m2") or m.group("m1")).lower())
-        y2 = int(m.group("y2"))
-        y1 = int(m.group("y1") or y2)
-        if not m1 or not m2:
-            return None
-        s, e = _safe_date(y1, m1, int(m.group("d1"))), _safe_date(y2, m2, int(m.group("d2")))
-        if s is None or e is None or not s < e or (e - s).days > 120:
-            return None
-        start, end = s, e
-    return Period(f"{start.isoformat()} to {end.isoformat()}", end, start)
+        return _month(int(m.group("y")), mon)
+    m = _RANGE.match(text or "")
+    if not m:
+        return None
+    m1 = MONTHS.get(m.group("m1").lower())
+    m2 = MONTHS.get((m.group("m2") or m.group("m1")).lower())
+    y2 = int(m.group("y2"))
+    y1 = int(m.group("y1") or y2)
+    if not m1 or not m2:
+        return None
+    s, e = _safe_date(y1, m1, int(m.group("d1"))), _safe_date(y2, m2, int(m.group("d2")))
+    if s is None or e is None or not s < e or (e - s).days > 120:
+        return None
+    return _days(s, e)

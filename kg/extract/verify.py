@@ -34,6 +34,7 @@ from kg.extract.deps_en import lexicon
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import normalise_period
 from kg.extract.regions import is_region
+from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
 from kg.ontology import Ontology, default_ontology
@@ -111,7 +112,6 @@ _QUARTER_ONLY = re.compile(
     r"^(?:Q(?P<q>[1-4])|(?P<w>first|second|third|fourth)(?:[- ]quarter)?|H(?P<h>[12]))$", re.I
 )
 _QUARTER_NAME = re.compile(r"^(?P<w>first|second|third|fourth)[- ]quarter\b", re.I)
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 # last words of a law's name: "X Act and Y Act" is a list, "X Reform and Y Act" one name
 LAW_ENDS = frozenset({"act", "acts", "regulation", "regulations", "law", "laws", "rule", "rules",
@@ -1061,7 +1061,7 @@ class Verifier:
                 if g.get("h"):
                     c.props["period"] = f"{year.group(0)}-H{g['h']}"
                 else:
-                    n = g.get("q") or _ORDINAL[g["w"].lower()]
+                    n = g.get("q") or QUARTER_ORDINALS[g["w"].lower()]
                     c.props["period"] = f"{year.group(0)}-Q{n}"
                 stats.repaired["period_incomplete"] += 1
             elif rule == "org_noun_prefix":  # "Drugmaker Shire" -> "Shire"
