@@ -185,3 +185,8 @@ LANE_FETCH_DELAY = Histogram(
     ["lane", "topic"],
     buckets=LATENCY_BUCKETS,
 )
+LANE_ACK_WAIT = Counter(
+    "livekg_lane_ack_wait_seconds",
+    "Time a lane agent stopped because MAX_UNACKED batches awaited acknowledgement",
+    ["agent"],
+)

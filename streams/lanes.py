@@ -59,7 +59,6 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from prometheus_client import Counter as MetricCounter
 from prometheus_client import Histogram
 
 from core import metrics
@@ -78,11 +77,6 @@ COMMIT_EVERY_S = 0.1  # the most often a lane sends a commit
 # included, for the rest of it (issue 31: 450 ms once). Under load batches are large and
 # the lane's own bound (``streams.lane_max_in_flight`` records) binds first.
 MAX_UNACKED = 64
-ACK_WAIT = MetricCounter(
-    "livekg_lane_ack_wait_seconds",
-    "Time a lane agent stopped because MAX_UNACKED batches awaited acknowledgement",
-    ["agent"],
-)
 
 
 class ConsumerFailed(Exception):
@@ -399,7 +393,7 @@ class _RouteWorker:
         self.wake = asyncio.Event()
         self.unacked: deque[tuple[list[_Ticket], list[Inbound], list[Ack]]] = deque()
         self.unacked_changed = asyncio.Event()
-        ACK_WAIT.labels(route.agent)  # exported at 0 from the start
+        metrics.LANE_ACK_WAIT.labels(route.agent)  # exported at 0 from the start
 
     def put(self, ticket: _Ticket, items: list[Inbound]) -> None:
         self.parts.append((ticket, items))
@@ -416,11 +410,12 @@ class _RouteWorker:
             self.wake.clear()
             while self.parts:
                 if len(self.unacked) >= MAX_UNACKED:
-                    waited = time.perf_counter()
+                    stopped = time.perf_counter()
                     while len(self.unacked) >= MAX_UNACKED:
                         self.unacked_changed.clear()
                         await self.unacked_changed.wait()
-                    ACK_WAIT.labels(self.route.agent).inc(time.perf_counter() - waited)
+                    waited = time.perf_counter() - stopped
+                    metrics.LANE_ACK_WAIT.labels(self.route.agent).inc(waited)
                 tickets: list[_Ticket] = []
                 batch: list[Inbound] = []
                 while self.parts and (

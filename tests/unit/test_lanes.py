@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, TopicPartition
 
+from core import metrics
 from core.batch import Inbound
 from core.errors import ServiceUnavailable
 from core.records import DeadLetter, IndicatorTick, RawNews
@@ -325,7 +326,7 @@ async def test_an_agent_stops_at_max_unacked_and_counts_the_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(lanes, "MAX_UNACKED", 2)
-    before = lanes.ACK_WAIT.labels("acks")._value.get()
+    before = metrics.LANE_ACK_WAIT.labels("acks")._value.get()
     tracker = CommitTracker()
     w, handled, acks = _unacked_agent(tracker)
     tasks = w.tasks("ingest")
@@ -346,4 +347,4 @@ async def test_an_agent_stops_at_max_unacked_and_counts_the_wait(
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    assert lanes.ACK_WAIT.labels("acks")._value.get() > before
+    assert metrics.LANE_ACK_WAIT.labels("acks")._value.get() > before
