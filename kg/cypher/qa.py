@@ -420,17 +420,22 @@ class CypherQA:
         sub = self.synth.series_set_frame(frame)
         if sub is None:
             return frame
-        cands = sorted(self.synth.candidates(sub, now), key=lambda c: -c.prior)
-        for c in [c for c in cands if c.kind == "entities"][:1]:
-            try:
-                rows = await self._run(c.cypher, c.params)
-            except LivekgError:
-                return frame
-            ids = [str(r["id"]) for r in rows if r.get("id")]
-            if 2 <= len(ids) <= 4 and all(
-                self.lexicon.entities.get(i, {}).get("label") == "Indicator" for i in ids
-            ):
-                return self.synth.with_series(frame, ids)
+        best = max(  # the first of the highest prior, as a stable sort would give
+            (c for c in self.synth.candidates(sub, now) if c.kind == "entities"),
+            key=lambda c: c.prior,
+            default=None,
+        )
+        if best is None:
+            return frame
+        try:
+            rows = await self._run(best.cypher, best.params)
+        except LivekgError:
+            return frame
+        ids = [str(r["id"]) for r in rows if r.get("id")]
+        if 2 <= len(ids) <= 4 and all(
+            self.lexicon.entities.get(i, {}).get("label") == "Indicator" for i in ids
+        ):
+            return self.synth.with_series(frame, ids)
         return frame
 
     def _unit(self, chosen: Candidate | None) -> str:

@@ -31,6 +31,7 @@ import contextlib
 import json
 import time
 import uuid
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -185,7 +186,7 @@ async def run_serve_bench(
             "fresh_asks": len(fresh),
             "fresh_p50_ms": _pct(fresh_ms, 50),
             "fresh_p95_ms": _pct(fresh_ms, 95),
-            "fresh_methods": _count(m for _, m in fresh),
+            "fresh_methods": dict(Counter(m for _, m in fresh)),
             # the first questions against the same kind of question asked warm
             "first_ratio": round(max(ms for ms, _ in first) / _pct(fresh_ms, 95), 2),
             "alerts": alerts,
@@ -213,13 +214,6 @@ def _fresh_mix(lookups: list[str], fallbacks: tuple[str, ...]) -> list[str]:
     out: list[str] = []
     for i, fb in enumerate(fallbacks):
         out += [*lookups[i * 2 : i * 2 + 2], fb]
-    return out
-
-
-def _count(xs: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in xs:
-        out[x] = out.get(x, 0) + 1
     return out
 
 
