@@ -45,6 +45,7 @@ from core.settings import Settings
 from kg import sink
 from kg.store import GraphStore, open_store
 from ops.bench.reference import bare_falkordb_runner, broker_rate
+from ops.bench.rounds import alternate, medians
 from ops.runtime import spawn_worker, stop_pid
 from streams.admin import create_topics
 from streams.lag import LagProbe
@@ -387,9 +388,10 @@ def run_pipeline_bench(
     workers: int = 1,
     rounds: int = 3,
 ) -> dict[str, Any]:
-    """The pipeline's burst and steady phases, then (``same_work``) ``rounds`` pairs of
-    the same-work reference (``same_work_rate``) and a pipeline burst, in alternation:
-    ``ratio`` is the median of the pairs' ratios (one pair swung 0.35-1.78 on the shared
+    """The pipeline's burst and steady phases, then (``same_work``) ``rounds`` rounds of
+    a pipeline burst and the same-work reference (``same_work_rate``), the order
+    alternating (``ops.bench.rounds``; the first round's burst is the timed one):
+    ``ratio`` is the median of the rounds' ratios (one pair swung 0.35-1.78 on the shared
     machine: each side of it is a 5,000-event burst of 0.3-1.2 s).
 
     ``workers`` > 1: that many worker processes in one consumer group (the capacity
@@ -452,35 +454,36 @@ def run_pipeline_bench(
     result["raw_reference"] = raw_kafka_reference(base, ep, events)
     raw = result["raw_reference"]["value"]
     result["raw_ratio"] = round(result["events_per_s"] / raw, 4) if raw else None
-    pairs = result.pop("same_work_pairs")
+    rows = result.pop("same_work_rows")
     if not same_work:
         return result
-    return result | combine_rounds(pairs)
+    return result | combine_rounds(rows)
 
 
-def _round(pipeline_rate: float, same: dict[str, Any]) -> dict[str, Any]:
-    ref = same.get("events_per_s")
-    ratio = round(pipeline_rate / ref, 4) if ref else None
-    return {"events_per_s": round(pipeline_rate, 1), "same_work_events_per_s": ref, "ratio": ratio}
+def _round(row: dict[str, Any]) -> dict[str, Any]:
+    rate_, ref = row["pipeline"]["events_per_s"], row["same_work"].get("events_per_s")
+    return {"events_per_s": round(rate_, 1), "same_work_events_per_s": ref,
+            "ratio": round(rate_ / ref, 4) if ref else None, "first": row["first"]}  # fmt: skip
 
 
-def combine_rounds(pairs: Sequence[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
-    """(pipeline events/s, same-work run) per round -> ``same_work`` (the last run),
-    ``same_work_rounds``, ``reference`` (median same-work rate) and ``ratio`` (median of
-    the rounds' ratios; rounds whose reference failed are left out)."""
-    done = [(rate_, same) for rate_, same in pairs if same.get("events_per_s")]
-    ref = float(np.median([same["events_per_s"] for _, same in done])) if done else None
-    ratios = [rate_ / same["events_per_s"] for rate_, same in done]
+def combine_rounds(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The rounds (``rounds.alternate``: ``pipeline``, ``same_work``, ``first``) ->
+    ``same_work`` (the last reference run), ``same_work_rounds`` (each round),
+    ``reference`` (median same-work rate) and ``ratio`` (median of the rounds' ratios;
+    rounds whose reference failed are left out)."""
+    kept = [_round(r) for r in rows]
+    mid = medians(kept, ("same_work_events_per_s", "ratio"))
+    ref = mid["same_work_events_per_s"]
     return {
-        "same_work": pairs[-1][1] if pairs else {},
-        "same_work_rounds": [_round(rate_, same) for rate_, same in pairs],
+        "same_work": rows[-1]["same_work"] if rows else {},
+        "same_work_rounds": kept,
         "reference": {
             "name": "same_work_events_per_s",
             "what": "raw consume + the same graph write, one consumer, same broker and graph "
-            "(median of the rounds)",
+            "(median of the rounds, the order alternating)",
             "value": round(ref, 1) if ref else None,
         },
-        "ratio": round(float(np.median(ratios)), 4) if ratios else None,
+        "ratio": mid["ratio"],
     }
 
 
@@ -502,9 +505,9 @@ async def _phases(
 ) -> dict[str, Any]:
     """``settle_s``: after the warm-up, time for every worker to join the group and a
     second warm-up, so no rebalance falls inside the timed burst. ``rounds``: after the
-    steady phase, that many runs of ``reference`` (the same-work burst), each after a
-    pipeline burst (the first: the timed one before the steady phase), every one once
-    the lanes have committed what came before."""
+    steady phase, that many rounds of a pipeline burst (the first round's: the timed one
+    before the steady phase) and a run of ``reference`` (the same-work burst), the order
+    alternating, every pass once the lanes have committed what came before."""
     store = open_store(settings, ep.falkordb_url)
     prefix = settings.kafka.topic_prefix
     prod = producer(ep.kafka_bootstrap, **{"linger.ms": 2})
@@ -551,17 +554,29 @@ async def _phases(
         by_label = await _latencies(store, since_ms)
         rows = np.concatenate(list(by_label.values()))
         lat = rows[:, 1]
-        pairs: list[tuple[float, dict[str, Any]]] = []
-        for i in range(rounds if reference is not None else 0):
-            pipeline_rate = events / burst_s
-            if i:
-                more = synthetic_events(events, mix, seed=20 + i)
-                b0 = time.perf_counter()
-                await asyncio.to_thread(produce_stamped, prod, prefix, more, None)
-                pipeline_rate = events / (await _wait_for(store, done + events, limit_s) - b0)
-                done += events
+
+        async def pipeline_pass(i: int) -> dict[str, Any]:
+            """Round 0: the timed burst above; later rounds: a burst of their own."""
+            nonlocal done
+            if not i:
+                return {"events_per_s": events / burst_s}
             await asyncio.to_thread(wait_drained, settings, ep)
-            pairs.append((pipeline_rate, await asyncio.to_thread(reference)))  # type: ignore[misc]
+            more = synthetic_events(events, mix, seed=20 + i)
+            b0 = time.perf_counter()
+            await asyncio.to_thread(produce_stamped, prod, prefix, more, None)
+            t = await _wait_for(store, done + events, limit_s)
+            done += events
+            return {"events_per_s": events / (t - b0)}
+
+        async def reference_pass(_i: int) -> dict[str, Any]:
+            await asyncio.to_thread(wait_drained, settings, ep)
+            return await asyncio.to_thread(reference)  # type: ignore[arg-type]
+
+        rows_ = (
+            await alternate({"pipeline": pipeline_pass, "same_work": reference_pass}, rounds)
+            if reference is not None and rounds
+            else []
+        )
         await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph
     finally:
         await store.close()
@@ -571,9 +586,12 @@ async def _phases(
         "events": events,
         # the timed burst; with rounds, the median of it and the rounds' bursts
         "events_per_s": round(
-            float(np.median([r for r, _ in pairs])) if pairs else events / burst_s, 1
+            float(np.median([r["pipeline"]["events_per_s"] for r in rows_]))
+            if rows_
+            else events / burst_s,
+            1,
         ),
-        "same_work_pairs": pairs,
+        "same_work_rows": rows_,
         "burst_seconds": round(burst_s, 3),
         "steady_rate": rate,
         # after the burst was in the graph, until the lanes had committed all of it
