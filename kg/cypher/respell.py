@@ -38,6 +38,9 @@ _CLAUSE_BREAK = re.compile(
     r"\s*(?:[,，:：;；!！?？。]|\s[-–—]+\s|(?<=[\u3400-\u9fff])\s+(?=\S)|\s+(?=[\u3400-\u9fff]))\s*"
 )
 _WH_START = re.compile(r"\s(?=(?:which|what|who|how|list|name|show|where|when)\b)", re.I)
+# Where a lead clause ends: a clause break (group "cut", consumed) or the space before a
+# question word (group "wh", kept with the rest); one search finds the first of either.
+_LEAD_END = re.compile(f"(?P<cut>{_CLAUSE_BREAK.pattern})|(?P<wh>{_WH_START.pattern})", re.I)
 _ASKS = re.compile(r"哪|什么|啥|几|多少|谁|何|\b(?:which|what|who|whom|how|when|where)\b", re.I)
 _WH_FIRST = re.compile(r"\s*(?:which|what|who|how|list|name|show)\b", re.I)
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # only whether a time is named matters here
@@ -244,13 +247,13 @@ class Respeller:
         whole: its rest has no constraint and the unknown words keep it from guessing)."""
         wh = set(triggers()["wh"]["tokens"])
         for _ in range(2):
-            cut = _CLAUSE_BREAK.search(text)
-            whm = _WH_START.search(text)
-            ends = [m for m in (cut, whm) if m is not None and m.start() > 0]
-            if not ends:
+            m = _LEAD_END.search(text, 1)  # one match per round; a lead is never empty
+            if m is None:
                 return text
-            m = min(ends, key=lambda x: x.start())
-            head, rest = text[: m.start()], text[m.end() if m is cut else m.start() :]
+            head, rest = (
+                text[: m.start()],
+                text[m.end() if m.group("cut") is not None else m.start() :],
+            )
             htoks, hmentions = self.lexicon.match(head)
             if not htoks or any(t in wh for t in htoks) or _ASKS.search(head):
                 return text

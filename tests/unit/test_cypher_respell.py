@@ -92,6 +92,9 @@ def test_initials_and_phrases(respeller: Respeller, typed: str, read: str) -> No
         ("risk team asking - which banks are listed in CN", "which banks are listed in CN"),
         ("desk needs this what exchange is Tesla on", "what exchange is Tesla on"),
         ("老板让我查一下 白酒行业有几家公司", "白酒行业有几家公司"),
+        # a break first: the lead ends at the next break, not at the empty one
+        ("，老板让我查一下 白酒行业有几家公司", "白酒行业有几家公司"),
+        ("- risk team asking - which banks are listed in CN", "which banks are listed in CN"),
     ],
 )
 def test_chat_before_the_question_is_dropped(respeller: Respeller, typed: str, read: str) -> None:
