@@ -146,19 +146,30 @@ _HEAD_Q = re.compile(
 _HEAD_Y = re.compile(
     r"\b(?:FY|F|fiscal(?:\s+year)?)\s*'?(?P<fy>\d{4}|\d{2})\b|\b(?P<y>(?:19|20)\d{2})\b", re.I
 )
+_HEAD_BARE_Y = re.compile(r"\b(?P<y>(?:19|20)\d{2})\b")
 HEADER_LINES = 3
+HEADER_WINDOW = 300  # characters of the first lines read
 
 
-def header_period(header: str) -> tuple[str, str]:
+def header_period(
+    header: str,
+    *,
+    lines: int | None = HEADER_LINES,
+    chars: int | None = HEADER_WINDOW,
+    bare_year: bool = False,
+) -> tuple[str, str]:
     """(quarter, year) the first lines of a document name: an earnings call's "Q3 2024",
     "3Q 2025", "Q2 Fiscal 2026", "Q4 and Full-Year 2024", a report's "fiscal 2025"; ""
-    where none. Only the title and the first lines: a year in the body is no header."""
-    lines = [ln for ln in header.splitlines() if ln.strip()][:HEADER_LINES]
-    head = " ".join(lines)[:300]
-    y = _HEAD_Y.search(head)
+    where none. Only the title and the first lines: a year in the body is no header.
+
+    The critic (``verify``) reads the whole header it is given (``lines``/``chars`` None)
+    and only a bare four-digit year (``bare_year``: "FY2024" or "FY24" is then no year)."""
+    kept = [ln for ln in header.splitlines() if ln.strip()][:lines]
+    head = " ".join(kept)[:chars]
+    y = (_HEAD_BARE_Y if bare_year else _HEAD_Y).search(head)
     if not y:
         return "", ""
-    raw = y.group("fy") or y.group("y")
+    raw = y.groupdict().get("fy") or y.group("y")
     year = int(raw) + (2000 if len(raw) == 2 else 0)
     q = _HEAD_Q.search(head)
     if not q:

@@ -32,7 +32,7 @@ from functools import lru_cache
 from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.deps_en import lexicon
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
-from kg.extract.figures import normalise_period
+from kg.extract.figures import header_period, normalise_period
 from kg.extract.regions import is_region
 from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
@@ -283,6 +283,15 @@ def _unit_after(text: str, c: Candidate) -> str:
             if m:
                 return m.group(1)
     return ""
+
+
+def header_year(ctx: DocContext, text: str) -> str:
+    """The first four-digit year of the title and the chunk's opening (``HEADER_CHARS``),
+    "" when none: the year a quarter named without one ("Q4") is given by the critic."""
+    _, year = header_period(
+        f"{ctx.title}\n{text[:HEADER_CHARS]}", lines=None, chars=None, bare_year=True
+    )
+    return year.removeprefix("FY")
 
 
 def find_period(text: str, start: int, end: int) -> str:
@@ -762,7 +771,7 @@ class Verifier:
                     _QUARTER_NAME.match(c.tail)
                     and re.fullmatch(r"(?:FY\s?)?(?:19|20)\d{2}", period)
                 )
-            ) and _YEAR.search(f"{ctx.title}\n{text[:HEADER_CHARS]}"):
+            ) and header_year(ctx, text):
                 out.append(Issue(i, "period_incomplete", period))
         return out
 
@@ -1051,18 +1060,18 @@ class Verifier:
                 c.props["measure"] = "change"
                 stats.repaired["change_as_level"] += 1
             elif rule == "period_incomplete":  # "Q4" -> "2022-Q4" from the header's year
-                year = _YEAR.search(f"{ctx.title}\n{text[:HEADER_CHARS]}")
+                year = header_year(ctx, text)
                 q = _QUARTER_ONLY.match(issue.detail) or _QUARTER_NAME.match(c.tail)
-                if year is None or q is None:
+                if not year or q is None:
                     continue
                 if issue.detail[:2].upper() != "FY" and _YEAR.fullmatch(issue.detail):
-                    year = _YEAR.search(issue.detail)  # "Fourth-quarter revenue", 2022
+                    year = issue.detail  # "Fourth-quarter revenue", 2022
                 g = q.groupdict()
                 if g.get("h"):
-                    c.props["period"] = f"{year.group(0)}-H{g['h']}"
+                    c.props["period"] = f"{year}-H{g['h']}"
                 else:
                     n = g.get("q") or QUARTER_ORDINALS[g["w"].lower()]
-                    c.props["period"] = f"{year.group(0)}-Q{n}"
+                    c.props["period"] = f"{year}-Q{n}"
                 stats.repaired["period_incomplete"] += 1
             elif rule == "org_noun_prefix":  # "Drugmaker Shire" -> "Shire"
                 name = re.sub(r"^UPDATE\s*\d*\s*-\s*", "", getattr(c, issue.detail))

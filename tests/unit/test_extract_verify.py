@@ -11,8 +11,9 @@ from pydantic import ValidationError
 
 from kg.extract import DocContext
 from kg.extract.deps_en import LEXICON_FILE, Lexicon, lexicon
+from kg.extract.figures import header_period
 from kg.extract.types import Candidate, Component
-from kg.extract.verify import Verifier, VerifyStats, sentence_of
+from kg.extract.verify import Verifier, VerifyStats, header_year, sentence_of
 
 
 def _raw() -> dict[str, object]:
@@ -101,6 +102,16 @@ def test_a_quarter_takes_the_headers_year() -> None:
                      "Norvale reported a 26% slump in fourth-quarter profit.",
                      raw="26%", value=26.0, unit="%", period="Q4")  # fmt: skip
     assert [k.props["period"] for k in kept] == ["Q4"]  # no year anywhere: left as it is
+
+
+def test_the_critics_header_year_is_header_periods_bare_year() -> None:
+    """The critic reads the header's year through ``figures.header_period`` (the whole title
+    and chunk opening, a bare four-digit year only), not a regex of its own."""
+    ctx = DocContext(doc_id="d", title="Norvale FY24 update")
+    body = "\n".join(["x"] * 5) + "\nResults for 2023 and 2022."
+    assert header_year(ctx, body) == "2023"  # past the first lines, "FY24" no year
+    assert header_period(f"{ctx.title}\n{body}") == ("", "FY2024")  # the documents' reading
+    assert header_year(DocContext(doc_id="d", title="Q4 FY2024"), "no year") == ""
 
 
 def test_names_cut_out_of_a_longer_name() -> None:
