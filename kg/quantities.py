@@ -58,6 +58,7 @@ class QuantityVocab(BaseModel):
     description: str = ""
     scales: dict[str, float] = Field(min_length=1)
     currencies: dict[str, str] = Field(min_length=1)
+    after_figure: list[str] = Field(default_factory=list)  # "euros", "元": after the number
     ambiguous_signs: dict[str, AmbiguousSign] = Field(default_factory=dict)
     unit_aliases: dict[str, str] = Field(default_factory=dict)
     measure_units: list[str] = Field(default_factory=list)  # not counts: tons, miles, x
@@ -91,6 +92,9 @@ class QuantityVocab(BaseModel):
         clash = set(self.ambiguous_signs) & set(self.currencies)
         if clash:
             raise ValueError(f"a sign is either ambiguous or not: {sorted(clash)}")
+        unknown = [w for w in self.after_figure if w not in self.currencies]
+        if unknown:
+            raise ValueError(f"after_figure: words that are no currency key: {unknown}")
 
 
 def load_vocab(path: Path = VOCAB_PATH) -> QuantityVocab:
@@ -131,6 +135,14 @@ def currency_words() -> list[str]:
     """Every currency sign and word, longest first (so "hk$" is tried before "$")."""
     v = vocab()
     return sorted([*v.currencies, *v.ambiguous_signs], key=lambda w: (-len(w), w))
+
+
+def figure_currencies() -> tuple[list[str], list[str]]:
+    """(signs, codes and words written before a number, words written after it), each
+    longest first: what the sentence figure regex (``kg.extract.figures.FIGURE``) reads."""
+    after = set(vocab().after_figure)
+    words = currency_words()
+    return [w for w in words if w not in after], [w for w in words if w in after]
 
 
 def canonical_unit(unit: str, context: str = "") -> str:

@@ -15,17 +15,34 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from kg.extract.table_periods import QUARTER_ORDINALS, parse_period, parse_span
-from kg.quantities import currency_of
+from kg.quantities import currency_of, figure_currencies
 from kg.quantities import scale as scale_factor
 
+
+def alternatives(words: list[str], *, bounded: bool = False) -> str:
+    """Vocabulary words as regex alternatives, in their order (longest first): a space
+    matches any run of whitespace; ``bounded``: a word ending in a Latin letter ends at a
+    word boundary ("yen" is not the start of "yenta")."""
+    out = []
+    for w in words:
+        end = r"\b" if bounded and w[-1:].isascii() and w[-1:].isalpha() else ""
+        out.append(re.escape(w).replace(r"\ ", r"\s+") + end)
+    return "|".join(out)
+
+
+# The currencies come from the shared vocabulary (kg/data/quantity_vocab.json): signs and
+# codes before the number ("$4.2 billion", "EUR 640 million"), words after it ("3.2
+# billion euros", "120亿元").
+_CUR_BEFORE, _CUR_AFTER = figure_currencies()
 FIGURE = re.compile(
-    r"(?P<cur>US\$|C\$|A\$|HK\$|\$|€|£|¥|RMB|USD|EUR|GBP|JPY|CHF|CNY|CAD|AUD|HKD|SEK|Rs\.?|INR)?\s?"
+    rf"(?P<cur>{alternatives(_CUR_BEFORE)})?\s?"
     r"(?P<num>\d[\d,]*(?:\.\d+)?)\s?"
     r"(?P<scale>trillion|billion|million|thousand|bn|mn|mln|tn|crore|lakh|万亿|亿|万|[bmk](?![a-z]))?"
     r"\s?(?P<unit>%|percent(?:age points?)?|per\s?cent|个?百分点|basis\s+points?|bps?|个基点|"
-    r"元|euros?\b|yen\b|yuan\b|renminbi\b|swiss\s+francs\b|(?:u\.s\.\s|us\s)?dollars\b|"
-    r"(?:canadian|australian|hong\s+kong)\s+dollars\b|cents?|shares|employees|people|workers|jobs|positions|stores|customers|subscribers|homes|"
-    r"restaurants|engines|aircraft|closings|orders|locations|members|accounts|users|tons|barrels)?",
+    + alternatives(_CUR_AFTER, bounded=True)
+    + r"|cents?|shares|employees|people|workers|jobs|positions|stores|customers|subscribers|"
+    r"homes|restaurants|engines|aircraft|closings|orders|locations|members|accounts|users|tons|"
+    r"barrels)?",
     re.I,
 )
 _PER_SHARE = re.compile(r"per\s+(?:diluted\s+|basic\s+|common\s+)?share|\bEPS\b|a\s+share", re.I)

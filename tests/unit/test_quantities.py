@@ -13,7 +13,14 @@ from kg.extract.figures import parse_figure
 from kg.extract.gold import canonical_unit as gold_unit
 from kg.extract.tables import from_data, parse_amount, read_table
 from kg.extract.types import DocContext
-from kg.quantities import VOCAB_PATH, canonical_unit, currency_of, load_vocab, scale
+from kg.quantities import (
+    VOCAB_PATH,
+    canonical_unit,
+    currency_of,
+    figure_currencies,
+    load_vocab,
+    scale,
+)
 from kg.report.numbers import extract_numbers
 
 
@@ -49,6 +56,7 @@ def _write(tmp_path: Path, **change: object) -> Path:
         {"currencies": {"¥": "JPY"}},  # ¥ is ambiguous: it may not also be plain
         {"ambiguous_signs": {"¥": {"rules": [{"context": "(", "code": "CNY"}], "default": "JPY"}}},
         {"unknown_field": 1},
+        {"after_figure": ["kroner"]},  # a word after a figure must be a currency key
     ],
 )
 def test_bad_vocab_fails_at_load(tmp_path: Path, change: dict[str, object]) -> None:
@@ -101,3 +109,20 @@ def test_table_yen_sign_by_the_tables_language() -> None:
     read = read_table(from_data(rows), ctx, context="单位：万元")  # 万元 names the currency
     assert {c.props["unit"] for c in read.candidates} == {"CNY"}
     assert read.candidates[0].props["value"] == pytest.approx(1.2e7)
+
+
+def test_the_sentence_figure_regex_reads_the_vocabularys_currencies() -> None:
+    """FIGURE's currencies are built from quantity_vocab.json: every sign, code and word is
+    read, before the number or (``after_figure``) after it."""
+    before, after = figure_currencies()
+    v = load_vocab()
+    assert set(before) | set(after) == set(v.currencies) | set(v.ambiguous_signs)
+    assert set(after) == set(v.after_figure) and not set(before) & set(after)
+    assert "hk$" in before and "usd" in before and "euros" in after and "元" in after
+    assert parse_figure("HK$12.5 million").unit == "HKD"
+    assert parse_figure("Rs. 500 crore").value == pytest.approx(5e9)
+    assert parse_figure("3.2 billion euros").unit == "EUR"
+    assert parse_figure("640 million U.S.  dollars").unit == "USD"  # any whitespace
+    assert parse_figure("12 billion Swedish kronor").unit == "SEK"
+    assert parse_figure("500亿日元").unit == "JPY"
+    assert parse_figure("4,100") is None  # no unit, no figure
