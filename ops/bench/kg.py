@@ -62,6 +62,7 @@ from kg.store.scratch import empty_database, scratch_graph
 from ops.bench import reference
 from ops.bench.neo4j_reference import bare_neo4j_runner
 from ops.bench.reference import raw_merge_rate
+from ops.bench.rounds import alternate, medians
 from ops.neo4j_server import Neo4jServer
 from ops.runtime import EmbeddedRuntime, free_port
 from streams.context import WorkerContext
@@ -262,27 +263,33 @@ async def run_kg_bench_async(
                 if warmup
                 else None
             )
-            sink_rounds, ref_rounds = [], []
-            for i in range(rounds - 1):  # the order alternates; the last round is sink-first
-                sink_first = (rounds - 1 - i) % 2 == 0  # so each order runs equally often
-                if sink_first:
-                    sink_rounds.append(await _sink_round(ctx, triples=triples, ontology=ontology))
-                ref_rounds.append(
+            last: dict[str, Any] = {}  # the last round's sink pass: the full bench figures
+            refs: list[dict[str, Any]] = []
+
+            async def sink_pass(i: int) -> dict[str, Any]:
+                if i < rounds - 1:
+                    return await _sink_round(ctx, triples=triples, ontology=ontology)
+                last.update(await _bench(ctx, triples=triples, queries=queries, replay=replay,
+                                         ontology=ontology))  # fmt: skip
+                return {k: last[k] for k in _ROUND_FIELDS}
+
+            async def reference_pass(i: int) -> dict[str, Any]:
+                refs.append(
                     await same_work_rate(raw_store, s, ep, triples=triples, ontology=ontology)
                 )
-                if not sink_first:
-                    sink_rounds.append(await _sink_round(ctx, triples=triples, ontology=ontology))
-            result = await _bench(ctx, triples=triples, queries=queries, replay=replay,
-                                  ontology=ontology)  # fmt: skip
-            same = await same_work_rate(raw_store, s, ep, triples=triples, ontology=ontology)
-            sink_rounds.append({k: result[k] for k in _ROUND_FIELDS})
-            ref_rounds.append(same)
+                return {k: refs[-1][k] for k in _ROUND_FIELDS}
+
+            # the order alternates; the last round is sink-first (its sink pass is the full
+            # bench), so with an even count each order runs equally often
+            timed = await alternate(
+                {"sink": sink_pass, "reference": reference_pass}, rounds, anchor="end"
+            )
+            result, same = last, refs[-1]
             same["same_graph"] = all(  # every reference round left the sink's graph
                 r["relationships"] == result["relationships"]
                 and r["entities"] == result["entities"]
-                for r in ref_rounds
+                for r in refs
             )
-            ref_rounds = [{k: r[k] for k in _ROUND_FIELDS} for r in ref_rounds]
             del same["relationships"], same["entities"]
             raw = await raw_merge_rate(raw_store, min(triples, 50_000), s.graph.write_batch)
         finally:
@@ -291,12 +298,10 @@ async def run_kg_bench_async(
         s.graph.neo4j_database if s.graph.backend.value == "neo4j" else s.graph.graph_name
     )
     if rounds > 1:  # the medians over the rounds are the figures
-        for fig, rows in ((result, sink_rounds), (same, ref_rounds)):
-            fig.update(_medians(rows))
+        for fig, name in ((result, "sink"), (same, "reference")):
+            fig.update(medians([r[name] for r in timed], _ROUND_FIELDS, digits=3))
             fig["triples_per_s"] = round(triples / fig["seconds"], 1)
-        result["rounds"] = [
-            {"sink": a, "reference": b} for a, b in zip(sink_rounds, ref_rounds, strict=True)
-        ]
+        result["rounds"] = timed
     result["same_work"] = same
     result["warmup"] = warm
     result["reference"] = {
@@ -422,10 +427,6 @@ async def warm_up(
 
 
 _ROUND_FIELDS = ("seconds", "cpu_s", "cpu_client_s", "cpu_server_s")
-
-
-def _medians(rows: list[dict[str, Any]]) -> dict[str, float]:
-    return {k: round(float(np.median([r[k] for r in rows])), 3) for k in _ROUND_FIELDS}
 
 
 async def _sink_round(
