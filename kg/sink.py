@@ -26,7 +26,7 @@ from typing import Any
 from core.records import CleanDocument, IndicatorTick, Triple, to_epoch_ms
 from kg.canonical import AliasIndex
 from kg.ontology import Ontology, TripleCheck, default_ontology
-from kg.store.base import GraphProvider, GraphStore, IndexSpec
+from kg.store.base import GraphProvider, GraphStore, IndexSpec, PortableParams
 
 DOC_TEXT_LIMIT = 20_000
 EVIDENCE_LIMIT = 500
@@ -290,7 +290,7 @@ async def apply_chains(store: GraphStore, rel_type: str, heads: Sequence[str]) -
     """Recompute the validity chains of ``heads`` (one statement); facts changed."""
     if not heads:
         return 0
-    rows = await store.execute(chain_cypher(rel_type), {"heads": sorted(set(heads))})
+    rows = await store.execute(chain_cypher(rel_type), PortableParams(heads=sorted(set(heads))))
     return int(rows[0]["n"]) if rows else 0
 
 
@@ -458,20 +458,23 @@ async def _write_entities(
         else:
             todo = [row for eid, row in rows.items() if eid not in known]
         if todo:
-            await store.execute_batches(entity_cypher(label, store.provider), todo, batch=batch)
+            await store.execute_batches(
+                entity_cypher(label, store.provider), todo, batch=batch, portable_rows=True
+            )
         if known is not None:
             known.update(rows)
 
 
 async def _write_facts(store: GraphStore, prepared: PreparedTriples, batch: int) -> int:
-    """Write every fact row; returns how many found both of their entities."""
+    """Write every fact row; returns how many found both of their entities. The rows
+    are portable as ``prepare_triples`` builds them (``PortableParams``: not copied)."""
     matched = 0
     for rel_type, by_id in sorted(prepared.facts.items()):
         rows = list(by_id.values())
         for start in range(0, len(rows), batch):
             chunk = rows[start : start + batch]
             props = any(r.get("props") for r in chunk)
-            params = {"partition": prepared.partition, "rows": chunk}
+            params = PortableParams(partition=prepared.partition, rows=chunk)
             result = await store.execute(fact_cypher(rel_type, props=props), params)
             matched += int(result[0]["n"]) if result else 0
     return matched

@@ -25,8 +25,9 @@ from core.errors import (
     ServiceUnavailable,
     TransientGraphError,
 )
-from kg.sink import INDEXES, entity_cypher
-from kg.store.base import GraphProvider, IndexSpec
+from core.records import Triple
+from kg.sink import INDEXES, KnownEntities, entity_cypher, prepare_triples, write_prepared
+from kg.store.base import GraphProvider, IndexSpec, PortableParams, portable
 from kg.store.neo4j import CONSTRAINT_FAILED, Neo4jStore
 
 
@@ -289,3 +290,35 @@ async def test_ping_and_close() -> None:
         await store.ping()
     await store.close()
     assert driver.closed
+
+
+async def test_the_sinks_rows_go_to_the_driver_as_built_and_portable() -> None:
+    """``PortableParams`` (the triple sink's statements) reach the driver without the
+    per-row copy, and ``portable`` would not have changed a value of them: the same
+    parameters as before, props, stated validity and a rejected triple included."""
+    store, driver = make([{"n": 10**6}])  # every fact finds its entities
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    triples = [
+        Triple(source="test", event_time=when, head="Apple", head_type="Company",
+               relation="HAS_CEO", tail="Tim Cook", tail_type="Person", doc_id="d1",
+               valid_from=when, valid_to=datetime(2026, 5, 1, tzinfo=UTC)),
+        Triple(source="test", event_time=when, head="Apple", head_type="Company",
+               relation="DISCLOSES", tail="Revenue", tail_type="FinMetric",
+               attributes={"value": 1.5, "unit": "USD", "id": "reserved"}),
+        Triple(source="test", event_time=when, head="Apple", head_type="Company",
+               relation="NOPE", tail="x", tail_type="Product"),
+    ]  # fmt: skip
+    prepared = prepare_triples(triples)
+    await write_prepared(store, prepared, known=KnownEntities())
+    assert len(driver.runs) >= 4  # entities (2 labels at least), facts, the chain
+    sent_rows = []
+    for _cypher, params in driver.runs:
+        assert type(params) is PortableParams
+        assert portable(dict(params)) == params
+        sent_rows += params.get("rows", [])
+    built = [
+        r for by in (*prepared.entities.values(), *prepared.facts.values()) for r in by.values()
+    ]
+    assert len(sent_rows) == len(built)
+    assert all(any(s is b for b in built) for s in sent_rows)  # the rows themselves
+    assert any(r.get("props") == {"value": 1.5, "unit": "USD"} for r in sent_rows)
