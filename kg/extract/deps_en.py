@@ -29,7 +29,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from kg.extract.relclf import span_name
 from kg.extract.types import Candidate, Component
@@ -48,6 +48,14 @@ CONDITIONS = {"if", "unless", "whether"}
 CONDITION_OPENER = re.compile(
     r"\W*(?:to the extent|in the event|if|unless|assuming|should)\b", re.I
 )
+
+
+# lists of regex alternatives (compiled at load) and lists kept as written (not lower case)
+REGEX_LISTS = (
+    "negation_cues", "hedge_cues", "forward_cues", "own_verbs", "hurt_verbs", "change_verbs",
+    "change_nouns", "auxiliaries",
+)  # fmt: skip
+CASED_LISTS = frozenset({"corporate_suffixes"})
 
 
 class Lexicon(BaseModel):
@@ -83,17 +91,36 @@ class Lexicon(BaseModel):
     negation_cues: frozenset[str]  # regex alternatives, as the three below
     hedge_cues: frozenset[str]
     forward_cues: frozenset[str]
+    # the gate's lists (kg/extract/verify.py)
+    abstract_references: frozenset[str]
+    self_references: frozenset[str]
+    placeholder_names: frozenset[str]
+    law_ends: frozenset[str]
+    determiners: frozenset[str]
+    metric_openers: frozenset[str]
+    metric_links: frozenset[str]
+    sentence_openers: frozenset[str]
+    corporate_suffixes: frozenset[str]  # kept as written: matched case-sensitively
+    own_verbs: frozenset[str]  # regex alternatives, as the four below
+    hurt_verbs: frozenset[str]
+    change_verbs: frozenset[str]
+    change_nouns: frozenset[str]
+    auxiliaries: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod
-    def _lower(cls, v: Any) -> Any:
+    def _lower(cls, v: Any, info: ValidationInfo) -> Any:
         if isinstance(v, list):
-            if not v or any(not isinstance(w, str) or w != w.strip().lower() for w in v):
+            cased = info.field_name in CASED_LISTS
+            if not v or any(
+                not isinstance(w, str) or w != (w.strip() if cased else w.strip().lower())
+                for w in v
+            ):
                 raise ValueError("a non-empty list of lower-case words")
             return frozenset(v)
         return v
 
-    @field_validator("negation_cues", "hedge_cues", "forward_cues")
+    @field_validator(*REGEX_LISTS)
     @classmethod
     def _compiles(cls, v: frozenset[str]) -> frozenset[str]:
         for cue in v:
@@ -106,6 +133,11 @@ class Lexicon(BaseModel):
     def cues(self, name: str) -> re.Pattern[str]:
         """One of the cue lists as a whole-word, case-insensitive regex."""
         return _cue_regex(getattr(self, name))
+
+    def alternation(self, name: str) -> str:
+        """One of the regex lists (or a word list) as a group of alternatives, "(?:a|b)",
+        for a larger regex; sorted, so the same list always gives the same regex."""
+        return "(?:" + "|".join(sorted(getattr(self, name))) + ")"
 
 
 @lru_cache(maxsize=8)

@@ -41,17 +41,16 @@ from kg.ontology import Ontology, default_ontology
 
 MAX_WORDS = 5
 _CJK = re.compile(r"[\u3400-\u9fff]")
-ABSTRACT = {
-    "we", "us", "our", "ours", "it", "its", "they", "them", "their", "i", "you", "he", "she",
-    "the company", "company", "the firm", "firm", "the corporation", "the group", "the bank",
-    "the issuer", "the registrant", "the committee", "committee", "the board", "management",
-    "this company", "the business", "this", "that", "these", "those", "which", "who",
-    "本公司", "公司", "该公司", "我们", "我司", "本行", "该行", "其", "它", "本集团", "该集团",
-}  # fmt: skip
-# Abstract references that name the main entity when the document has one.
+# The gate's word lists are data (kg/data/extract_lexicon_en.json, validated at load by
+# deps_en.Lexicon); the regexes made of them are built here once.
+_LEX = lexicon()
+# Abstract references that name the main entity when the document has one: Latin words
+# whole, Chinese ones anywhere.
 SELF_REFERENCES = re.compile(
-    r"\b(?:we|our|us|the company|the firm|the corporation|the committee|the bank|the group)\b"
-    r"|本公司|该公司|我们|我司|本行|该行|本集团",
+    r"\b(?:"
+    + "|".join(sorted(w for w in _LEX.self_references if w.isascii()))
+    + r")\b|"
+    + "|".join(sorted(w for w in _LEX.self_references if not w.isascii())),
     re.I,
 )
 # Relations between two parties that a negation or a hedge between them undoes: "X did
@@ -69,11 +68,11 @@ DROP_RULES = (
     "comparison_period", "not_a_name", "metric_cut", "scale_unknown",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
-_AUX = r"(?:are|were|is|was|have|has|had|will|would|can|could|may|might|remain\w*|continue\w*)\b"
-OWN_VERB = r"(?:generated|reported|had|recorded|posted|earned)"
+_AUX = _LEX.alternation("auxiliaries") + r"\b"
+OWN_VERB = _LEX.alternation("own_verbs")
 CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|herein)\b", re.I)
-HURT = r"(?:affected|harmed|impacted|hurt|damaged|disrupted)\b"
-CHANGE_VERB = r"(?:grew|increased|decreased|declined|rose|fell|dropped|climbed|was[ ]up|was[ ]down)"
+HURT = _LEX.alternation("hurt_verbs") + r"\b"
+CHANGE_VERB = _LEX.alternation("change_verbs")
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
 # characters no name begins or ends with: quotes, punctuation, list bullets ("• Government")
 NAME_EDGES = " ,;:\"'“”•▪·◦‣-–—"
@@ -81,41 +80,19 @@ NAME_EDGES = " ,;:\"'“”•▪·◦‣-–—"
 # (lower case: a heading "FISCAL 2023 COMPARED TO FISCAL 2022" is no comparison of a figure)
 COMPARISON = re.compile(r"\b(?:[Ff]rom|[Cc]ompared\s+(?:to|with)|versus|vs\.?)\s")
 # a change named before the metric: "an increase in operating income of $3.7 billion"
-CHANGE_NOUN = r"(?:increase|decrease|reduction|decline|change|effect|impact|benefit)s?"
+CHANGE_NOUN = _LEX.alternation("change_nouns") + "s?"
 # "... in operating income of $3.7 billion and [net income of $3.0 billion]": one listed before
 _BEFORE_LISTED = (
     r"(?:(?:the\s+|our\s+)?(?:[\w-]+\s+){1,4}?of\s+\S+(?:\s+(?:million|billion))?,?\s+and\s+)?"
 )
-# words between which and a metric's name nothing else of the name can stand
-_DETERMINERS = frozenset(
-    {"the", "a", "an", "its", "our", "their", "these", "those", "this", "other"}
-)
-# a metric name after these is the complement or the last item of a longer name
-_METRIC_OPENERS = frozenset(
-    {"of", "for", "from", "on", "under", "within", "with", "by", "and", "or", "pertaining",
-     "related", "relating", "excluded", "off", "including", "includes", "above"}
-)  # fmt: skip
-# words a metric's name can follow without being part of a longer name
-_LINKS = frozenset(
-    {"was", "were", "is", "are", "our", "its", "total", "net", "recorded", "reported", "had",
-     "generated", "recognized", "consolidated", "fiscal", "quarterly", "annual", "company's",
-     "company’s", "record", "achieved", "posted", "delivered", "grew", "increased", "expect",
-     "expects", "see", "sees", "guide", "guides", "guiding", "forecast", "forecasts", "pre-tax",
-     "after-tax", "adjusted", "gaap", "non-gaap", "organic", "full-year", "that"}
-)  # fmt: skip
 LIST_SHAPES = frozenset({"kpi_years_respectively_en", "kpi_years_subject_en"})
 _PERIOD_WORD = re.compile(r"quarter|year|annual|month|week|(?:19|20)\d\d", re.I)
-# capitalised words that open a sentence before a metric without being part of it
-_VERBISH = frozenset({"in", "during", "for", "as", "at", "total", "net", "our", "we"})
 # a period naming a quarter or half without its year ("Q4", "fourth quarter")
 _QUARTER_ONLY = re.compile(
     r"^(?:Q(?P<q>[1-4])|(?P<w>first|second|third|fourth)(?:[- ]quarter)?|H(?P<h>[12]))$", re.I
 )
 _QUARTER_NAME = re.compile(r"^(?P<w>first|second|third|fourth)[- ]quarter\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-# last words of a law's name: "X Act and Y Act" is a list, "X Reform and Y Act" one name
-LAW_ENDS = frozenset({"act", "acts", "regulation", "regulations", "law", "laws", "rule", "rules",
-                      "code", "directive", "iii", "ii"})  # fmt: skip
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
 
 
@@ -132,19 +109,17 @@ def word_count(name: str) -> int:
 
 
 def is_abstract(name: str) -> bool:
-    return norm(name).strip(" .,") in ABSTRACT
+    return norm(name).strip(" .,") in lexicon().abstract_references
 
 
-# Names a model copies from the prompt's schema instead of the text ("Tail", "Event").
-PLACEHOLDERS = {"head", "tail", "entity", "name", "head entity", "tail entity", "subject",
-                "object", "relation", "type", "none", "null", "n/a", "unknown", "..."}  # fmt: skip
 _ASCII_ALNUM = re.compile(r"[0-9a-z]")
 
 
 def is_placeholder(name: str, type_names: frozenset[str]) -> bool:
-    """A schema word or type name copied as an entity name is no name at all."""
+    """A schema word ("Tail", "Entity": the lexicon's ``placeholder_names``) or type name
+    copied from the prompt as an entity name is no name at all."""
     n = norm(name).strip(" .,<>[]{}")
-    return n in PLACEHOLDERS or n in type_names
+    return n in lexicon().placeholder_names or n in type_names
 
 
 def contains(name_norm: str, text_norm: str) -> bool:
@@ -242,8 +217,7 @@ class Issue:
 
 log = logging.getLogger("livekg.extract.critique")
 _SUFFIXED = (
-    r"[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*,?\s+"
-    r"(?:Inc|Corp|Corporation|LLC|Ltd|plc|Company|Holdings|Group)\.?"
+    r"[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*,?\s+" + _LEX.alternation("corporate_suffixes") + r"\.?"
 )
 _COMPOUND = re.compile(rf"{_SUFFIXED}\s+and\s+{_SUFFIXED}")
 _COMPOUND_SPLIT = re.compile(r"(?<=\.)\s+and\s+|(?<=[a-z])\s+and\s+(?=[A-Z])")
@@ -679,10 +653,10 @@ class Verifier:
         reduction in sales") or a lower-case word of the name ("Membership fee revenue")."""
         if not tail or not sent:
             return ""
-        found = ""
+        lex, found = lexicon(), ""
         for m in re.finditer(rf"(?<![\w-]){re.escape(tail)}\b", sent):
             words = re.findall(r"[\w'’-]+", sent[: m.start()])
-            while words and words[-1].lower() in _DETERMINERS:
+            while words and words[-1].lower() in lex.determiners:
                 words.pop()
             prev = words[-1] if words else ""
             if prev.lower() in head.lower().split() or _PERIOD_WORD.search(prev):
@@ -694,14 +668,16 @@ class Verifier:
                 if low == "in" or (
                     prev[:1].islower()
                     and tail[:1].islower()
-                    and low not in _LINKS | _METRIC_OPENERS | lexicon().function_words
+                    and low not in lex.metric_links | lex.metric_openers | lex.function_words
                     and not low.endswith("ed")
                 ):
                     found = prev
                     continue
                 return ""
-            if prev.lower() in _METRIC_OPENERS or (
-                prev[:1].isupper() and tail[:1].islower() and prev.lower() not in _VERBISH
+            if prev.lower() in lex.metric_openers or (
+                prev[:1].isupper()
+                and tail[:1].islower()
+                and prev.lower() not in lex.sentence_openers
             ):
                 found = prev
                 continue
@@ -816,7 +792,7 @@ class Verifier:
                     c.relation == "COMPLIES_WITH"
                     and before is not None
                     and before.group(1)[:1].isupper()
-                    and before.group(1).lower() not in LAW_ENDS
+                    and before.group(1).lower() not in lexicon().law_ends
                 )
                 or (
                     side == "tail"

@@ -30,9 +30,39 @@ def test_critic_lists_load_from_the_lexicon() -> None:
     assert not lex.cues("negation_cues").search("X acquired Y in knots")  # whole words
 
 
+def test_the_gates_lists_are_the_lexicons() -> None:
+    """The gate's word lists live in the lexicon: abstract subjects, placeholders, the words
+    around a metric's name, corporate suffixes (case kept) and the verbs of its regexes."""
+    lex = lexicon()
+    assert "the registrant" in lex.abstract_references and "本公司" in lex.self_references
+    assert "pertaining" in lex.metric_openers and "non-gaap" in lex.metric_links
+    assert "LLC" in lex.corporate_suffixes and "plc" in lex.corporate_suffixes
+    assert lex.alternation("hurt_verbs").startswith("(?:affected|")
+    ctx = DocContext(doc_id="d", title="t", main_entity="Norvale", kind="news")
+    kept, _ = Verifier().verify(
+        [Candidate("The Company", "Company", "PRODUCES", "pumps", "Product", 0, 20)],
+        "The Company makes pumps.",
+        ctx,
+    )
+    assert [k.cand.head for k in kept] == ["Norvale"]  # an abstract subject: the main entity
+    issues = Verifier().critique(
+        [Candidate("Acme Inc. and Brill LLC", "Company", "PRODUCES", "pumps", "Product", 0, 40)],
+        "Acme Inc. and Brill LLC make pumps.",
+        ctx,
+    )
+    assert [i.rule for i in issues if i.rule == "compound_name"] == ["compound_name"]
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("negation_cues", ["not", "(unclosed"]), ("street_words", ["Drive"]), ("day_words", [])],
+    [
+        ("negation_cues", ["not", "(unclosed"]),
+        ("street_words", ["Drive"]),
+        ("day_words", []),
+        ("change_verbs", ["grew", "(unclosed"]),
+        ("determiners", ["The"]),
+        ("corporate_suffixes", [" Inc"]),
+    ],
 )
 def test_lexicon_rejects_bad_lists(key: str, value: list[str]) -> None:
     raw = _raw()
