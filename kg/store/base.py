@@ -10,14 +10,15 @@ batches, epoch-millisecond integers for time).
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from enum import Enum, StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from tenacity import (
     AsyncRetrying,
@@ -36,6 +37,7 @@ from core.errors import (
 )
 
 Row = dict[str, Any]
+T = TypeVar("T")
 
 _WRITE_CLAUSE = re.compile(
     r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|LOAD\s+CSV|FOREACH)\b"
@@ -166,7 +168,9 @@ class GraphStore(ABC):
         started = time.perf_counter()
         mode = "read" if read_only else "write"
         try:
-            rows = await self._retrying_inner(cypher, params, read_only=read_only)
+            rows = await self._with_retries(
+                functools.partial(self._run, cypher, params, read_only=read_only)
+            )
         except GraphError as exc:
             if not isinstance(exc, TransientGraphError):  # attempts are counted inside
                 metrics.GRAPH_ERRORS.labels(self.provider.value, _error_kind(exc)).inc()
@@ -176,11 +180,11 @@ class GraphStore(ABC):
         )
         return rows
 
-    async def _retrying_inner(
-        self, cypher: str, params: dict[str, Any], *, read_only: bool
-    ) -> list[Row]:
+    async def _with_retries(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
+        """``attempt_once()`` (one statement, or one transaction of several), attempted
+        again on transient errors up to ``max_attempts`` times."""
         try:
-            return await self._run(cypher, params, read_only=read_only)
+            return await attempt_once()
         except TransientGraphError as exc:
             metrics.GRAPH_ERRORS.labels(self.provider.value, _error_kind(exc)).inc()
             if self.max_attempts <= 1:
@@ -195,7 +199,7 @@ class GraphStore(ABC):
             ):
                 with attempt:
                     try:
-                        return await self._run(cypher, params, read_only=read_only)
+                        return await attempt_once()
                     except TransientGraphError as exc:
                         metrics.GRAPH_ERRORS.labels(self.provider.value, _error_kind(exc)).inc()
                         raise
@@ -207,6 +211,14 @@ class GraphStore(ABC):
                 f"so it is not a race between writers: {exc}"
             ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def write_unit(self, work: Callable[[GraphStore], Awaitable[T]]) -> T:
+        """``work(store)``: writes that belong together (a sink batch's statements). A
+        backend with multi-statement transactions runs them in one (Neo4j: one
+        BEGIN/COMMIT instead of one per statement; the whole unit attempted again on a
+        transient error, so ``work`` must be idempotent, as every write of ours is);
+        here, where every statement is its own atomic write (FalkorDB), ``work(self)``."""
+        return await work(self)
 
     @abstractmethod
     async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:

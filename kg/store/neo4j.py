@@ -23,8 +23,11 @@ the middle of a Bolt exchange.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from core.errors import (
     GraphConflict,
@@ -36,6 +39,8 @@ from core.errors import (
 from kg.store.base import GraphProvider, GraphStore, IndexSpec, Row
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 # Errors no record explains: every batch would fail alike, so writing stops.
@@ -104,7 +109,40 @@ class Neo4jStore(GraphStore):
         return self.database
 
     async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
-        task = asyncio.ensure_future(self._run_once(cypher, params, read_only=read_only))
+        return await self._shielded(self._run_once(cypher, params, read_only=read_only))
+
+    async def write_unit(self, work: Callable[[GraphStore], Awaitable[T]]) -> T:
+        """``work``'s statements in one write transaction (one BEGIN/COMMIT for a sink
+        batch's 20-30 statements instead of one each, and the batch written whole or not
+        at all); the unit is attempted again on a transient error (``_with_retries``)."""
+        return await self._shielded(self._with_retries(functools.partial(self._unit_once, work)))
+
+    async def _unit_once(self, work: Callable[[GraphStore], Awaitable[T]]) -> T:
+        import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
+
+        try:
+            async with self._driver.session(
+                database=self.database, default_access_mode=neo4j.WRITE_ACCESS
+            ) as s:
+                tx = await s.begin_transaction()
+                try:
+                    out = await work(_UnitStore(self, tx))
+                    await tx.commit()
+                    return out
+                finally:
+                    if not tx.closed():  # work or the commit failed: nothing is kept
+                        with contextlib.suppress(Exception):  # the first error is the cause
+                            await tx.rollback()
+        except Exception as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    async def _shielded(self, work: Awaitable[R]) -> R:
+        """Await ``work``; a caller that gives up cancels only its wait (see the module
+        docstring)."""
+        task = asyncio.ensure_future(work)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -240,6 +278,43 @@ class Neo4jStore(GraphStore):
         if self._background:  # abandoned reads: let them return their connections
             await asyncio.wait(list(self._background), timeout=self.read_timeout_s)
         await self._driver.close()
+
+
+class _UnitStore(GraphStore):
+    """The store inside one ``Neo4jStore.write_unit``: statements run in its open
+    transaction, each attempted once (a failed statement ends a Neo4j transaction; the
+    unit is what is attempted again)."""
+
+    provider = GraphProvider.NEO4J
+    max_attempts = 1
+
+    def __init__(self, owner: Neo4jStore, tx: Any) -> None:
+        self.owner, self.tx = owner, tx
+
+    @property
+    def graph_name(self) -> str:
+        return self.owner.graph_name
+
+    async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
+        try:
+            return await _collect(self.tx, cypher, params)
+        except Exception as exc:
+            translated = self.owner._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def index_ddl(self, index: IndexSpec) -> list[str]:
+        return self.owner.index_ddl(index)
+
+    async def _ddl(self, ddl: str) -> None:
+        await self.owner._ddl(ddl)  # schema statements never run in a data transaction
+
+    async def ping(self) -> None:
+        await self.owner.ping()
+
+    async def close(self) -> None:
+        """The unit's owner closes the driver."""
 
 
 async def _collect(tx: Any, cypher: str, params: dict[str, Any]) -> list[Row]:

@@ -213,7 +213,12 @@ class TripleSink:
                     recs, self.ontology, index, checks=[checks[id(r)] for r in recs]
                 )
             )
-            return await sink.write_prepared(store, prepared, batch, known=self.known)
+
+            async def unit(tx: GraphStore) -> int:
+                return await sink.write_prepared(tx, prepared, batch, known=self.known)
+
+            # one transaction per batch (or bisected half) where the graph has them
+            return await store.write_unit(unit)
 
         written, failed = await write_isolating(store, writer, valid, origins, agent)
         metrics.GRAPH_WRITES.labels("fact").inc(written)

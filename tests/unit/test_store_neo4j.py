@@ -89,6 +89,29 @@ class FakeSession:
         self.driver.modes.append("autocommit")
         return await FakeTx(self.driver).run(cypher, params)
 
+    async def begin_transaction(self) -> FakeExplicitTx:
+        self.driver.modes.append("explicit")
+        return FakeExplicitTx(self.driver)
+
+
+class FakeExplicitTx(FakeTx):
+    """An explicit transaction: what it ends with is recorded (commit or rollback)."""
+
+    def __init__(self, driver: FakeDriver) -> None:
+        super().__init__(driver)
+        self.ended = False
+
+    async def commit(self) -> None:
+        self.driver.ends.append("commit")
+        self.ended = True
+
+    async def rollback(self) -> None:
+        self.driver.ends.append("rollback")
+        self.ended = True
+
+    def closed(self) -> bool:
+        return self.ended
+
 
 class FakeDriver:
     def __init__(self, rows: list[dict[str, Any]] | None = None) -> None:
@@ -97,6 +120,7 @@ class FakeDriver:
         self.modes: list[str] = []
         self.runs: list[tuple[str, dict[str, Any] | None]] = []
         self.failures: list[Exception] = []
+        self.ends: list[str] = []  # how explicit transactions ended
         self.closed_sessions = 0
         self.closed = False
         self.unreachable = False
@@ -322,3 +346,52 @@ async def test_the_sinks_rows_go_to_the_driver_as_built_and_portable() -> None:
     assert len(sent_rows) == len(built)
     assert all(any(s is b for b in built) for s in sent_rows)  # the rows themselves
     assert any(r.get("props") == {"value": 1.5, "unit": "USD"} for r in sent_rows)
+
+
+async def _two_statements(tx: Any) -> int:
+    await tx.execute("MERGE (e:Entity {id: $id})", {"id": "a"})
+    rows = await tx.execute("MATCH (e:Entity) RETURN count(e) AS n")
+    return int(rows[0]["n"])
+
+
+async def test_a_write_unit_is_one_transaction_committed_once() -> None:
+    store, driver = make([{"n": 2}])
+    assert await store.write_unit(_two_statements) == 2
+    assert driver.modes == ["explicit"] and driver.ends == ["commit"]
+    assert [c for c, _ in driver.runs] == [
+        "MERGE (e:Entity {id: $id})",
+        "MATCH (e:Entity) RETURN count(e) AS n",
+    ]
+    assert driver.sessions == [{"database": "kgdb", "default_access_mode": neo4j.WRITE_ACCESS}]
+
+
+async def test_a_write_unit_is_attempted_again_whole_after_a_transient_error() -> None:
+    store, driver = make([{"n": 1}])
+    driver.failures = [nx.TransientError("deadlock")]  # the unit's statement, once
+    calls: list[int] = []
+
+    async def work(tx: Any) -> int:
+        calls.append(1)
+        await tx.execute("MERGE (e:Entity {id: 'a'})")
+        return 1
+
+    assert await store.write_unit(work) == 1
+    assert len(calls) == 2  # the whole unit again, not the one statement
+    assert driver.ends == ["rollback", "commit"]
+
+
+async def test_a_failed_write_unit_keeps_nothing_and_says_why() -> None:
+    store, driver = make()
+    driver.failures = [coded("Neo.ClientError.Statement.TypeError", "bad row")]
+    with pytest.raises(GraphError, match="bad row") as info:
+        await store.write_unit(_two_statements)
+    assert not isinstance(info.value, TransientGraphError | GraphHalt)  # the sink bisects
+    assert driver.ends == ["rollback"] and len(driver.runs) == 1
+
+
+async def test_a_persisting_constraint_violation_in_a_unit_halts() -> None:
+    store, driver = make()
+    driver.failures = [coded(CONSTRAINT_FAILED, "Duplicated key [a]")] * 5
+    with pytest.raises(GraphHalt, match="Duplicated key"):
+        await store.write_unit(_two_statements)
+    assert driver.ends == ["rollback"] * store.max_attempts
