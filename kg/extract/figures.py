@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from kg.extract.table_periods import QUARTER_ORDINALS, parse_period, parse_span
+from kg.extract.table_periods import MONTHS, QUARTER_ORDINALS, parse_period, parse_span
 from kg.quantities import currency_of, figure_currencies
 from kg.quantities import scale as scale_factor
 
@@ -202,8 +202,6 @@ _DATELINE = re.compile(
     r"\b(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+(?P<d>\d{1,2}),?\s+"
     r"\(?(?P<y>(?:19|20)\d{2})\b|(?P<zy>(?:19|20)\d{2})年(?P<zm>\d{1,2})月(?P<zd>\d{1,2})日"
 )
-_MON = {m: i for i, m in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}  # fmt: skip
 
 
 def header_date(header: str) -> str:
@@ -215,7 +213,7 @@ def header_date(header: str) -> str:
         return ""
     if m.group("zy"):
         return f"{m.group('zy')}-{int(m.group('zm')):02d}-{int(m.group('zd')):02d}"
-    mon = _MON[m.group("mon")[:3].casefold()]
+    mon = MONTHS[m.group("mon")[:3].casefold()]
     return f"{m.group('y')}-{mon:02d}-{int(m.group('d')):02d}"
 
 

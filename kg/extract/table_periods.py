@@ -18,6 +18,11 @@ from datetime import date, timedelta
 MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
 MONTHS["sept"] = 9
+# "years ended June 30" in a filing's text: its fiscal year end (tables and their captions)
+FYE_PHRASE = re.compile(
+    r"\b(?:fiscal\s+)?years?\s+ended\s+(" + "|".join(calendar.month_name[1:]) + r")\s+(\d{1,2})\b",
+    re.I,
+)
 _MONTH = (
     r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"

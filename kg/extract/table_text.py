@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-from kg.extract.table_periods import parse_period, parse_span
-from kg.extract.tables import HOLDINGS_HEAD, HOLDINGS_PCT, parse_amount
+from kg.extract.table_periods import FYE_PHRASE, parse_period, parse_span
+from kg.extract.tables import CURRENCY_CELL, HOLDINGS_HEAD, HOLDINGS_PCT, parse_amount
 
 MAX_SCAN_LINES = 40
 MAX_LABEL_LINE = 400
@@ -85,7 +85,7 @@ def scan(text: str) -> FlatScan:
             lines.append((pos, raw.strip()))
         pos += len(raw)
     out = FlatScan([])
-    fye = _FYE_PHRASE.search(text[:20_000])
+    fye = FYE_PHRASE.search(text[:20_000])
     fye_note = f" (fiscal years ended {fye.group(1)} {fye.group(2)})" if fye else ""
     i = 0
     while i < len(lines):
@@ -108,11 +108,6 @@ def scan(text: str) -> FlatScan:
 
 _CONTEXT = re.compile(
     r"^(?:years?|fiscal years?|three months|six months|nine months)\s+ended\b.{0,40}$", re.I
-)
-_FYE_PHRASE = re.compile(
-    r"\b(?:fiscal\s+)?years?\s+ended\s+(January|February|March|April|May|June|July|August|"
-    r"September|October|November|December)\s+(\d{1,2})\b",
-    re.I,
 )
 _YEAR_LINE = re.compile(r"(?:fiscal\s+|FY\s*)?(?:19|20)\d{2}", re.I)
 
@@ -170,7 +165,6 @@ MIN_ALIGNED_ROWS = 2
 MIN_ROW_AMOUNTS = 2
 MAX_ALIGNED_LINE = 240
 _GAP = re.compile(r"\S+(?: \S+)*")  # cells: words joined by single spaces
-_SIGN_ONLY = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
 _DASH_CELL = re.compile(r"^(?:[—–\-−]+|n/?a|nm)$", re.I)
 _COLUMN_WORDS = re.compile(r"\bchange\b|%|\bpercent|\bvariance\b|\bincrease\b|\bdecrease\b", re.I)
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -189,7 +183,7 @@ def _cells(line: str) -> list[_Span]:
     spans = [_Span(m.start(), m.end(), m.group()) for m in _GAP.finditer(line.expandtabs(8))]
     out: list[_Span] = []
     for s in spans:
-        if out and _SIGN_ONLY.match(out[-1].text):
+        if out and CURRENCY_CELL.match(out[-1].text):
             out[-1] = _Span(out[-1].start, s.end, f"{out[-1].text}{s.text}")
         else:
             out.append(s)
@@ -294,7 +288,7 @@ def scan_aligned(text: str) -> FlatScan:
         offsets.append(pos)
         pos += len(raw)
     lines = [r.rstrip("\r\n").expandtabs(8) for r in raw_lines]
-    fye = _FYE_PHRASE.search(text[:20_000])
+    fye = FYE_PHRASE.search(text[:20_000])
     fye_note = f" (fiscal years ended {fye.group(1)} {fye.group(2)})" if fye else ""
     if not re.search(r"\S {2,}\S", text):
         return out  # no line with a column gap: no aligned table (the common case, cheap)

@@ -19,6 +19,7 @@ cell whose period or unit cannot be determined is dropped and counted by reason 
 
 from __future__ import annotations
 
+import calendar
 import html
 import re
 from collections import Counter
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from kg.extract.table_periods import (
+    FYE_PHRASE,
     FiscalYearEnd,
     Period,
     change_pair,
@@ -59,7 +61,7 @@ _YEARISH = re.compile(
     r"^(?:FY|Fiscal|F)?\s*'?(?:19|20|21)\d{2}(?:年.*)?$|^(?:FY|Q[1-4])\s*'?\d{2}$", re.I
 )
 _LETTERS = re.compile(r"[A-Za-z\u3400-\u9fff]")
-_CURRENCY_CELL = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
+CURRENCY_CELL = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")  # a cell holding only a sign
 _CENTS = re.compile(r"\bcents?\b|\(c\)|¢", re.I)
 _PERIOD_WORDS = re.compile(r"\bended\b|\bas of\b|^at\b|\bfiscal\b|\bquarter", re.I)
 _PCT_CELL = re.compile(r"^(?:%|\)%|\)|pts?\.?|bps?)$", re.I)
@@ -172,11 +174,6 @@ def caption_before(text: str, rows: list[list[str]], max_lines: int = 3) -> str:
     return table_context(text, at, max_lines) if at > 0 else ""
 
 
-_FYE_TEXT = re.compile(
-    r"\b(?:fiscal\s+)?years?\s+ended\s+(January|February|March|April|May|June|July|August|"
-    r"September|October|November|December)\s+(\d{1,2})\b",
-    re.I,
-)
 _REPORT_DATE = re.compile(r"\b10-K(?:/A)?\s+for\s+((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
 
 
@@ -187,16 +184,9 @@ def fiscal_note(title: str, text: str) -> str:
     m = _REPORT_DATE.search(title)
     if m:
         month = int(m.group(2))
-        name = (
-            (
-                "January February March April May June July August September October "
-                "November December"
-            ).split()[month - 1]
-            if 1 <= month <= 12
-            else ""
-        )
+        name = calendar.month_name[month] if 1 <= month <= 12 else ""
         return f"(fiscal years ended {name} {int(m.group(3))})" if name else ""
-    t = _FYE_TEXT.search(text[:20_000])
+    t = FYE_PHRASE.search(text[:20_000])
     return f"(fiscal years ended {t.group(1)} {t.group(2)})" if t else ""
 
 
@@ -217,7 +207,7 @@ def _merge_split_cells(cells: list[Cell]) -> list[Cell]:
     pending_start = -1
     for c in cells:
         t = c.text
-        if _CURRENCY_CELL.match(t):
+        if CURRENCY_CELL.match(t):
             if pending:
                 out.append(Cell(pending, pending_start))
             pending, pending_start = t, c.start

@@ -11,11 +11,18 @@ import pytest
 
 from core.records import Triple
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
-from kg.extract.table_periods import FiscalYearEnd, change_pair, fiscal_year_end, parse_period
+from kg.extract.table_periods import (
+    FYE_PHRASE,
+    FiscalYearEnd,
+    change_pair,
+    fiscal_year_end,
+    parse_period,
+)
 from kg.extract.table_text import scan, split_labels
 from kg.extract.table_vocab import load_vocab
 from kg.extract.tables import (
     Drop,
+    fiscal_note,
     from_data,
     parse_amount,
     parse_html,
@@ -261,6 +268,16 @@ def test_same_period_columns_repeated_headers_sections_currency_cents_shares() -
         from_data([["", "2019", "2018"], ["Shares used in basic computation", "254", "268"]]), CTX
     )
     assert read.candidates == [] and read.dropped[Drop.SCALE_UNKNOWN] == 2
+
+
+def test_the_fiscal_year_end_note_from_the_report_date_or_the_text() -> None:
+    """One month vocabulary (``calendar``) and one "years ended June 30" phrase
+    (``table_periods.FYE_PHRASE``) for tables and text tables."""
+    assert fiscal_note("ACME CORP 10-K for 2023-06-30", "") == "(fiscal years ended June 30)"
+    assert fiscal_note("ACME CORP 10-K for 2023-13-30", "") == ""
+    text = "Results for the fiscal years ended September 28, 2024 and 2023."
+    assert fiscal_note("ACME 10-K", text) == "(fiscal years ended September 28)"
+    assert FYE_PHRASE.search("years ended Sept 30") is None  # full month names only
 
 
 def test_edgar_record_tables_take_the_fiscal_year_end_from_the_report_date() -> None:
