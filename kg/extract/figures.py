@@ -379,16 +379,20 @@ def complete_metric(
     return priors
 
 
+# a prior figure: the currencies of FIGURE (the shared vocabulary), before or after it
+_SIGN_RE = rf"(?:(?:{alternatives(_CUR_BEFORE)})\s?)?"
 _FIG_RE = (
-    r"(?:US\$|\$|€|£|EUR\s|GBP\s|JPY\s|CHF\s)?\d[\d,]*(?:\.\d+)?"
+    _SIGN_RE + r"\d[\d,]*(?:\.\d+)?"
     r"(?:\s?(?:billion|million|thousand|bn|m)\b)?"
-    r"(?:\s?%|\s?percent|\s?basis\s+points|\s?bps?\b|\s(?:euros?|yen|Swiss\s+francs)\b)?"
+    r"(?:\s?%|\s?percent|\s?basis\s+points|\s?bps?\b|\s(?:"
+    + alternatives(_CUR_AFTER, bounded=True)
+    + r"))?"
 )
 # ", or $1.04 per diluted share" / ", or 9 cents a share" after a figure: the same fact per
 # share; after a prior figure the words "per share" may be left out (", or $1.43, a year
 # earlier" beside ", or $1.04 per diluted share")
 _EPS_RE = (
-    r",?\s+or\s+(?P<eps>(?:US\$|\$|€|£)?\d+(?:\.\d+)?(?:\s?cents)?)"
+    r",?\s+or\s+(?P<eps>" + _SIGN_RE + r"\d+(?:\.\d+)?(?:\s?cents)?)"
     r"(?P<eps_unit>\s+(?:a|per)\s+(?P<diluted>diluted\s+|basic\s+)?share)?"
 )
 COMPANION = re.compile(_EPS_RE, re.I)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from kg.extract.figures import parse_figure
+from kg.extract.figures import PRIOR, parse_figure
 from kg.extract.gold import canonical_unit as gold_unit
 from kg.extract.tables import from_data, parse_amount, read_table
 from kg.extract.types import DocContext
@@ -126,3 +126,16 @@ def test_the_sentence_figure_regex_reads_the_vocabularys_currencies() -> None:
     assert parse_figure("12 billion Swedish kronor").unit == "SEK"
     assert parse_figure("500亿日元").unit == "JPY"
     assert parse_figure("4,100") is None  # no unit, no figure
+
+
+def test_a_prior_figure_reads_the_vocabularys_currencies() -> None:
+    """The prior figure after a fact ("down from EUR2.30") has FIGURE's currencies."""
+    m = PRIOR.search("EPS amounted to EUR1.37, down from EUR2.30.")
+    assert m is not None and m.group("fig") == "EUR2.30"
+    m = PRIOR.search("sales of C$4.1 billion, compared with C$3.9 billion a year earlier")
+    assert m is not None and (m.group("fig"), m.group("when")) == (
+        "C$3.9 billion",
+        "a year earlier",
+    )
+    m = PRIOR.search("a loss of 80 million yuan, compared with 95 million yuan in 2023")
+    assert m is not None and m.group("fig") == "95 million yuan"
