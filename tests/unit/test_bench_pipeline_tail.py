@@ -1,12 +1,19 @@
 """The pipeline bench's tail attribution (where the slowest 1% were produced: one stall or
 spread out; the broker JVM's collector pauses from its GC log) and its ratio over rounds."""
 
+import gc
 from pathlib import Path
 
 import numpy as np
 
 from ops import kafka_server
-from ops.bench.pipeline import combine_rounds, gc_pauses, tail_windows
+from ops.bench.pipeline import (
+    combine_rounds,
+    gc_pauses,
+    produce_stamped,
+    synthetic_events,
+    tail_windows,
+)
 
 GC_LOG = """\
 [2026-11-26T05:41:02.261+0000][9.445s] GC(4) Pause Young (Allocation Failure) 231M->164M(247M) 20.583ms
@@ -52,6 +59,39 @@ def test_the_broker_writes_its_gc_log_beside_its_own(monkeypatch, tmp_path: Path
     node = kafka_server.KafkaNode(node_id=1, port=9092, controller_port=9093, home=tmp_path)
     cmd = kafka_server.prepare(node, kafka_server.voters([node]), "cid")
     assert f"-Xlog:gc:file={tmp_path / 'gc.log'}:time,uptime:filecount=2,filesize=5m" in cmd
+    # a concurrent collector: no stop-the-world young collections stalling every hop
+    assert "-XX:+UseShenandoahGC" in cmd
+    assert not any(a in cmd for a in ("-XX:+UseSerialGC", "-XX:+UseParallelGC"))
+
+
+class _FakeProducer:
+    """Records what the bench's pacer sends; delivers everything on flush."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes]] = []
+
+    def produce(self, topic: str, key: bytes, value: bytes) -> None:
+        self.sent.append((topic, key))
+
+    def poll(self, _timeout: float) -> int:
+        return 0
+
+    def flush(self, _timeout: float) -> int:
+        return 0
+
+
+def test_the_paced_producer_reports_on_itself_and_gives_the_collector_back() -> None:
+    records = synthetic_events(20, "mixed")
+    made = max(r.ingest_time for r in records)
+    prod = _FakeProducer()
+    assert gc.isenabled()
+    pacer = produce_stamped(prod, "p.", records, 10_000.0)  # type: ignore[arg-type]
+    assert set(pacer) == {"max_late_ms", "late_over_5ms"}
+    assert 0 <= pacer["late_over_5ms"] <= len(records)
+    assert gc.isenabled()  # off only while pacing
+    assert [t for t, _ in prod.sent] == ["p.raw.news", "p.raw.ticks"] * 10
+    assert all(r.ingest_time >= made for r in records)  # each stamped again at send
+    assert produce_stamped(prod, "p.", records, None) == {}  # unpaced: nothing to report
 
 
 def _row(first: str, rate: float, same: dict) -> dict:
