@@ -53,7 +53,7 @@ CONDITION_OPENER = re.compile(
 # lists of regex alternatives (compiled at load) and lists kept as written (not lower case)
 REGEX_LISTS = (
     "negation_cues", "hedge_cues", "forward_cues", "own_verbs", "hurt_verbs", "change_verbs",
-    "change_nouns", "auxiliaries",
+    "change_nouns", "auxiliaries", "cross_reference_cues",
 )  # fmt: skip
 CASED_LISTS = frozenset({"corporate_suffixes"})
 
@@ -106,6 +106,9 @@ class Lexicon(BaseModel):
     change_verbs: frozenset[str]
     change_nouns: frozenset[str]
     auxiliaries: frozenset[str]
+    cross_reference_cues: frozenset[str]  # regex alternatives
+    honorifics: frozenset[str]
+    name_noise_words: frozenset[str]
 
     @field_validator("*", mode="before")
     @classmethod

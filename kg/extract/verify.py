@@ -70,7 +70,7 @@ DROP_RULES = (
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = _LEX.alternation("auxiliaries") + r"\b"
 OWN_VERB = _LEX.alternation("own_verbs")
-CROSS_REFERENCE = re.compile(r"\b(?:discussed|described|set[ ]forth|above|below|herein)\b", re.I)
+CROSS_REFERENCE = _LEX.cues("cross_reference_cues")
 HURT = _LEX.alternation("hurt_verbs") + r"\b"
 CHANGE_VERB = _LEX.alternation("change_verbs")
 PARTY_TYPES = frozenset({"Company", "Person", "Institution"})
@@ -183,8 +183,8 @@ class Verified:
     literal: bool  # both names occur literally (not only through an alias)
 
 
-_HONORIFIC = re.compile(r"^(?:mr|ms|mrs|dr|prof|sir)\.?\s+", re.I)
-_NAME_NOISE = re.compile(r"[^\w\s]|_|\b(?:inc|corp|co|ltd|llc|plc|the)\b", re.I)
+_HONORIFIC = re.compile(rf"^{_LEX.alternation('honorifics')}\.?\s+", re.I)
+_NAME_NOISE = re.compile(rf"[^\w\s]|_|\b{_LEX.alternation('name_noise_words')}\b", re.I)
 
 
 # "acquisition of X" (a subject rule's tail) and "X" (a deal pattern's) are one deal

@@ -13,7 +13,7 @@ from kg.extract import DocContext
 from kg.extract.deps_en import LEXICON_FILE, Lexicon, lexicon
 from kg.extract.figures import header_period
 from kg.extract.types import Candidate, Component
-from kg.extract.verify import Verifier, VerifyStats, header_year, sentence_of
+from kg.extract.verify import Verifier, VerifyStats, fact_key, header_year, sentence_of
 
 
 def _raw() -> dict[str, object]:
@@ -38,6 +38,9 @@ def test_the_gates_lists_are_the_lexicons() -> None:
     assert "pertaining" in lex.metric_openers and "non-gaap" in lex.metric_links
     assert "LLC" in lex.corporate_suffixes and "plc" in lex.corporate_suffixes
     assert lex.alternation("hurt_verbs").startswith("(?:affected|")
+    assert lex.cues("cross_reference_cues").search("the risks set forth below")
+    mr = Candidate("Mr. Coben", "Person", "EXECUTIVE_OF", "Acme Inc.", "Company")
+    assert fact_key(mr) == fact_key(Candidate("Coben", "Person", "EXECUTIVE_OF", "Acme", "Company"))
     ctx = DocContext(doc_id="d", title="t", main_entity="Norvale", kind="news")
     kept, _ = Verifier().verify(
         [Candidate("The Company", "Company", "PRODUCES", "pumps", "Product", 0, 20)],
