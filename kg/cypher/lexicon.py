@@ -178,6 +178,10 @@ class Tokenizer:
                     self._jieba.add_word(w, freq=200_000)
                     self._added.add(w)
 
+    def word_freq(self, word: str) -> int:
+        """jieba's frequency of a Chinese word (dictionary words: 200,000; unknown: 0)."""
+        return int(self._jieba.FREQ.get(word) or 0)
+
     def tokens(self, text: str) -> list[str]:
         out: list[str] = []
         for m in _WORD.finditer(_normalize(text)):

@@ -45,6 +45,8 @@ _ASKS = re.compile(r"哪|什么|啥|几|多少|谁|何|\b(?:which|what|who|whom|
 _WH_FIRST = re.compile(r"\s*(?:which|what|who|how|list|name|show)\b", re.I)
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # only whether a time is named matters here
 _CLIP_LABELS = frozenset({"Theme", "Industry", "Company", "Fund", "Institution"})
+_ABBREV_LABELS = frozenset({"Company", "Fund", "Institution"})
+COMMON_PAIR_FREQ = 200  # jieba frequency from which two characters are an ordinary word
 MIN_TYPO_LEN = 4  # shorter words are abbreviations (the table) or left alone
 MAX_PINYIN_RUN = 4  # syllable groups joined into one Chinese entry
 
@@ -128,10 +130,115 @@ def _initials(zh: str) -> str:
     return "".join(p[:1] for p in lazy_pinyin(zh))
 
 
+def _own_names(ent: dict[str, Any]) -> list[str]:
+    """An entity's Chinese names: official, short and aliases."""
+    names = [ent.get("name_zh"), ent.get("short_name"), *(ent.get("aliases") or [])]
+    return [n for n in names if isinstance(n, str) and _CJK.fullmatch(n)]
+
+
 def _plural(word: str) -> str:
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
     return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def _zh_int(text: str, digits: dict[str, int]) -> int | None:
+    """A Chinese numeral below 100 ("十八", "四十八", "二十", "七") as an int."""
+    if "十" not in text:
+        return digits.get(text) if len(text) == 1 else None
+    tens, _, units = text.partition("十")
+    t = 1 if not tens else digits.get(tens)
+    u = 0 if not units else digits.get(units)
+    return None if t is None or u is None or len(tens) > 1 or len(units) > 1 else t * 10 + u
+
+
+class Spoken:
+    """Numbers, days and times said rather than typed ("four point two five", "四点二五",
+    "november eighteenth", "十一月十八号", "seven o'clock utc", "早上六点UTC") as digits;
+    the words are data (``[spoken]`` in triggers.toml)."""
+
+    def __init__(self) -> None:
+        t = triggers()["spoken"]
+        self.units: dict[str, int] = t["en_units"]
+        self.tens: dict[str, int] = t["en_tens"]
+        self.ordinals: dict[str, int] = dict(t["en_ordinals"])
+        for tw, tv in self.tens.items():  # "twenty-first", "thirty first"
+            for ow, ov in t["en_ordinals"].items():
+                if ov < 10:
+                    self.ordinals[f"{tw}-{ow}"] = self.ordinals[f"{tw} {ow}"] = tv + ov
+        self.digits: dict[str, int] = t["zh_digits"]
+        self.afternoon = tuple(t["zh_afternoon"])
+        unit = "|".join(sorted(self.units, key=len, reverse=True))
+        tens = "|".join(self.tens)
+        num = rf"(?:(?:{tens})(?:[- ](?:{unit}))?|{unit})"
+        digit = "|".join(w for w, v in self.units.items() if v < 10)
+        ords = "|".join(sorted(map(re.escape, self.ordinals), key=len, reverse=True))
+        zh = "".join(self.digits) + "十"
+        parts = "|".join(t["zh_day_parts"])
+        self.en_decimal = re.compile(rf"\b({num}) point((?:[ -](?:{digit}))+)\b", re.I)
+        self.en_clock = re.compile(
+            rf"\b({num})(?: o'?clock| ?(a|p)\.? ?m\b\.?)(?=\s*(?:utc|gmt|z)\b)", re.I
+        )
+        self.en_month_day = re.compile(rf"\b({'|'.join(t['months'])})\.? (?:the )?({ords})\b", re.I)
+        self.en_weekday_day = re.compile(rf"\b({'|'.join(t['weekdays'])}),? the ({ords})\b", re.I)
+        self.zh_decimal = re.compile(rf"([{zh}]{{1,3}})点([{zh}]+)(?![十百分刻钟])")
+        self.zh_date = re.compile(rf"([{zh}]{{1,2}})月([{zh}]{{1,3}})[号日]")
+        self.zh_clock = re.compile(
+            # a time of day with UTC after it, or a part of the day before it ("上午八点")
+            rf"(?:({parts})([{zh}]{{1,3}})点钟?整?(?![{zh}半分刻])"
+            rf"|()([{zh}]{{1,3}})点钟?整?(?=\s*(?:utc|gmt)(?![a-z])))",
+            re.I,
+        )
+
+    def _en(self, words: str) -> int:
+        parts = re.split(r"[- ]", words.lower())
+        return sum(self.tens.get(p, 0) + self.units.get(p, 0) for p in parts)
+
+    def read(self, text: str) -> str:
+        def en_decimal(m: re.Match[str]) -> str:
+            frac = "".join(str(self.units[w.lower()]) for w in re.split(r"[ -]", m.group(2)) if w)
+            return f"{self._en(m.group(1))}.{frac}"
+
+        def en_clock(m: re.Match[str]) -> str:
+            h = self._en(m.group(1))
+            h = h + 12 if (m.group(2) or "").lower() == "p" and h < 12 else h
+            return f"{h:02d}:00" if h < 24 else m.group()
+
+        def zh_decimal(m: re.Match[str]) -> str:
+            whole = _zh_int(m.group(1), self.digits)
+            frac = [self.digits.get(c) for c in m.group(2)]
+            if whole is None or any(f is None for f in frac):
+                return m.group()
+            return f"{whole}.{''.join(map(str, frac))}"
+
+        def zh_date(m: re.Match[str]) -> str:
+            mo, d = _zh_int(m.group(1), self.digits), _zh_int(m.group(2), self.digits)
+            return m.group() if mo is None or d is None else f"{mo}月{d}日"
+
+        def zh_clock(m: re.Match[str]) -> str:
+            part, num = (m.group(1), m.group(2)) if m.group(2) else (m.group(3), m.group(4))
+            h = _zh_int(num, self.digits)
+            if h is None:
+                return m.group()
+            h = h + 12 if part in self.afternoon and h < 12 else h
+            return f"{h:02d}:00"
+
+        text = self.en_decimal.sub(en_decimal, text)
+        text = self.en_clock.sub(en_clock, text)
+        text = self.en_month_day.sub(
+            lambda m: f"{m.group(1)} {self.ordinals[m.group(2).lower()]}", text
+        )
+        text = self.en_weekday_day.sub(lambda m: m.group(1), text)
+        if _CJK.search(text):
+            text = self.zh_date.sub(zh_date, text)
+            text = self.zh_clock.sub(zh_clock, text)
+            text = self.zh_decimal.sub(zh_decimal, text)
+        return text
+
+
+@cache
+def spoken() -> Spoken:
+    return Spoken()
 
 
 class Respeller:
@@ -163,22 +270,37 @@ class Respeller:
                     initials.setdefault(ini, set()).update(ids)
                     spelled[ini] = min(spelled.get(ini, key), key, key=lambda k: (len(k), k))
         self.initials = {ini: spelled[ini] for ini, ids in initials.items() if len(ids) == 1}
-        # Chinese names of 5+ characters with one left out ("新能源车" = 新能源汽车): first, last
-        # character kept, one inner character optional; unique and not an entry itself
+        # Chinese names shortened (unique, not an entry themselves), of an entity's own names
+        # (not the dictionary's partial names): 5+ characters with one inner character left
+        # out ("新能源车" = 新能源汽车); an organisation's 4-character name as its two words'
+        # first character and the second word ("中石油" = 中国石油) or both first characters
+        # ("国君" = 国泰君安, "建银" = 建设银行) when that pair is no ordinary word
         clipped: dict[str, set[str]] = {}
-        for key, senses in lexicon.entries.items():
-            ids = {x.key for x in senses if x.kind == "entity" and x.label in _CLIP_LABELS}
-            if len(ids) == 1 and _CJK.fullmatch(key) and 5 <= len(key) <= 8:
-                for k in range(1, len(key) - 1):
-                    short = key[:k] + key[k + 1 :]
-                    if short not in lexicon.entries:
-                        clipped.setdefault(short, set()).add(key)
+        for eid, ent in lexicon.entities.items():
+            label = str(ent.get("label", ""))
+            for key in _own_names(ent) if label in _CLIP_LABELS else ():
+                senses = lexicon.entries.get(key, [])
+                if {x.key for x in senses if x.kind == "entity"} != {eid}:
+                    continue
+                if 5 <= len(key) <= 8:
+                    shorts = {key[:k] + key[k + 1 :] for k in range(1, len(key) - 1)}
+                elif len(key) == 4 and label in _ABBREV_LABELS:
+                    shorts = {key[0] + key[2]} if self._rare(key[0] + key[2]) else set()
+                    if key[2:] not in lexicon.entries:  # "中银行": 银行 is a word of its own
+                        shorts.add(key[0] + key[2:])
+                else:
+                    continue
+                for short in shorts - set(lexicon.entries):
+                    clipped.setdefault(short, set()).add(key)
         self.clipped = {c: ks.pop() for c, ks in clipped.items() if len(ks) == 1}
         self._clip_re = (
             re.compile("|".join(sorted(map(re.escape, self.clipped), key=len, reverse=True)))
             if self.clipped
             else None
         )
+
+    def _rare(self, pair: str) -> bool:
+        return self.lexicon.tokenizer.word_freq(pair) < COMMON_PAIR_FREQ
 
     def _word(self, word: str) -> str:
         low = word.lower()
@@ -299,9 +421,19 @@ class Respeller:
     def _unclip(self, text: str) -> str:
         if self._clip_re is None or not _CJK.search(text):
             return text
-        return self._clip_re.sub(lambda m: self.clipped[m.group()], text)
+
+        def unclip(m: re.Match[str]) -> str:
+            a, b = m.start(), m.end()
+            if a > 0 and not self._rare(text[a - 1 : a + 1]):
+                return m.group()  # "其中银行": the first character ends a word before it
+            if b < len(text) and (not self._rare(text[b - 1 : b + 1]) or text[b].isdigit()):
+                return m.group()  # "中银行业", "中证500": the last one starts a word or a code
+            return self.clipped[m.group()]
+
+        return self._clip_re.sub(unclip, text)
 
     def respell(self, text: str) -> str:
+        text = spoken().read(text)
         for pat, words in _phrases():
             text = pat.sub(words, text)
         text = self._unclip(text)

@@ -140,6 +140,9 @@ class Frame:
         return self.units.aggregation
 
 
+_PARTITIVE = (["of", "the"], ["among", "the"], ["of", "all"], ["among", "all"])
+
+
 def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
     wh = set(triggers()["wh"]["tokens"])
     roles = triggers()["role_nouns"]
@@ -151,6 +154,14 @@ def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
         if not m.of("entity")
         for s in m.of("concept")
         if s.key not in ends.get(m.start, set())  # "the AI theme": part of the name
+    ]
+    members = triggers()["member_suffix"]
+    concepts += [  # "liquor stocks", "白酒股": the group's members are the things named
+        (m.start, label)
+        for m in mentions
+        if m.of("entity") and m.of("entity")[0].label in members["groups"]
+        for label, words in members["labels"].items()
+        if any(m.text.split()[-1] == w or (not w.isascii() and m.text.endswith(w)) for w in words)
     ]
     concepts += [
         (m.start, roles[s.key])
@@ -165,9 +176,15 @@ def _wh_target(tokens: list[str], mentions: list[Mention]) -> str | None:
             return min(after)[1]
     if positions:  # "...的行业有几个": the question word ends the question
         before = [c for c in concepts if c[0] < positions[-1]]
+        whole = [c for c in before if tokens[max(0, c[0] - 2) : c[0]] in _PARTITIVE]
+        if whole:  # "of the indicators that track a bond, which one ...": the indicators
+            return min(whole)[1]
         if before:
             return max(before)[1]
     elif concepts:  # search-box phrasing ("ceos of AI theme companies", "特斯拉CEO")
+        heads = [c for c in concepts if c[0] > 0 and tokens[c[0] - 1] == "的"]
+        if heads:  # "跟踪国债的指标 周四收盘的最高值": "A的B" is about B
+            return max(heads)[1]
         return min(concepts)[1]
     return None
 
@@ -194,8 +211,10 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         else:
             if m.of("relation"):
                 rel_values.extend(m.of("value"))  # "CEO": the relation, a role only alone
-            else:
-                values.extend(m.of("value"))
+            else:  # "daily close": a period's value, not the frequency "daily"
+                after = tokens[m.end] if m.end < len(tokens) else ""
+                period = after in triggers()["daily"]["pick_words"]
+                values.extend(v for v in m.of("value") if not (period and v.key == "frequency"))
             concepts.extend(s.key for s in m.of("concept") if s.key not in concepts)
         relations.extend(s.key for s in m.of("relation") if s.key not in relations)
         properties.extend(s.key for s in m.of("property") if s.key not in properties)
@@ -449,16 +468,76 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
     window = int(neg["window"])
     out: set[str] = set()
     plain: set[str] = set()
+    subjects, used = _negated_subjects(tokens, mentions)
+    joins = {*triggers()["either"]["tokens"], "and", "nor", "和", "与", "及", "、", ",", "，"}
+    named = [x for x in mentions if x.of("entity") or x.of("value")]
     for m in mentions:
         # the few words before the mention, not counting "the", "in", "t" ("aren't in the AI")
         before = [
-            t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
-        ]
-        before = before[-window:]
+            i
+            for i, t in enumerate(tokens[: m.start])
+            if not (t in STOPWORDS or (t.isascii() and len(t) < 2) or i in used)
+        ][-window:]
+        negs = [i for i in before if is_negation(tokens[i])]
+        if negs:  # "除了比亚迪 新能源汽车概念...": a name between takes the negation, unless
+            # the two are a list of one kind ("not BYD or CATL", "不含比亚迪、宁德时代")
+            between = [x for x in named if negs[-1] < x.start and x.end <= m.start]
+            if between and not (
+                _kind(between[-1]) == _kind(m)
+                or any(t in joins for t in tokens[between[-1].end : m.start])
+            ):
+                negs = []
         keys = [s.key for s in m.of("entity")[:1]] + [f"{v.key}={v.label}" for v in m.of("value")]
-        (out if any(is_negation(t) for t in before) else plain).update(keys)
+        (out if negs else plain).update(keys)
     # "the Fed ..., not counting the Fed": named plainly too, so it only excludes itself
-    return frozenset(out - plain)
+    return frozenset((out - plain) | subjects)
+
+
+def _kind(m: Mention) -> str:
+    """An entity mention's label or a value mention's property: what a list shares."""
+    ents, vals = m.of("entity"), m.of("value")
+    return ents[0].label if ents else (vals[0].key if vals else "")
+
+
+def _negated_subjects(tokens: list[str], mentions: list[Mention]) -> tuple[set[str], set[int]]:
+    """ "companies E Fund Blue Chip does NOT hold", "张坤的基金没有持有的深交所股票": a negated
+    relation word with no object named after it (nothing, or a Chinese "的" that makes it a
+    clause about what follows) negates the entity named before it, its subject. Returns
+    those ids and the token positions of the negation words they used."""
+    window = int(triggers()["negation"]["window"])
+    wh = {*triggers()["wh"]["tokens"], "many", "much"}
+    out: set[str] = set()
+    used: set[int] = set()
+    for k, m in enumerate(mentions):
+        if not m.of("relation") or m.of("entity") or k == 0:
+            continue
+        nxt = mentions[k + 1] if k + 1 < len(mentions) else None
+        clause = m.end < len(tokens) and tokens[m.end] == "的"
+        if (
+            nxt is not None
+            and not clause
+            and (nxt.of("entity") or nxt.of("value") or nxt.of("concept"))
+        ):
+            continue  # "do not hold Moutai", "not held by any fund": the object's side
+        before = [
+            i
+            for i, t in enumerate(tokens[: m.start])
+            if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
+        ][-window:]
+        negs = [i for i in before if is_negation(tokens[i])]
+        j = next((j for j in range(k - 1, -1, -1) if mentions[j].of("entity")), None)
+        if not negs or j is None or mentions[j].end > negs[-1]:
+            continue
+        subject = mentions[j]
+        if any(x.start > negs[-1] and (x.of("entity") or x.of("value")) for x in mentions[:k]):
+            continue  # "没在深交所上市": the object named between, as Chinese orders it
+        gap = tokens[subject.end : m.start]
+        if any(x.of("relation") for x in mentions[j + 1 : k]) or any(t in wh for t in gap):
+            continue  # "美国上市的公司里有几家没有CEO记录": the subject is the one asked about
+        if clause or not any(x.of("entity") for x in mentions[k + 1 :]):
+            out.add(subject.of("entity")[0].key)
+            used.update(negs)
+    return out, used
 
 
 def _sequence(tokens: list[str], mentions: list[Mention]) -> tuple[tuple[str, ...], ...]:
@@ -519,6 +598,10 @@ def _bare_relations(
         named_before = any(x.of("entity") for x in mentions[:k])
         if named_before and nxt is not None and nxt.start - m.end <= 1 and nxt.of("concept"):
             continue  # "张坤的基金持有的股票": a hop of a chain, not an edge test
+        prev = mentions[k - 1] if k > 0 else None
+        owned = prev is not None and prev.of("concept") and m.start - prev.end <= 1
+        if owned and any(x.of("entity") for x in mentions[: k - 1]):
+            continue  # "张坤基金的持仓有哪些": the chain's last hop, not an edge test
         before = [
             t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
         ][-window:]
@@ -704,11 +787,18 @@ class Synthesizer:
             or frame.mom
             or frame.point_time is not None
         )
+        if frame.target == "Indicator" and wants_values and frame.agg in ("max", "min", "avg"):
+            as_values = self._regions_as_values(frame, "Indicator")
+            if as_values is not frame and not as_values.anchors:  # "US yield indicators"
+                return self._series_over_set(as_values)
         inds = self._indicator_anchors(frame)
         if not inds and wants_values and frame.agg in ("max", "min", "avg"):
             return self._series_over_set(frame)
         if not inds or not wants_values:
             return []
+        joint = self._series_joint(frame, [a for _p, a, how in inds if how == "indicator"])
+        if joint is not None:
+            return [joint]
         filtered = self._series_filtered(frame, [a for _p, a, how in inds if how == "indicator"])
         if filtered is not None:
             return [filtered]
@@ -745,6 +835,46 @@ class Synthesizer:
 
             out.append(self._series_one(frame, pattern, aid, prior))
         return out
+
+    def _series_joint(self, frame: Frame, ids: list[str]) -> Candidate | None:
+        """Days on which each of two or more series meets its own comparison ("days the US
+        10Y closed above 4.2 and the 2Y below 3.6"): each comparison belongs to the series
+        named last before it, every series to one comparison (``series_joint_days``)."""
+        comps = frame.units.comparisons
+        if len(comps) < 2 or len(set(ids)) < 2 or frame.spread:
+            return None
+        owners: list[str] = []
+        for at in frame.compare_at:
+            before = [a for a in ids if frame.anchor_at.get(a, 10**6) <= at + 1]
+            if not before:
+                return None
+            owners.append(max(before, key=lambda a: frame.anchor_at.get(a, -1)))
+        if len(set(owners)) != len(owners):
+            return None  # "between 4.2 and 4.3": one series, two bounds
+        params: dict[str, Any] = {"ids": owners, "n": len(owners)}
+        conds = []
+        for k, (a, c) in enumerate(zip(owners, comps, strict=True)):
+            params[f"s{k}"], params[f"c{k}"] = a, c.value
+            conds.append(f"(r.s = $s{k} AND r.v {c.op} $c{k})")
+        ow, dw = self._window_where(frame.units.time, params, frame.known_at)
+        counted = frame.agg == "count"
+        fold = (
+            "RETURN count(k) AS count"
+            if counted
+            else "RETURN k AS period_start, [r IN met WHERE r.s = $s0][0].v AS value\n"
+            "ORDER BY period_start"
+        )
+        pick = _DAILY_PICKS["open" if frame.daily == "open" else "close"]
+        cond = " OR ".join(conds)
+        cy = render(
+            S.SERIES_JOINT_DAYS, obs_where=ow, daily_where=dw, pick=pick, conds=cond, fold=fold
+        )
+        names = [self.lex.entities.get(a, {}).get("name", a) for a in owners]
+        what = " and ".join(f"{n} {c.op} a value" for n, c in zip(names, comps, strict=True))
+        desc = ("number of " if counted else "") + shape(S.SERIES_JOINT_DAYS).describe.format(
+            conds=what
+        )
+        return Candidate(f"{cy}\nLIMIT {ROW_LIMIT}", params, desc, 7.0, "series", owners)
 
     def _series_filtered(self, frame: Frame, ids: list[str]) -> Candidate | None:
         """One series read in the periods another meets the question's comparison ("the
@@ -839,9 +969,25 @@ class Synthesizer:
         if target != "Indicator" or (frame.units.time is None and not frame.units.value_word):
             return []
         combos = self._constraints(frame, "Indicator", list(frame.anchors)) or []
+        if not combos and not frame.anchors and frame.values:
+            combos = [([], [], 0.0)]  # "US yield indicators": the set by its properties alone
+        links = [  # "the indicators that track a bond", "跟踪债券的指标": an edge to a kind
+            f"(t)-[fr{k}:{r}]->(:{c})"
+            for k, r in enumerate(frame.relations)
+            for c in frame.concepts
+            if c != "Indicator"
+            and _IDENT.match(r)
+            and _IDENT.match(c)
+            and self._data("Indicator", r, c)
+        ]
+        if links and not frame.anchors:
+            combos = [([*p, *links], n, sc) for p, n, sc in (combos or [([], [], 0.0)])]
         agg = frame.agg or "max"
         value = {"max": "max(p.hi)", "min": "min(p.lo)", "avg": "sum(p.s) / sum(p.n)"}[agg]
         which = frame.wh and frame.target == "Indicator" and bool(_WHICH.search(frame.question))
+        daily = frame.daily if frame.daily in ("close", "open") else None
+        if daily is None and _CLOSE_WORD.search(frame.question):
+            daily = "close"  # "the maximum friday close across the indicators ..."
         out = []
         for pats, negs, score in combos[:2]:
             params: dict[str, Any] = {f"a{k}": a.key for k, a in enumerate(frame.anchors)}
@@ -850,8 +996,17 @@ class Synthesizer:
             slots = self._finish(frame, pats, negs, where, params)
             head = render(S.INDICATOR_SET, **slots)
             body = self._points("(i)", frame, params)
-            if which:
-                order = "ASC" if agg == "min" else "DESC"
+            order = "ASC" if agg == "min" else "DESC"
+            if daily is not None:  # "the highest daily close", "周五收盘的平均"
+                fn = f"{agg}(v)"
+                fold = (
+                    render(S.SERIES_ARGMAX, value=fn, order=order)
+                    if which
+                    else f"RETURN {fn} AS value"
+                )
+                ret = render(S.SERIES_SET_DAILY, pick=_DAILY_PICKS[daily], fold=fold)
+                desc = f"{agg} of the daily {daily} values of the indicators"
+            elif which:
                 ret = render(S.SERIES_ARGMAX, value=value, order=order)
                 desc = shape(S.SERIES_ARGMAX).describe.format(order=agg)
             else:
@@ -902,6 +1057,10 @@ class Synthesizer:
     def _series_return(self, frame: Frame, agg: str | None, params: dict[str, Any]) -> S:
         """The RETURN shape of a series question, and its slots in ``params['_slots']``."""
         win = frame.units.time
+        if frame.rank is not None and agg in ("max", "min") and frame.top is None:
+            params["rank"] = frame.rank  # "the second highest reading", "第三低"
+            params["_slots"] = {"order": "DESC" if agg == "max" else "ASC"}
+            return S.SERIES_RANK
         if frame.top is not None and frame.daily is not None:  # "the 3 highest closes"
             params["top"] = frame.top[0]
             avg = _asks("avg", frame.question)
@@ -1003,6 +1162,16 @@ class Synthesizer:
         agg = frame.agg if frame.agg in ("max", "min") else None
         if agg is None and frame.compare is not None and not conds:
             agg = frame.compare  # "哪天振幅更大"
+        name = self.lex.entities.get(aid, {}).get("name", aid)
+        period = "month" if monthly else "day"
+        if frame.rank is not None and agg is not None:  # "the month of the second highest"
+            params["rank"] = frame.rank
+            order = "DESC" if agg == "max" else "ASC"
+            cond = " AND ".join(conds) or "v IS NOT NULL"
+            ret = render(S.SERIES_WHEN_RANK, key=key, pick=pick, cond=cond, order=order)
+            desc = shape(S.SERIES_WHEN_RANK).describe.format(period=period, name=name, what=agg)
+            cy = f"{body}\n{ret}\nLIMIT {ROW_LIMIT}"
+            return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
         if _any(trig["first"], frame.question):
             order, limit = "k ASC", "\nLIMIT 1"
         elif _any(trig["last"], frame.question):
@@ -1019,8 +1188,6 @@ class Synthesizer:
             order=order,
             limit=limit,
         )
-        name = self.lex.entities.get(aid, {}).get("name", aid)
-        period = "month" if monthly else "day"
         desc = shape(S.SERIES_WHEN).describe.format(period=period, name=name, what=order)
         cy = f"{body}\n{ret}\nLIMIT {ROW_LIMIT}"
         return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
@@ -1694,6 +1861,10 @@ class Synthesizer:
             seq = seq[::-1]
             if len(seq) > 1 and seq[0][0] == "C" and seq[1][0] == "E":
                 seq[0], seq[1] = seq[1], seq[0]
+        elif len(seq) == 3 and [x[0] for x in seq] == ["R", "E", "C"]:
+            # "the holdings of Zhang Kun's fund": a relation noun before the entity's concept
+            # names the hop after it, as "what does Zhang Kun's fund hold" does
+            seq = [*seq[1:], seq[0]]
         if (
             len(ents) != 1
             or seq[0][0] != "E"
@@ -1949,22 +2120,34 @@ class Synthesizer:
         where: list[str] = []
         params: dict[str, Any] = {}
         used: list[str] = []
-        seen: set[str] = set()
+        seen: dict[str, int] = {}  # property -> index of its positive values' clause
         for k, v in enumerate(frame.values):
             labels = self.lex.value_props.get(v.key, set())
             if not any(self.is_a(target, lb) or self.is_a(lb, target) for lb in labels):
                 continue
             negated = f"{v.key}={v.label}" in frame.negated
-            if (v.key in seen and not negated) or not _IDENT.match(v.key):
-                continue  # one positive value per property; every excluded one counts
-            seen.add(v.key)
-            params[f"v{k}"] = v.label
-            if f"{v.key}={v.label}" in frame.negated:
+            if not _IDENT.match(v.key):
+                continue
+            if not negated and v.key in seen:  # "NASDAQ or NYSE companies": one property
+                at = seen[v.key]  # holds one value, so two named values mean either one
+                name = f"v{at}"
+                if v.label not in params[name]:
+                    params[name] = [*params[name], v.label]
+                    where[where.index(f"t.{v.key} = ${name}")] = f"t.{v.key} IN ${name}"
+                    used.append(f"or {v.label}")
+                continue
+            if negated:  # every excluded value counts
+                params[f"v{k}"] = v.label
                 where.append(f"(t.{v.key} IS NULL OR t.{v.key} <> $v{k})")
                 used.append(f"{v.key} not {v.label}")
             else:
+                seen[v.key] = k
+                params[f"v{k}"] = [v.label]
                 where.append(f"t.{v.key} = $v{k}")
                 used.append(f"{v.key} {v.label}")
+        for k in seen.values():  # a single value stays a plain equality
+            if len(params[f"v{k}"]) == 1:
+                params[f"v{k}"] = params[f"v{k}"][0]
         if frame.prefix is not None:  # "whose code starts with 60"
             pprop, pval = frame.prefix
             has = any(e.get("label") == target and pprop in e for e in self.lex.entities.values())
@@ -2012,6 +2195,7 @@ class Synthesizer:
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")
 # windows that name one reading of a monthly series or one day's close
 # One value per day ([daily] in triggers.toml): which of the day's ticks (vs, by time).
+_CLOSE_WORD = re.compile(r"\bclos(?:e|es|ing)\b(?! (?:above|below|over|under|higher|lower))|收盘")
 _DAILY_PICKS = {
     "range": f"{_folds('vs')['max']} - {_folds('vs')['min']}",
     "high": _folds("vs")["max"],
