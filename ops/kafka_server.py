@@ -209,12 +209,14 @@ def _java(
         ),
         f"-Xmx{heap_mb}m",
         f"-Xms{min(256, heap_mb)}m",
-        # A concurrent collector: the serial one stopped the broker for 58-321 ms per young
-        # collection at 1,000 events/s on the shared 2 cores (66 ms on a quiet machine),
-        # every record in flight waited, and the one right after a burst made the slowest
-        # 1% of a steady phase (issue 31, fifth round). Shenandoah's pauses are 0.1-24 ms
-        # there; it returns idle heap to the OS (after 5 minutes).
-        "-XX:+UseShenandoahGC",
+        # G1 with a 20 ms pause goal, not the serial collector: at 1,000 events/s on the
+        # shared 2 cores the serial one's young pauses were 79-321 ms a steady phase (66 ms
+        # on a quiet machine), every hop waited, and the one right after a burst made the
+        # slowest 1%; G1's longest 13-77 ms at the same loads, RSS ~95 MB lower, idle CPU
+        # the same. Shenandoah paused under 25 ms but cost the idle broker 1.9 points of a
+        # core (6.25%, over the 5% bar). Issue 31, fifth round (docs/benchmarks.md).
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
         *([f"-Xlog:gc:file={gc_log}:time,uptime:filecount=2,filesize=5m"] if gc_log else []),
         "-XX:CICompilerCount=2",
         "-XX:+ExitOnOutOfMemoryError",

@@ -59,9 +59,10 @@ def test_the_broker_writes_its_gc_log_beside_its_own(monkeypatch, tmp_path: Path
     node = kafka_server.KafkaNode(node_id=1, port=9092, controller_port=9093, home=tmp_path)
     cmd = kafka_server.prepare(node, kafka_server.voters([node]), "cid")
     assert f"-Xlog:gc:file={tmp_path / 'gc.log'}:time,uptime:filecount=2,filesize=5m" in cmd
-    # a concurrent collector: no stop-the-world young collections stalling every hop
-    assert "-XX:+UseShenandoahGC" in cmd
-    assert not any(a in cmd for a in ("-XX:+UseSerialGC", "-XX:+UseParallelGC"))
+    # G1 with a pause goal: no serial young collections of 100-300 ms stalling every hop
+    assert "-XX:+UseG1GC" in cmd and "-XX:MaxGCPauseMillis=20" in cmd
+    assert not any(a in cmd for a in ("-XX:+UseSerialGC", "-XX:+UseShenandoahGC"))
+    assert not any(a.startswith("-Xmn") for a in cmd)  # a fixed young size defeats the goal
 
 
 class _FakeProducer:
