@@ -137,6 +137,13 @@ def currency_words() -> list[str]:
     return sorted([*v.currencies, *v.ambiguous_signs], key=lambda w: (-len(w), w))
 
 
+def spelled_scales() -> list[str]:
+    """The scale words written out in English ("million", "billions", "crore"), longest
+    first: the scale keys of Latin letters only, not the abbreviations ("bn", "mln", "k")."""
+    words = [w for w in vocab().scales if w.isascii() and w.isalpha() and len(w) > 3]
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
 def figure_currencies() -> tuple[list[str], list[str]]:
     """(signs, codes and words written before a number, words written after it), each
     longest first: what the sentence figure regex (``kg.extract.figures.FIGURE``) reads."""

@@ -38,6 +38,7 @@ from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
 from kg.ontology import Ontology, default_ontology
+from kg.quantities import spelled_scales
 
 MAX_WORDS = 5
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -83,7 +84,9 @@ COMPARISON = re.compile(r"\b(?:[Ff]rom|[Cc]ompared\s+(?:to|with)|versus|vs\.?)\s
 CHANGE_NOUN = _LEX.alternation("change_nouns") + "s?"
 # "... in operating income of $3.7 billion and [net income of $3.0 billion]": one listed before
 _BEFORE_LISTED = (
-    r"(?:(?:the\s+|our\s+)?(?:[\w-]+\s+){1,4}?of\s+\S+(?:\s+(?:million|billion))?,?\s+and\s+)?"
+    r"(?:(?:the\s+|our\s+)?(?:[\w-]+\s+){1,4}?of\s+\S+(?:\s+(?:"
+    + "|".join(spelled_scales())  # the shared vocabulary's scale words
+    + r"))?,?\s+and\s+)?"
 )
 LIST_SHAPES = frozenset({"kpi_years_respectively_en", "kpi_years_subject_en"})
 _PERIOD_WORD = re.compile(r"quarter|year|annual|month|week|(?:19|20)\d\d", re.I)

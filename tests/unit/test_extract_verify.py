@@ -106,6 +106,10 @@ def test_a_change_is_no_level() -> None:
     kept, stats = _check("Norvale", "DISCLOSES", "net income", "FinMetric", text,
                          raw="$3.0 billion", value=3e9, unit="USD", period="FY2023")  # fmt: skip
     assert kept == [] and stats.dropped["effect_as_level"] == 1
+    text = "The effect was an increase in sales of $40 thousand and net income of $9 thousand."
+    kept, stats = _check("Norvale", "DISCLOSES", "net income", "FinMetric", text,
+                         raw="$9 thousand", value=9e3, unit="USD", period="FY2023")  # fmt: skip
+    assert kept == [] and stats.dropped["effect_as_level"] == 1  # the vocabulary's scales
     text = "A decrease in the discount rate resulted in actuarial loss of $491 million in 2020."
     kept, _ = _check("Norvale", "DISCLOSES", "actuarial loss", "FinMetric", text,
                      raw="$491 million", value=4.91e8, unit="USD", period="FY2020")  # fmt: skip

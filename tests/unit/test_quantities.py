@@ -20,6 +20,7 @@ from kg.quantities import (
     figure_currencies,
     load_vocab,
     scale,
+    spelled_scales,
 )
 from kg.report.numbers import extract_numbers
 
@@ -37,6 +38,8 @@ def test_vocab_loads_and_every_reader_shares_it() -> None:
     assert canonical_unit("USD per share") == canonical_unit("EUR/share").replace("eur", "usd")
     assert canonical_unit("homes") == canonical_unit("count") == "count"
     assert canonical_unit("tons") == "tons" and canonical_unit("x") == "x"
+    spelled = spelled_scales()  # the critic's listed figures ("of $3.7 billion and ...")
+    assert {"million", "billions", "crore"} <= set(spelled) and not {"bn", "m", "亿"} & set(spelled)
 
 
 def _write(tmp_path: Path, **change: object) -> Path:
