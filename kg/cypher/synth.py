@@ -560,14 +560,23 @@ def _sequence(tokens: list[str], mentions: list[Mention]) -> tuple[tuple[str, ..
 
 
 def _alternatives(tokens: list[str], mentions: list[Mention]) -> dict[str, list[str]]:
-    """Entities of one kind joined by "or" ("Liquor or Insurance", "石油石化或者煤炭"):
-    the first one's id -> the ids of the group."""
+    """Entities of one kind joined by "or" ("Liquor or Insurance", "石油石化或者煤炭"), or by
+    "and" where every relation the question names holds one value ("bonds MOF and CDB
+    issue", "美国财政部和财政部发行的债券": a bond has one issuer, so it is either): the first
+    one's id -> the ids of the group."""
     words = set(triggers()["either"]["tokens"])
+    rels = {s.key for m in mentions for s in m.of("relation")}
+    if rels and rels <= default_ontology().functional_relation_types:
+        words |= set(triggers()["either"]["and_tokens"])
     out: dict[str, list[str]] = {}
     ents = [(m, m.of("entity")[0]) for m in mentions if m.of("entity")]
     head: str | None = None
     for (m1, e1), (m2, e2) in pairwise(ents):
-        gap = [t for t in tokens[m1.end : m2.start] if t not in (",", "，", "、")]
+        gap = [  # "Liquor or Insurance", "either the liquor or the autos industry"
+            t
+            for t in tokens[m1.end : m2.start]
+            if t not in (",", "，", "、") and (t in words or t not in STOPWORDS)
+        ]
         if e1.label == e2.label and gap and all(t in words for t in gap):
             head = head if head is not None and head in out and e1.key in out[head] else e1.key
             out.setdefault(head, [e1.key])
@@ -628,7 +637,7 @@ class Synthesizer:
     # -- entry point -------------------------------------------------------------------
     def candidates(self, frame: Frame, now: datetime) -> list[Candidate]:
         self._members_target(frame)
-        out: list[Candidate] = []
+        out: list[Candidate] = self._relation_walk(frame)  # before any reads the target
         out += self._when(frame)
         out += self._series(frame, now)
         out += self._attributes(frame)
@@ -1865,6 +1874,13 @@ class Synthesizer:
             # "the holdings of Zhang Kun's fund": a relation noun before the entity's concept
             # names the hop after it, as "what does Zhang Kun's fund hold" does
             seq = [*seq[1:], seq[0]]
+        elif len(seq) == 4 and [x[0] for x in seq[:2]] == ["R", "C"]:
+            # "the holdings of the fund Zhang Kun manages / managed by Zhang Kun": the
+            # clause's relation joins the entity to the concept, the first one goes on
+            e = next((x for x in seq[2:] if x[0] == "E"), None)
+            r = next((x for x in seq[2:] if x[0] == "R"), None)
+            if e is not None and r is not None:
+                seq = [e, r, seq[1], seq[0]]
         if (
             len(ents) != 1
             or seq[0][0] != "E"
@@ -1920,6 +1936,61 @@ class Synthesizer:
         desc = f"{desc_ret} {target.lower()} reached from {ents[0][1]} via {' '.join(labels[1:-1])}"
         prior = 5.0 + (1.0 if target == frame.target else 0.0)
         return [Candidate(cy, params, desc, prior, "entities", [ents[0][1]])]
+
+    def _relation_walk(self, frame: Frame) -> list[Candidate]:
+        """Two or more relation words walked out from the one named entity, nearest first
+        ("who issued the bond that US2Y tracks", "中国10年国债收益率跟踪的那只债是谁发的":
+        indicator -TRACKS-> bond -ISSUED_BY-> issuer), each hop to the one kind the graph
+        joins by that relation; for an entity whose words name no concept on the way."""
+        seq = list(frame.sequence)
+        ents = [i for i, x in enumerate(seq) if x[0] == "E"]
+        rels = [i for i, x in enumerate(seq) if x[0] == "R"]
+        if (
+            len(ents) != 1
+            or len(rels) < 2
+            or any(x[0] == "V" for x in seq)
+            or frame.units.time is not None
+            or frame.units.comparisons
+            or frame.negated
+            or frame.properties
+        ):
+            return []
+        e = ents[0]
+        if len({seq[i][1] for i in rels}) != len(rels):
+            return []  # "who runs Tesla as CEO": one relation named twice, not a walk
+        order = sorted(rels, key=lambda i: (abs(i - e), i))
+        labels = [seq[e][2]]
+        hops: list[str] = []
+        for i in order:
+            r = seq[i][1]
+            ends = {
+                (t if self.is_a(labels[-1], h) else h)
+                for (h, rr, t) in self.lex.edge_stats
+                if rr == r and (self.is_a(labels[-1], h) or self.is_a(labels[-1], t))
+            } - set(labels)
+            if len(ends) != 1:
+                return []  # no single kind, or back to one already passed
+            labels.append(ends.pop())
+            hops.append(r)
+        target = labels[-1]
+        if frame.target not in (None, "Person", target) or not _IDENT.match(target):
+            return []
+        parts = ["(a0:Entity {id: $a0})"]
+        for k, (lab, rel) in enumerate(zip(labels[1:], hops, strict=True), 1):
+            hop = self._hop(labels[k - 1], lab, rel)
+            if hop is None or not _IDENT.match(lab):
+                return []
+            r, d = hop
+            node = f"(t:{lab})" if k == len(labels) - 1 else f"(x{k}:{lab})"
+            parts.append(f"-[f{k}:{r}]->{node}" if d == "out" else f"<-[f{k}:{r}]-{node}")
+        path = "".join(parts)
+        params: dict[str, Any] = {"a0": seq[e][1]}
+        conds, _opts = self._validity(frame, [path], params, successors=False)
+        where = ("\nWHERE " + " AND ".join(conds)) if conds else ""
+        ret, desc_ret = self._entity_return(frame, target, [])
+        cy = render(S.ENTITY_CHAIN, path=path, where=where, ret=ret)
+        desc = f"{desc_ret} {target.lower()} reached from {seq[e][1]} via {' '.join(hops)}"
+        return [Candidate(cy, params, desc, 5.5, "entities", [seq[e][1]])]
 
     def _which_of_named(self, frame: Frame, now: datetime) -> list[Candidate]:
         """Which of the named entities meets the rest of the question ("BYD or CATL - which

@@ -218,3 +218,64 @@ def test_a_negation_reaches_the_names_it_lists(question: str, negated: set[str])
     toks, mentions = universe_lexicon().match(r)
     f = read_frame(r, toks, mentions, parse(r, NOW))
     assert set(f.negated) == negated
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "show the holdings of the fund managed by Zhang Kun",
+        "the holdings of the fund Zhang Kun runs",
+    ],
+)
+def test_a_relation_noun_before_a_clause_about_the_concept(question: str) -> None:
+    c = best(question)
+    assert "MANAGES" in c.cypher and "HAS_STAKE_IN" in c.cypher
+    assert "(t:Company)" in c.cypher
+
+
+def test_alternatives_with_articles_between() -> None:
+    f = frame("number of stocks in either the liquor or the autos industry listed in China")
+    assert f.either == {"IND_LIQUOR": ["IND_LIQUOR", "IND_AUTOS"]}
+
+
+@pytest.mark.parametrize(
+    ("question", "either"),
+    [
+        (
+            "how many bonds do the US Treasury and CDB issue",
+            {"US_TREASURY": ["US_TREASURY", "CDB"]},
+        ),
+        ("国开行与财政部发行的债券有哪些", {"CDB": ["CDB", "MOF_CN"]}),
+        ("stocks in both the AI and the NEV theme", {}),  # a company is in many themes
+    ],
+)
+def test_and_over_a_one_valued_relation_means_either(
+    question: str, either: dict[str, list[str]]
+) -> None:
+    assert frame(question).either == either
+
+
+@pytest.mark.parametrize(
+    ("question", "path"),
+    [
+        ("which institution issues the bond CN10Y tracks", ["TRACKS", "ISSUED_BY"]),
+        ("US10Y跟踪的债券是哪个机构发行的", ["TRACKS", "ISSUED_BY"]),
+        ("who manages the fund that holds Moutai", ["HAS_STAKE_IN", "MANAGES"]),
+    ],
+)
+def test_relation_words_walked_out_from_the_entity(question: str, path: list[str]) -> None:
+    c = best(question)
+    assert [r for r in path if f":{r}]" in c.cypher] == path
+    assert c.cypher.index(path[0]) < c.cypher.index(path[1])
+
+
+@pytest.mark.parametrize(
+    "question", ["跟平安银行一个行业的还有谁", "和贵州茅台是一个行业的公司都有谁"]
+)
+def test_in_one_group_with_and_who_else(question: str) -> None:
+    r = Respeller(universe_lexicon()).respell(question)
+    toks, mentions = universe_lexicon().match(r)
+    f = read_frame(r, toks, mentions, parse(r, NOW))
+    assert f.same_as
+    c = max(Synthesizer(universe_lexicon()).candidates(f, NOW), key=lambda c: c.prior)
+    assert "(t:Company)" in c.cypher or "t:Company" in c.cypher
