@@ -256,6 +256,8 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         target = next((c for c in concepts if c != target), target)  # "有几家没有CEO记录"
     if any(r == f"*{target}" for r, _neg in bare):  # "不属于任何主题的公司": not the theme
         target = next((c for c in concepts if c != target), target)
+    if not same and target is not None:  # "companies in Goldman Sachs's industry"
+        same = _possessed_group(tokens, mentions, target)
     cvo = trig["close_vs_open"]
     if hit(cvo["up"]) or hit(cvo["down"]):  # close minus open, against zero
         op = ">" if hit(cvo["up"]) else "<"
@@ -498,6 +500,22 @@ def _negated(tokens: list[str], mentions: list[Mention]) -> frozenset[str]:
         (out if negs else plain).update(keys)
     # "the Fed ..., not counting the Fed": named plainly too, so it only excludes itself
     return frozenset((out - plain) | subjects)
+
+
+def _possessed_group(tokens: list[str], mentions: list[Mention], target: str) -> bool:
+    """A member's group named by possession ("companies in Goldman Sachs's industry", "share
+    Ping An Bank's industry", "平安银行所在行业的公司") when the members are asked, not the group:
+    the same group as that member."""
+    groups = triggers()["same_as_group"]
+    for m1, m2 in pairwise(mentions):
+        ents = m1.of("entity")
+        if not ents or ents[0].label in groups or not m2.of("concept"):
+            continue
+        gap = tokens[m1.end : m2.start]
+        group = m2.of("concept")[0].key
+        if group in groups and group != target and gap in (["s"], ["的"], ["所在"], ["所在", "的"]):
+            return True
+    return False
 
 
 def _kind(m: Mention) -> str:
@@ -1143,6 +1161,16 @@ class Synthesizer:
         if agg not in ("count", "avg", "max", "min"):
             agg = next((a for a in ("avg", "max", "min") if _asks(a, frame.question)), agg)
         sign = "-" if down and agg in ("max", "min", None, "latest", "change") else ""
+        name = self.lex.entities.get(aid, {}).get("name", aid)
+        if frame.point_time is not None:  # which month had the biggest rise (drop)
+            order = "ASC" if agg == "min" and frame.direction is None else "DESC"
+            fold = (
+                f"WITH d ORDER BY {sign}d.v {order} LIMIT 1\n"
+                f"RETURN d.t AS period_start, d.v AS value"
+            )
+            desc = f"the month of the biggest month-on-month change of {name}"
+            cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
+            return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
         if agg == "count":
             cond = {"up": "d.v > 0", "down": "d.v < 0"}.get(frame.direction or "", "true")
             fold = f"WITH d WHERE {cond}\nRETURN count(d) AS count"
@@ -1154,7 +1182,6 @@ class Synthesizer:
             fold = (
                 f"WITH d ORDER BY d.t DESC LIMIT 1\nRETURN {sign}d.v AS value, d.t AS observed_at"
             )
-        name = self.lex.entities.get(aid, {}).get("name", aid)
         desc = shape(S.SERIES_MOM).describe.format(name=name)
         cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
         return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
@@ -1209,6 +1236,8 @@ class Synthesizer:
         return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
 
     def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+        if frame.mom and frame.point_time is not None:  # "哪个月环比跌得最多"
+            return self._series_mom(frame, pattern, aid, prior)
         if frame.point_time is not None:
             return self._series_when(frame, pattern, aid, prior)
         if frame.mom:

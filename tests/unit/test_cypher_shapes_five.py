@@ -279,3 +279,30 @@ def test_in_one_group_with_and_who_else(question: str) -> None:
     assert f.same_as
     c = max(Synthesizer(universe_lexicon()).candidates(f, NOW), key=lambda c: c.prior)
     assert "(t:Company)" in c.cypher or "t:Company" in c.cypher
+
+
+@pytest.mark.parametrize(
+    ("question", "same"),
+    [
+        ("how many firms in JPMorgan's industry trade on the SSE", True),
+        ("宁德时代所在行业有哪些公司", True),
+        ("list the companies that share Tesla's theme", True),
+        ("what is Moutai's industry", False),  # the group itself is asked
+    ],
+)
+def test_a_members_group_named_by_possession(question: str, same: bool) -> None:
+    assert frame(question).same_as == same
+
+
+@pytest.mark.parametrize(
+    ("question", "order"),
+    [
+        ("in which month did CPI rise the most month-on-month", "d.v DESC"),
+        ("M1环比哪个月降得最多", "-d.v DESC"),
+    ],
+)
+def test_the_month_of_the_biggest_mom_move(question: str, order: str) -> None:
+    c = best(question)
+    assert f"ORDER BY {order} LIMIT 1" in c.cypher
+    assert "d.t AS period_start" in c.cypher
+    assert c.description.startswith("the month")
