@@ -14,6 +14,12 @@ by ``GraphStore``; a concurrent MERGE that loses a unique-constraint race
 once) is a ``GraphConflict`` and retried too; a violation that persists, a schema or syntax
 error, a missing database or a refused login is a ``GraphHalt`` with the cause.
 
+Write units (``write_unit``): the triple sink's statements for one batch (entities per
+label, facts per relationship type, validity chains) run in one explicit transaction:
+one BEGIN/COMMIT instead of one per statement (~0.1 client CPU-s less per 20,000
+triples), and a batch is kept whole or not at all; a transient error attempts the whole
+unit again.
+
 Cancellation: a caller that gives up on a query (``asyncio.wait_for`` around a RAG
 read) cancels only its wait; the query itself finishes in the background, bounded by
 the server-side transaction timeout, so the driver never tears down a connection in
