@@ -204,7 +204,10 @@ def same_work_statements(
             cypher = SAME_WORK_ENTITY.format(path=label_path(label))
             stmts.append((cypher, {"rows": list(rows.values())}))
         for rel, by_id in sorted(p.facts.items()):
-            rows = [{k: v for k, v in r.items() if k != "props"} for r in by_id.values()]
+            rows = [  # the partition per row: the sink sends it once per statement
+                {**{k: v for k, v in r.items() if k != "props"}, "partition": p.partition}
+                for r in by_id.values()
+            ]
             stmts.append((SAME_WORK_FACT.format(rel=rel), {"rows": rows}))
         for rel, heads in sorted(p.functional_heads.items()):
             stmts.append((SAME_WORK_CHAIN.format(rel=rel), {"heads": sorted(heads)}))
