@@ -1880,6 +1880,20 @@ class Synthesizer:
         negated = frame.negated | {f"country={a.key}" for a in moved if a.key in frame.negated}
         return replace(frame, anchors=keep, values=values, negated=frozenset(negated))
 
+    def _chain_path(self, labels: list[str], rels: list[str | None]) -> str | None:
+        """The pattern from the named entity ``a0`` through ``labels`` (the last bound to
+        ``t``, those between to ``x1``, ``x2``...), each hop by its relation word or the
+        graph's commonest join; None when a hop has no join or a label is not plain."""
+        parts = ["(a0:Entity {id: $a0})"]
+        for k, (lab, rel) in enumerate(zip(labels[1:], rels, strict=True), 1):
+            hop = self._hop(labels[k - 1], lab, rel)
+            if hop is None or not _IDENT.match(lab):
+                return None
+            r, d = hop
+            node = f"(t:{lab})" if k == len(labels) - 1 else f"(x{k}:{lab})"
+            parts.append(f"-[f{k}:{r}]->{node}" if d == "out" else f"<-[f{k}:{r}]-{node}")
+        return "".join(parts)
+
     def _hop(self, a: str, b: str, rel: str | None) -> tuple[str, str] | None:
         """(relationship type, direction) joining label ``a`` to ``b`` in the graph: the
         named relation if it joins them, else the one with the most edges."""
@@ -1954,15 +1968,9 @@ class Synthesizer:
             return []  # one hop: the entity-set shapes' job
         if len(labels) == 3 and rels[-1] is None and not asked and not extended:
             return []  # two hops with nothing asked of the last: the other shapes' job
-        parts = ["(a0:Entity {id: $a0})"]
-        for k, (lab, rel) in enumerate(zip(labels[1:], rels, strict=True), 1):
-            hop = self._hop(labels[k - 1], lab, rel)
-            if hop is None or not _IDENT.match(lab):
-                return []
-            r, d = hop
-            node = f"(t:{lab})" if k == len(labels) - 1 else f"(x{k}:{lab})"
-            parts.append(f"-[f{k}:{r}]->{node}" if d == "out" else f"<-[f{k}:{r}]-{node}")
-        path = "".join(parts)
+        path = self._chain_path(labels, rels)
+        if path is None:
+            return []
         params: dict[str, Any] = {"a0": ents[0][1]}
         conds, _opts = self._validity(frame, [path], params, successors=False)
         where = ("\nWHERE " + " AND ".join(conds)) if conds else ""
@@ -2011,15 +2019,9 @@ class Synthesizer:
         target = labels[-1]
         if frame.target not in (None, "Person", target) or not _IDENT.match(target):
             return []
-        parts = ["(a0:Entity {id: $a0})"]
-        for k, (lab, rel) in enumerate(zip(labels[1:], hops, strict=True), 1):
-            hop = self._hop(labels[k - 1], lab, rel)
-            if hop is None or not _IDENT.match(lab):
-                return []
-            r, d = hop
-            node = f"(t:{lab})" if k == len(labels) - 1 else f"(x{k}:{lab})"
-            parts.append(f"-[f{k}:{r}]->{node}" if d == "out" else f"<-[f{k}:{r}]-{node}")
-        path = "".join(parts)
+        path = self._chain_path(labels, hops)
+        if path is None:
+            return []
         params: dict[str, Any] = {"a0": seq[e][1]}
         conds, _opts = self._validity(frame, [path], params, successors=False)
         where = ("\nWHERE " + " AND ".join(conds)) if conds else ""
