@@ -5,11 +5,16 @@ that need no graph."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
 from kg.cypher.lexicon import Lexicon
+from kg.cypher.synth import Candidate, Frame, Synthesizer, read_frame
+from kg.cypher.units import parse
 from kg.static import bundled_universe_path
+
+NOW = datetime(2026, 11, 21, tzinfo=UTC)  # the blind sets' "now", a Saturday
 
 
 @cache
@@ -27,3 +32,15 @@ def universe_lexicon() -> Lexicon:
         key = (types[r["head"]], r["relation"], types[r["tail"]])
         lex.edge_stats[key] = lex.edge_stats.get(key, 0) + 1
     return lex
+
+
+def frame(question: str) -> Frame:
+    """The question read into slots over the bundled universe, at ``NOW``."""
+    toks, mentions = universe_lexicon().match(question)
+    return read_frame(question, toks, mentions, parse(question, NOW))
+
+
+def best(question: str) -> Candidate:
+    """The candidate query with the highest prior for ``question``."""
+    cands = Synthesizer(universe_lexicon()).candidates(frame(question), NOW)
+    return max(cands, key=lambda c: c.prior)

@@ -5,25 +5,12 @@ written "16-20 November", negation words as the tokenizer stems them."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
-from kg.cypher.synth import Synthesizer, _ever, read_frame
+from kg.cypher.synth import Synthesizer, _ever
 from kg.cypher.units import parse
-from tests.fakes.universe_lexicon import universe_lexicon
-
-NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
-
-
-def frame(question: str) -> Any:
-    toks, mentions = universe_lexicon().match(question)
-    return read_frame(question, toks, mentions, parse(question, NOW))
-
-
-def best(question: str) -> Any:
-    cands = Synthesizer(universe_lexicon()).candidates(frame(question), NOW)
-    return max(cands, key=lambda c: c.prior)
+from tests.fakes.universe_lexicon import NOW, best, frame, universe_lexicon
 
 
 @pytest.mark.parametrize(
