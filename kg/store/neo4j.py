@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from core.errors import (
@@ -126,7 +126,7 @@ class Neo4jStore(GraphStore):
     async def _unit_once(self, work: Callable[[GraphStore], Awaitable[T]]) -> T:
         import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
-        try:
+        with self._driver_errors():
             async with self._driver.session(
                 database=self.database, default_access_mode=neo4j.WRITE_ACCESS
             ) as s:
@@ -139,11 +139,6 @@ class Neo4jStore(GraphStore):
                     if not tx.closed():  # work or the commit failed: nothing is kept
                         with contextlib.suppress(Exception):  # the first error is the cause
                             await tx.rollback()
-        except Exception as exc:
-            translated = self._translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
 
     async def _shielded(self, work: Awaitable[R]) -> R:
         """Await ``work``; a caller that gives up cancels only its wait (see the module
@@ -166,24 +161,31 @@ class Neo4jStore(GraphStore):
         import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
         access = neo4j.READ_ACCESS if read_only else neo4j.WRITE_ACCESS
-        try:
+        with self._driver_errors():
             async with self._driver.session(
                 database=self.database, default_access_mode=access
             ) as s:
                 if read_only:
                     return await s.execute_read(self._read_tx, cypher, params)
                 return await s.execute_write(_collect, cypher, params)
-        except Exception as exc:
-            translated = self._translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
 
     @property
     def _read_tx(self) -> Any:
         import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
         return neo4j.unit_of_work(timeout=self.read_timeout_s)(_collect)
+
+    @contextlib.contextmanager
+    def _driver_errors(self) -> Iterator[None]:
+        """Driver errors raised inside leave as core.errors (``_translate``); others as
+        they are."""
+        try:
+            yield
+        except Exception as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     def _translate(self, exc: Exception) -> Exception:
         """Driver errors -> core.errors (see the module docstring for the classes)."""
@@ -222,17 +224,12 @@ class Neo4jStore(GraphStore):
     ) -> None:
         import neo4j  # optional: the Neo4j driver loads only where Neo4j is used
 
-        try:
+        with self._driver_errors():
             async with self._driver.session(
                 database=database, default_access_mode=neo4j.WRITE_ACCESS
             ) as s:
                 result = await s.run(cypher, params or {})
                 await result.consume()
-        except Exception as exc:
-            translated = self._translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
 
     async def query_procedure(self, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
         """A read calling a read-only procedure (``db.index.vector.queryNodes``) with
