@@ -299,13 +299,13 @@ class _UnitStore(GraphStore):
         return self.owner.graph_name
 
     async def _run(self, cypher: str, params: dict[str, Any], *, read_only: bool) -> list[Row]:
-        try:
+        with self.owner._driver_errors():
             return await _collect(self.tx, cypher, params)
-        except Exception as exc:
-            translated = self.owner._translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+
+    async def _with_retries(self, attempt_once: Callable[[], Awaitable[T]]) -> T:
+        """One attempt, counted nowhere: a statement's transient error ends the unit, and
+        the owner's attempt of the whole unit counts it (once) and tries again."""
+        return await attempt_once()
 
     def index_ddl(self, index: IndexSpec) -> list[str]:
         return self.owner.index_ddl(index)

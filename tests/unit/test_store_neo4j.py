@@ -17,6 +17,7 @@ import neo4j
 import neo4j.exceptions as nx
 import pytest
 from neo4j.time import DateTime as NeoDateTime
+from prometheus_client import REGISTRY
 
 from core.errors import (
     GraphError,
@@ -378,6 +379,16 @@ async def test_a_write_unit_is_attempted_again_whole_after_a_transient_error() -
     assert await store.write_unit(work) == 1
     assert len(calls) == 2  # the whole unit again, not the one statement
     assert driver.ends == ["rollback", "commit"]
+
+
+async def test_a_transient_error_in_a_write_unit_is_counted_once() -> None:
+    """The statement inside the unit does not count it; the unit's attempt does."""
+    store, driver = make([{"n": 1}])
+    driver.failures = [nx.TransientError("deadlock")]
+    labels = {"backend": store.provider.value, "kind": "transient"}
+    before = REGISTRY.get_sample_value("livekg_graph_errors_total", labels) or 0.0
+    assert await store.write_unit(_two_statements) == 1
+    assert REGISTRY.get_sample_value("livekg_graph_errors_total", labels) - before == 1
 
 
 async def test_a_failed_write_unit_keeps_nothing_and_says_why() -> None:
