@@ -289,7 +289,6 @@ class _UnitStore(GraphStore):
     unit is what is attempted again)."""
 
     provider = GraphProvider.NEO4J
-    max_attempts = 1
 
     def __init__(self, owner: Neo4jStore, tx: Any) -> None:
         self.owner, self.tx = owner, tx
