@@ -28,7 +28,7 @@ from typing import Any
 from pypinyin import lazy_pinyin
 from spellchecker import SpellChecker
 
-from kg.cypher.lexicon import _CJK, Lexicon, _edits, _singular, triggers
+from kg.cypher.lexicon import _CJK, Lexicon, _edits, _singular, trigger_regex, triggers
 from kg.cypher.units import parse as units_parse
 
 _ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z]+(?![A-Za-z0-9_-])")
@@ -398,13 +398,15 @@ class Respeller:
         """One question out of two parts: a count beside a list keeps the list; a yes/no
         part before a question keeps the question, about the first part's entities."""
         t = triggers().get("two_part", {})
-        if any(re.search(p, text, re.I) for p in t.get("list_asks", [])):
+        list_asks = [trigger_regex(p) for p in t.get("list_asks", [])]
+        if any(a.search(text) for a in list_asks):
             for p in t.get("count_parts", []):
-                cut = re.sub(p, " ", text, count=1, flags=re.I).strip()
-                if cut != text and any(re.search(q, cut, re.I) for q in t.get("list_asks", [])):
+                cut = trigger_regex(p).sub(" ", text, count=1).strip()
+                if cut != text and any(a.search(cut) for a in list_asks):
                     return cut
         parts = [x for x in _CLAUSE_BREAK.split(text) if x.strip()]
-        if len(parts) < 2 or not any(re.search(p, parts[0], re.I) for p in t.get("yes_no", [])):
+        yes_no = [trigger_regex(p) for p in t.get("yes_no", [])]
+        if len(parts) < 2 or not any(y.search(parts[0]) for y in yes_no):
             return text
         later = next((i for i, x in enumerate(parts[1:], 1) if _ASKS.search(x)), None)
         if later is None or _ASKS.search(parts[0]):
@@ -415,7 +417,7 @@ class Respeller:
             return text
         rest = " ".join(parts[later:])
         for p in t.get("pronouns", []):
-            rest = re.sub(p, " ", rest, flags=re.I)
+            rest = trigger_regex(p).sub(" ", rest)
         return " ".join([named[0], rest.strip()])  # the subject, not the value checked
 
     def _unclip(self, text: str) -> str:

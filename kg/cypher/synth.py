@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cache, lru_cache
+from functools import cache
 from itertools import pairwise
 from typing import Any
 
@@ -27,6 +27,7 @@ from kg.cypher.lexicon import (
     Sense,
     _normalize,
     _singular,
+    trigger_regex,
     triggers,
 )
 from kg.cypher.shapes import ShapeName as S
@@ -224,7 +225,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
 
     def hit(pats: list[str]) -> re.Match[str] | None:
         for p in pats:
-            m = _rx(p).search(question)
+            m = trigger_regex(p).search(question)
             if m:
                 return m
         return None
@@ -363,7 +364,7 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
     for group in trig["same_as_group"].values():
         pats.extend(group)
     pats.extend(trig["filler"]["patterns"])
-    return [m.span() for p in pats for m in _rx(p).finditer(text)]
+    return [m.span() for p in pats for m in trigger_regex(p).finditer(text)]
 
 
 def _uncovered(question: str, tokens: list[str], mentions: list[Mention]) -> tuple[str, ...]:
@@ -395,7 +396,7 @@ def spread_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[S
     """The two series a curve-spread name stands for ("2s10s" = the 10Y, then the 2Y)."""
     spec = triggers()["spread_names"]
     for p in spec["patterns"]:
-        m = _rx(p).search(question)
+        m = trigger_regex(p).search(question)
         if not m:
             continue
         out = []
@@ -420,7 +421,7 @@ def pair_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[Sen
     spec = triggers()["pair_names"]
     text = _normalize(question)
     for p in spec["patterns"]:
-        m = _rx(p).search(text)
+        m = trigger_regex(p).search(text)
         if not m:
             continue
         raw = m.group("n")
@@ -444,15 +445,8 @@ def _asks(op: str, question: str) -> bool:
     return _any(pats, _normalize(question))
 
 
-@lru_cache(maxsize=8192)
-def _rx(pattern: str) -> re.Pattern[str]:
-    """A trigger pattern compiled once (case-insensitive): the triggers outnumber the 512
-    patterns ``re`` keeps compiled, and recompiling them cost ~10 ms a question."""
-    return re.compile(pattern, re.I)
-
-
 def _any(patterns: list[str], text: str) -> bool:
-    return any(_rx(p).search(text) for p in patterns)
+    return any(trigger_regex(p).search(text) for p in patterns)
 
 
 @cache
