@@ -15,7 +15,7 @@ import csv
 import multiprocessing as mp
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,6 @@ from connectors.base import Batch, SchemaDriftError
 from connectors.xbrl import sample_triples
 from core.records import Record
 from core.topics import spec
-from kg.canonical import bundled_sec_tickers
 
 Progress = Callable[[int], None]
 
@@ -274,25 +273,31 @@ def replay_file(
     return report
 
 
-def replay_samples(bootstrap: str, *, prefix: str = "") -> list[ReplayReport]:
-    """The bundled synthetic sample day, into the four raw topics, then the history, then
-    the bundled XBRL company facts as triples."""
+def replay_samples(
+    bootstrap: str, filer_ids: Mapping[int, str], *, prefix: str = ""
+) -> list[ReplayReport]:
+    """The bundled sample day, into the four raw topics, then the history, then the
+    bundled XBRL company facts as triples (``filer_ids``: CIK -> the graph's company id,
+    handed in by the caller: a source does not read the graph's tables)."""
     files = [*SAMPLE_FILES.items(), SAMPLE_HISTORY]
     reports = [
         replay_file(SAMPLES_DIR / fname, topic, bootstrap, prefix=prefix) for topic, fname in files
     ]
-    return [*reports, replay_xbrl_samples(bootstrap, prefix=prefix)]
+    return [*reports, replay_xbrl_samples(bootstrap, filer_ids, prefix=prefix)]
 
 
 def replay_xbrl_samples(
-    bootstrap: str, *, prefix: str = "", prod: Producer | None = None
+    bootstrap: str,
+    filer_ids: Mapping[int, str],
+    *,
+    prefix: str = "",
+    prod: Producer | None = None,
 ) -> ReplayReport:
     """``samples/xbrl_companyfacts/*.json`` -> ``kg.triples`` (filer ids by ticker)."""
     started = time.perf_counter()
     report = ReplayReport("kg.triples")
-    ids = {cik: ticker for ticker, (cik, _title) in bundled_sec_tickers().items()}
     try:
-        triples = sample_triples(ids)
+        triples = sample_triples(dict(filer_ids))
     except SchemaDriftError as exc:  # a broken sample file: said, not fatal to the replay
         report.invalid += 1
         report.errors.append(str(exc))

@@ -40,10 +40,10 @@ from core.runtime_state import (
     write_state,
 )
 from core.settings import GraphBackend, Settings
-from kg import sink
-from kg.llm_runtime import server_command
-from kg.static import load_universe
-from kg.store import open_store
+from kg.graph import sink
+from kg.graph.static import load_universe
+from kg.graph.store import open_store
+from kg.models.llm_runtime import server_command
 from ops import kafka_server, neo4j_server
 from ops import prometheus as prom
 from streams.admin import create_topics

@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 
 from kg.extract import ExtractDoc, Extractor, Mode
-from kg.extract.gold import names_match
 from kg.extract.pipeline import bundled_index
+from kg.graph.names import names_match
 
 KPI = (
     Path(__file__).resolve().parents[2] / "shared/data/ie_dev/kpi_edgar/kpi_edgar_train_valid.jsonl"

@@ -22,8 +22,8 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
+from evaluation.scorers.extract_gold import doc_fields, read_gold, score, triple_matches
 from kg.extract import ExtractDoc, Extractor, Mode
-from kg.extract.gold import doc_fields, read_gold, score, triple_matches
 from kg.extract.nlp_en import nlp
 from kg.extract.pipeline import bundled_index
 

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evaluation.scorers.extract_gold import GoldDoc, doc_fields, read_gold, score
 from kg.extract import ExtractDoc, Extractor, Mode
-from kg.extract.gold import GoldDoc, doc_fields, read_gold, score
 from kg.extract.pipeline import bundled_index
 
 FIRE = Path(__file__).resolve().parents[2] / "shared/data/ie_dev/fire/fire_dev.jsonl"

@@ -23,13 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from connectors.xbrl import sample_triples  # noqa: E402
-from kg.canonical import (  # noqa: E402
-    AliasIndex,
-    bundled_sec_tickers,
-    duplicate_entity_rate,
-    is_self_reference,
-    normalize_key,
-)
 from kg.extract.corpus import split_of  # noqa: E402
 from kg.extract.pipeline import (  # noqa: E402
     ExtractDoc,
@@ -42,6 +35,13 @@ from kg.extract.table_text import scan  # noqa: E402
 from kg.extract.tables import from_data, read_table  # noqa: E402
 from kg.extract.types import DocContext  # noqa: E402
 from kg.extract.xbrl_check import compare  # noqa: E402
+from kg.graph.canonical import (  # noqa: E402
+    AliasIndex,
+    bundled_sec_tickers,
+    duplicate_entity_rate,
+    is_self_reference,
+    normalize_key,
+)
 
 DATA = ROOT.parent / "shared" / "data"
 CORPUS = DATA / "market_corpus" / "sec_10k"

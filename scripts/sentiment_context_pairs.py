@@ -27,11 +27,11 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 
+from evaluation.train.sentiment import split, training_examples
 from kg.sentiment.labels import LABELS
 from kg.sentiment.model import CASCADE_THRESHOLD, load_default
 from kg.sentiment.rag import CorpusSource, build_query, filter_context
 from kg.sentiment.service import format_input
-from kg.sentiment.train import split, training_examples
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LANGS = {"en": ("sent_", "task1"), "zh": ("finfe",)}

@@ -32,8 +32,8 @@ import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 
+from evaluation.scorers.extract_gold import GoldDoc, doc_fields, read_gold, score, triple_matches
 from kg.extract import ExtractDoc, Extractor, Mode
-from kg.extract.gold import GoldDoc, doc_fields, read_gold, score, triple_matches
 from kg.extract.nlp_en import parse_many
 from kg.extract.pipeline import bundled_index
 from kg.extract.relclf import (
@@ -53,7 +53,7 @@ from kg.extract.types import Candidate
 FIRE = Path(__file__).resolve().parents[2] / "shared/data/ie_dev/fire/fire_dev.jsonl"
 OUT = Path(__file__).resolve().parents[1] / "kg/data" / MODEL_FILE
 ORG = ["ORG"]
-# Which spans each relation joins; direction as kg/ontology.py states it.
+# Which spans each relation joins; direction as kg/graph/ontology.py states it.
 SHAPES = {
     "EXECUTIVE_OF": Shape(head=["PERSON"], tail=ORG, head_type="Person", tail_type="Company"),
     "HAS_STAKE_IN": Shape(head=ORG, tail=ORG, head_type="Company", tail_type="Company"),

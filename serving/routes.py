@@ -17,7 +17,7 @@ from core import metrics
 from core.errors import ServiceUnavailable
 from kg.cypher import AskResult
 from kg.cypher.execute import run_read_only
-from kg.queries import cypher
+from kg.graph.queries import cypher
 from kg.report import latest_report, reports_dir
 from serving.services import Services
 

@@ -13,10 +13,10 @@ from core.runtime_state import endpoints
 from core.settings import Settings
 from kg.cypher import CypherQA, LLMReviser
 from kg.cypher.hybrid import RetrievalAnswerer
-from kg.embed import make_embedder
-from kg.llm import make_llm_client
-from kg.store import open_store
-from kg.store.base import GraphStore
+from kg.graph.store import open_store
+from kg.graph.store.base import GraphStore
+from kg.models.embed import make_embedder
+from kg.models.llm import make_llm_client
 from serving.feeds import LiveFeeds
 
 log = logging.getLogger(__name__)

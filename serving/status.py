@@ -8,7 +8,7 @@ from typing import Any
 from core.errors import LivekgError
 from core.runtime_state import endpoints, pid_alive, read_state
 from core.settings import Settings
-from kg.store import open_store
+from kg.graph.store import open_store
 from streams.admin import topic_counts
 
 

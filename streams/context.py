@@ -13,8 +13,8 @@ from core.records import DeadLetter, Record
 from core.runtime_state import Endpoints
 from core.settings import Settings
 from core.topics import CATALOG
-from kg import sink
-from kg.store import GraphStore, open_store
+from kg.graph import sink
+from kg.graph.store import GraphStore, open_store
 from streams.publisher import Publisher
 
 if TYPE_CHECKING:

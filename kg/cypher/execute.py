@@ -14,7 +14,7 @@ from typing import Any
 
 from core.errors import GraphError, LivekgError
 from kg.cypher.guard import check_read_only, with_limit
-from kg.store.base import GraphStore, Row
+from kg.graph.store.base import GraphStore, Row
 
 
 class QueryTimeout(GraphError):

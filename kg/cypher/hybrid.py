@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from kg.cypher.qa import Citation, HybridAnswer
+from kg.graph.store.base import GraphStore
 from kg.retrieve import hybrid_search
-from kg.store.base import GraphStore
 
 QUOTED = 3
 _STOP = frozenset(

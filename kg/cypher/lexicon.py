@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import jieba
 
-from kg.ontology import Ontology, default_ontology
+from kg.graph.ontology import Ontology, default_ontology
 
 TRIGGERS_PATH = Path(__file__).with_name("triggers.toml")
 MAX_SPAN = 10  # tokens in the longest dictionary entry we try

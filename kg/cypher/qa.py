@@ -48,10 +48,10 @@ from kg.cypher.synth import (
     read_frame,
     spread_anchors,
 )
-from kg.embed import Embedder
-from kg.ontology import default_ontology
-from kg.prompts.cypher import RevisedCypher, revise_v1
-from kg.store.base import GraphStore
+from kg.graph.ontology import default_ontology
+from kg.graph.store.base import GraphStore
+from kg.models.embed import Embedder
+from kg.models.prompts.cypher import RevisedCypher, revise_v1
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ added to the synthesizer's prior, which counts how much of the question a candid
 from __future__ import annotations
 
 from kg.cypher.synth import Candidate
-from kg.embed import Embedder
+from kg.models.embed import Embedder
 
 SIMILARITY_WEIGHT = 0.5
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kg.ontology import Ontology, default_ontology
+from kg.graph.ontology import Ontology, default_ontology
 
 
 def relevant_schema(labels: Iterable[str], ontology: Ontology | None = None) -> str:

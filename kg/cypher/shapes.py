@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, field_validator
 
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
 
 SHAPES_FILE = Path(__file__).with_name("shapes.toml")
 _SLOT = re.compile(r"\{(\w+)\}")

@@ -33,7 +33,7 @@ from kg.cypher.lexicon import (
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
 from kg.cypher.units import Comparison, TimeWindow, Units
-from kg.ontology import Ontology, default_ontology
+from kg.graph.ontology import Ontology, default_ontology
 
 ROW_LIMIT = 200
 _WH = re.compile(r"\b(which|what|who|whom|list|name|show)\b|哪|什么|谁|列出|有哪些", re.I)

@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from kg.cypher.lexicon import _normalize, triggers
-from kg.quantities import canonical_unit
+from kg.graph.quantities import canonical_unit
 
 DAY = timedelta(days=1)
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
@@ -398,7 +398,7 @@ def comparisons(question: str) -> list[Comparison]:
                 taken.add(num.start())
                 value = _num(num.group("n"))
                 unit = (num.group("unit") or "").strip()
-                if canonical_unit(unit) == "bp":  # the shared unit names (kg.quantities)
+                if canonical_unit(unit) == "bp":  # the shared unit names (kg.graph.quantities)
                     value, unit = value / 100.0, "%"
                 out.append(Comparison(op, value, m.start(), unit))
     return sorted(out, key=lambda c: c.pos)

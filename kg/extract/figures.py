@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from kg.extract.table_periods import MONTHS, QUARTER_ORDINALS, parse_period, parse_span
-from kg.quantities import currency_of, figure_currencies
-from kg.quantities import scale as scale_factor
+from kg.graph.quantities import currency_of, figure_currencies
+from kg.graph.quantities import scale as scale_factor
 
 
 def alternatives(words: list[str], *, bounded: bool = False) -> str:
@@ -60,7 +60,7 @@ def parse_figure(
     raw: str, *, scale_hint: str = "", per_share: bool = False, context: str = ""
 ) -> Figure | None:
     """The number of a figure with its unit; None when it has no unit (a bare "4,100").
-    Currency signs and scale words are read through ``kg.quantities``; ``context`` (the
+    Currency signs and scale words are read through ``kg.graph.quantities``; ``context`` (the
     sentence) decides an ambiguous sign ("¥": yen or yuan)."""
     m = FIGURE.search(raw or "")
     if not m:

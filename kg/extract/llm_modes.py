@@ -22,21 +22,42 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from kg.extract.types import Candidate, Component, DocContext, Mode
 from kg.extract.verify import Verifier
-from kg.llm_errors import LLMError, LLMUnavailable
-from kg.prompts.extract import (
+from kg.graph.ontology import default_ontology
+from kg.models.llm_errors import LLMError, LLMUnavailable
+from kg.models.prompts.extract import (
     Critique,
     ExtractedTriple,
     Extraction,
+    ExtractionSchema,
+    RelationSignature,
     correct_v1,
     critique_v1,
+    extraction_model,
     triples_v1,
 )
 
 log = logging.getLogger("livekg.extract.critique")
+
+
+@lru_cache(maxsize=1)
+def ontology_schema() -> ExtractionSchema:
+    """The extraction prompts' schema: the ontology's entity labels and its relations
+    that extraction may state (internal ones left out)."""
+    ont = default_ontology()
+    return ExtractionSchema(
+        entity_types=tuple(ont.entity_labels),
+        relations=tuple(
+            RelationSignature(type=r.type, domain=tuple(r.domain), range=tuple(r.range))
+            for r in ont.relations
+            if not r.internal
+        ),
+    )
+
 
 PROMPT_VERSION = f"{triples_v1.id}+{critique_v1.id}+{correct_v1.id}"
 DEFAULT_LLM_CHARS = 800  # what the model reads of a chunk (the tiny model: speed and context)
@@ -141,9 +162,16 @@ class LLMExtractor:
         if mode == Mode.FAST or not text.strip():
             return run
         view = text[: self.max_chars]
-        common = {"text": view, "main_entity": ctx.main_entity or None, "lang": ctx.lang}
+        common = {
+            "text": view,
+            "schema": ontology_schema(),
+            "main_entity": ctx.main_entity or None,
+            "lang": ctx.lang,
+        }
         try:
-            ex: Extraction = await self._call(run, triples_v1(common), Extraction, triples_v1.id)
+            ex: Extraction = await self._call(
+                run, triples_v1(common), extraction_model(ontology_schema()), triples_v1.id
+            )
             rows = _as_dicts(ex)
             if mode == Mode.REFLECTION:
                 rows = await self._reflect(run, rows, view, ctx, common)
@@ -174,7 +202,7 @@ class LLMExtractor:
             fixed: Extraction = await self._call(
                 run,
                 correct_v1({**common, "triples": rows, "issues": issues}),
-                Extraction,
+                extraction_model(ontology_schema()),
                 correct_v1.id,
             )
             rows = _as_dicts(fixed)

@@ -19,7 +19,6 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from core.records import CleanDocument, Triple, stable_id
-from kg.canonical import AliasIndex, add_sec_companies, bundled_sec_tickers
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
@@ -38,8 +37,9 @@ from kg.extract.types import Candidate, DocContext, Mode
 from kg.extract.verify import Verified, Verifier, VerifyStats
 from kg.extract.watch import TABLE_DROP_PREFIX, observe
 from kg.extract.zh import extract_zh
-from kg.ontology import Ontology, default_ontology
-from kg.static import bundled_universe_path, read_file
+from kg.graph.canonical import AliasIndex, add_sec_companies, bundled_sec_tickers
+from kg.graph.ontology import Ontology, default_ontology
+from kg.graph.static import bundled_universe_path, read_file
 
 FAST_VERSION = "fast.v1"
 MAX_DOC_CHARS = 5_000_000

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from kg.extract.types import DocContext
 from kg.extract.verify import MAX_WORDS, Verifier, is_abstract, norm, word_count
-from kg.ontology import Ontology, default_ontology
+from kg.graph.ontology import Ontology, default_ontology
 
 RULES = ("subject_reference", "entity_length", "entity_schema", "relation_schema")
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kg.extract.gold import names_match
 from kg.extract.types import Candidate, Component
+from kg.graph.names import names_match
 
 MODEL_FILE = "relclf_en.json"
 NONE = "NONE"

@@ -3,7 +3,7 @@
 ``kg/data/table_vocab.json`` holds the words; this module checks its shape and compiles
 its regexes once, so a bad edit fails at load with the field that is wrong instead of
 silently mis-reading tables. Scale words and currencies are not here: they are shared
-with sentence figures and reports in ``kg/data/quantity_vocab.json`` (``kg.quantities``);
+with sentence figures and reports in ``kg/data/quantity_vocab.json`` (``kg.graph.quantities``);
 ``scale_patterns`` only say where a table states its scale.
 """
 

@@ -37,8 +37,8 @@ from kg.extract.table_periods import (
 )
 from kg.extract.table_vocab import TableVocab, vocab
 from kg.extract.types import Candidate, Component, DocContext
-from kg.quantities import currency_of, currency_words
-from kg.quantities import scale as scale_factor
+from kg.graph.quantities import currency_of, currency_words
+from kg.graph.quantities import scale as scale_factor
 
 MAX_ROWS = 200
 MAX_COLS = 30
@@ -245,7 +245,7 @@ def strip_footnotes(text: str, v: TableVocab | None = None) -> str:
 
 def parse_amount(text: str, context: str = "") -> Amount | None:
     """'$1,234.5' -> 1234.5; '(12)' -> -12; '(1)%' -> -1 %; '—' -> None. The sign's
-    currency comes from ``kg.quantities`` ("¥" decided by ``context``, the table's text)."""
+    currency comes from ``kg.graph.quantities`` ("¥" decided by ``context``, the table's text)."""
     t = " ".join(text.replace("\u2009", " ").replace("\xa0", " ").split())
     t = re.sub(r"\s*(?:\([a-z]\)|[*†‡]+)$", "", t)  # footnote after an amount
     if not t or len(t) > 40:

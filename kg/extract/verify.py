@@ -29,7 +29,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from kg.canonical import AliasIndex, Method, Resolution
 from kg.extract.deps_en import lexicon
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import header_period, normalise_period
@@ -37,8 +36,9 @@ from kg.extract.regions import is_region
 from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
-from kg.ontology import Ontology, default_ontology
-from kg.quantities import spelled_scales
+from kg.graph.canonical import AliasIndex, Method, Resolution
+from kg.graph.ontology import Ontology, default_ontology
+from kg.graph.quantities import spelled_scales
 
 MAX_WORDS = 5
 _CJK = re.compile(r"[\u3400-\u9fff]")

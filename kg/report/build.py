@@ -20,9 +20,10 @@ from typing import Any
 from core import metrics
 from core.records import stable_id
 from core.settings import ReportSettings, Settings
-from kg.llm import LLMClient, make_llm_client
-from kg.prompts.chat import simple_v1
-from kg.queries import cypher
+from kg.graph.queries import cypher
+from kg.graph.store.base import GraphStore
+from kg.models.llm import LLMClient, make_llm_client
+from kg.models.prompts.chat import simple_v1
 from kg.report.compose import Analysis, DocIn, analyse
 from kg.report.facts import DAY_MS, Series, load_history
 from kg.report.model import BondReportDoc, Citation, Driver, Section
@@ -32,7 +33,6 @@ from kg.report.render import CHART_SERIES, chart, markdown, text, to_html
 from kg.report.rules import load_rules
 from kg.retrieve.text import mention_key
 from kg.retrieve.types import Retriever
-from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 

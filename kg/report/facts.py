@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kg.queries import cypher
-from kg.static import bundled_universe_path
-from kg.store.base import GraphStore
+from kg.graph.queries import cypher
+from kg.graph.static import bundled_universe_path
+from kg.graph.store.base import GraphStore
 
 DAY_MS = 86_400_000
 Unit = Literal["%", "bp", "pp", "index", "pts"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from kg.quantities import scale as scale_factor
+from kg.graph.quantities import scale as scale_factor
 from kg.retrieve.text import mention_key, sentences
 
 ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
@@ -32,7 +32,7 @@ _ZH_NUM = "零〇一二两三四五六七八九十百千万亿"
 
 _PCT_UNITS = r"%|％|percentage points?|percent|pp\b|个百分点|百分点"
 _BP_UNITS = r"bps?\b|basis points?|个基点|基点"
-# the scale words a report sentence may use; their multipliers come from kg.quantities
+# the scale words a report sentence may use; their multipliers come from kg.graph.quantities
 _MULT_UNITS = r"万亿|亿|万|千|trillion|billion|bn\b|million|mn\b"
 _UNIT = rf"(?P<unit>{_PCT_UNITS}|{_BP_UNITS}|{_MULT_UNITS})?"
 

@@ -17,9 +17,9 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from kg.llm import LLMClient
-from kg.llm_errors import LLMTimeout, LLMUnavailable
-from kg.prompts.report import FactSelection, analysis_v1, select_facts_v1
+from kg.models.llm import LLMClient
+from kg.models.llm_errors import LLMTimeout, LLMUnavailable
+from kg.models.prompts.report import FactSelection, analysis_v1, select_facts_v1
 from kg.report.facts import Fact
 from kg.retrieve.service import context_text
 from kg.retrieve.types import RetrievedItem, Retriever

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kg.graph.store.base import GraphStore, IndexSpec
+from kg.graph.store.neo4j import Neo4jStore
 from kg.retrieve.vector_ddl import ensure_vector_index, index_name, vector_query
-from kg.store.base import GraphStore, IndexSpec
-from kg.store.neo4j import Neo4jStore
 
 log = logging.getLogger(__name__)
 

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from core.errors import GraphError
-from kg.embed import Embedder
-from kg.queries import cypher
+from kg.graph.queries import cypher
+from kg.graph.store.base import GraphStore
+from kg.models.embed import Embedder
 from kg.retrieve.graph_vectors import GraphChunkVectors, VectorIndexMismatch, supported
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
 from kg.retrieve.types import Method, RetrievedItem
 from kg.retrieve.vector_cache import VectorCache, cache_path
-from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kg.store.base import GraphProvider, GraphStore
+from kg.graph.store.base import GraphProvider, GraphStore
 
 FALKOR_INDEX_STATUS = (
     "CALL db.indexes() YIELD label, types, status WHERE label = $label RETURN label, types, status"

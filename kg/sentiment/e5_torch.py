@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from kg import heavy
+from kg.models import heavy
 
 if TYPE_CHECKING:
     import torch

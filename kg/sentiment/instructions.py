@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from kg.prompts.sentiment import INSTRUCTIONS, format_input
+from kg.models.prompts.sentiment import INSTRUCTIONS, format_input
 from kg.sentiment.data import Example
 
 __all__ = ["INSTRUCTIONS", "InstructionSample", "export_jsonl", "format_input", "format_prompt"]

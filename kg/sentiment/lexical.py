@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kg import heavy
+from kg.models import heavy
 
 N_FEATURES = 2**17  # per analyzer
 MODEL_ID = "hash-tfidf+logreg@v1"

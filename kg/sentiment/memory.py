@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from kg.embed import unit_rows
+from kg.models.embed import unit_rows
 
 log = logging.getLogger(__name__)
 

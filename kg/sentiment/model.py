@@ -31,7 +31,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from core.settings import EmbedSettings, SentimentSettings
-from kg.embed import Embedder, make_embedder
+from kg.models.embed import Embedder, make_embedder
 from kg.sentiment.cache import cache_root
 from kg.sentiment.clean import is_chinese, strip_urls
 from kg.sentiment.encoder import EncoderClassifier, Runtime
@@ -67,7 +67,7 @@ def prepare(text: str) -> str:
 
 
 class EmbeddingHeadClassifier:
-    """An ``Embedder`` (kg/embed.py) + a ``LinearHead``: multilingual through e5."""
+    """An ``Embedder`` (kg/models/embed.py) + a ``LinearHead``: multilingual through e5."""
 
     def __init__(self, embedder: Embedder, head: LinearHead) -> None:
         self.embedder = embedder

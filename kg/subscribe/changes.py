@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from core.codec import construct_valid
 from core.records import SCHEMA_VERSION, GraphChange, IndicatorTick, Triple, utcnow
-from kg.canonical import AliasIndex
-from kg.ontology import Ontology, TripleCheck
+from kg.graph.canonical import AliasIndex
+from kg.graph.ontology import Ontology, TripleCheck
 
 SOURCE = "livekg.graph"
 TICK_LABELS = ["Entity", "Indicator", "Observation"]
@@ -80,7 +80,7 @@ def triple_changes(
 ) -> list[GraphChange]:
     """Changes of valid triples (``checks[i]`` is triple i's ontology check); entity ids
     are the canonical ids the sink wrote: ``endpoints[i]`` when the sink hands them over
-    (``kg.sink.PreparedTriples.endpoints``), else resolved again with the same alias
+    (``kg.graph.sink.PreparedTriples.endpoints``), else resolved again with the same alias
     index. Built as one batch: label sets once per pair of concepts, every value taken
     from the validated triples (``construct_valid``: not validated a second time)."""
     rows: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ from typing import Any
 from core.errors import GraphError, ReadOnlyViolation, TransientGraphError
 from core.records import Alert, GraphChange
 from kg.cypher import QueryTimeout, run_read_only
-from kg.store.base import GraphStore
+from kg.graph.store.base import GraphStore
 from kg.subscribe import storage
 from kg.subscribe.alert import build_alert
 from kg.subscribe.conditions import evaluate

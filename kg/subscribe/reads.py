@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kg.cypher.guard import tokens
-from kg.ontology import Ontology, default_ontology
+from kg.graph.ontology import Ontology, default_ontology
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from kg.cypher import CypherQA, check_read_only, run_read_only
-from kg.store.base import GraphStore
+from kg.graph.store.base import GraphStore
 from kg.subscribe import storage
 from kg.subscribe.conditions import state_of
 from kg.subscribe.model import Subscription, SubscriptionSpec, subscription_id

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg.queries import cypher
-from kg.store.base import GraphStore, IndexSpec
+from kg.graph.queries import cypher
+from kg.graph.store.base import GraphStore, IndexSpec
 from kg.subscribe.model import Subscription
 
 INDEX = IndexSpec("Subscription")

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.errors import LivekgError
 from kg.cypher import CypherQA
-from kg.queries import cypher
+from kg.graph.queries import cypher
 
 FACTS_ABOUT_CYPHER = cypher("facts_about")  # the standing query of an event question
 _ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z][A-Z0-9]{1,9}(?![A-Za-z])")

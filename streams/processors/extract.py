@@ -35,11 +35,11 @@ from core.batch import Decoded, dead_for
 from core.records import CleanDocument, Triple
 from core.settings import Settings
 from core.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
-from kg.canonical import load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Mode
-from kg.llm import make_llm_client
-from kg.llm_errors import LLMUnavailable
+from kg.graph.canonical import load_alias_index
+from kg.models.llm import make_llm_client
+from kg.models.llm_errors import LLMUnavailable
 from streams.context import WorkerContext
 from streams.processors.base import Outcome, typed_agent
 

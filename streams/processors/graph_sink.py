@@ -31,11 +31,11 @@ from core.codec import DecodeFailure
 from core.errors import GraphError, GraphHalt, TransientGraphError
 from core.records import DeadLetter, Record, Triple
 from core.topics import DOCS_CLEAN, GRAPH_CHANGES, KG_TRIPLES, RAW_TICKS
-from kg import sink
-from kg.canonical import AliasIndex, load_alias_index
 from kg.extract.xbrl_check import check_against_graph
-from kg.ontology import Ontology, TripleCheck, default_ontology
-from kg.store import GraphStore
+from kg.graph import sink
+from kg.graph.canonical import AliasIndex, load_alias_index
+from kg.graph.ontology import Ontology, TripleCheck, default_ontology
+from kg.graph.store import GraphStore
 from kg.subscribe.changes import tick_changes, triple_changes
 from streams.context import WorkerContext
 from streams.processors.base import (

@@ -3,7 +3,7 @@
 Instant ticks (seconds cycle) are kept for ``kg.instant_window_s``; older ones are
 folded into one ``DailyObservation`` per indicator and day and removed (FinQA:
 instant data on a seconds cycle, historical data daily). The work is
-``kg.temporal.roll_up_instant``; this is only the timer around it, run by the leader
+``kg.graph.temporal.roll_up_instant``; this is only the timer around it, run by the leader
 worker, and it never lets an error escape.
 """
 
@@ -15,7 +15,7 @@ import time
 import faust
 
 from core import metrics
-from kg.temporal import roll_up_instant
+from kg.graph.temporal import roll_up_instant
 from streams.context import WorkerContext
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from typing import Any
 import faust
 
 from core import metrics
-from kg.embed import make_embedder
+from kg.models.embed import make_embedder
 from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
 from kg.report.model import BondReportDoc
 from kg.report.publish import records_for

@@ -25,7 +25,7 @@ import faust
 from core.batch import Decoded, Inbound, dead_for
 from core.records import Alert, CleanDocument, DeadLetter, SentimentScore, stable_id
 from core.topics import ALERTS_SENTIMENT, DOCS_CLEAN, SENTIMENT_SCORED
-from kg.llm import make_llm_client
+from kg.models.llm import make_llm_client
 from kg.sentiment.external_search import external_sources
 from kg.sentiment.labels import LABELS, label_of, polarity
 from kg.sentiment.model import load_from_settings, load_parts

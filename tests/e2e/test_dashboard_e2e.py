@@ -13,9 +13,9 @@ from pathlib import Path
 import uvicorn
 
 from core.records import Alert, AlertKind, Evidence, utcnow
-from kg.cypher.fixture import load_graph
+from evaluation.scorers.cypher_fixture import load_graph
+from kg.graph.store import GraphStore
 from kg.report import build_bond_report, reports_dir
-from kg.store import GraphStore
 from ops.runtime import free_port
 from serving.app import create_app
 from serving.services import Services

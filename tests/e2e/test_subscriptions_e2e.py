@@ -15,8 +15,8 @@ import uvicorn
 
 from core.records import Triple
 from core.runtime_state import Endpoints
-from kg.cypher.fixture import load_graph
-from kg.store import GraphStore
+from evaluation.scorers.cypher_fixture import load_graph
+from kg.graph.store import GraphStore
 from ops.runtime import free_port, spawn_worker, stop_pid
 from serving.app import create_app
 from serving.services import Services

@@ -56,7 +56,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
 def livekg(*args: str, data_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKG_")} | EXTRA_ENV
     return subprocess.run(
-        [sys.executable, "-m", "ops.cli.main", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "cli.main", *args, "--data-dir", str(data_dir)],
         capture_output=True, text=True, timeout=timeout, env=env, check=False,
     )  # fmt: skip
 
@@ -107,7 +107,7 @@ def extracted_facts(data_dir: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKG_")} | EXTRA_ENV
         env["LIVEKG_DATA_DIR"] = str(data_dir)  # `kg query` finds the running graph there
         out = subprocess.run(
-            [sys.executable, "-m", "ops.cli.main", "kg", "query", cypher, "--json"],
+            [sys.executable, "-m", "cli.main", "kg", "query", cypher, "--json"],
             capture_output=True, text=True, timeout=60, env=env, check=False,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr

@@ -1,6 +1,6 @@
 """``FakeEmbedder``: deterministic hash-seeded unit vectors, no model loaded.
 
-Subclasses ``kg.embed.Embedder`` (so batching and the cache are the real ones); equal
+Subclasses ``kg.models.embed.Embedder`` (so batching and the cache are the real ones); equal
 texts give equal vectors, different texts nearly orthogonal ones.
 """
 
@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 
-from kg.embed import Embedder, Kind
+from kg.models.embed import Embedder, Kind
 
 
 class FakeEmbedder(Embedder):

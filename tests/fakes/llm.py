@@ -1,6 +1,6 @@
 """``FakeLLM``: the real ``LLMClient`` surface with canned, deterministic completions.
 
-It subclasses ``kg.llm.LLMClient`` and implements only ``_complete``, so callers'
+It subclasses ``kg.models.llm.LLMClient`` and implements only ``_complete``, so callers'
 tests exercise the real validation, repair, retry and accounting code. Canned
 responses may be given as:
 
@@ -10,9 +10,9 @@ responses may be given as:
   a single response repeats, a list is consumed in order.
 
 A response is a ``str`` (returned verbatim, so invalid JSON can be fed in), a ``dict``
-or ``list`` (JSON-encoded), a pydantic model instance, a ``kg.llm.Completion`` (to set
+or ``list`` (JSON-encoded), a pydantic model instance, a ``kg.models.llm.Completion`` (to set
 ``finish_reason``, e.g. ``"length"``), an exception instance (raised; retryable
-``kg.llm_errors`` types go through the retry path) or a callable
+``kg.models.llm_errors`` types go through the retry path) or a callable
 ``(CompletionRequest) -> any of these``. With nothing configured, structured calls get
 the minimal valid instance of the requested schema and chat calls ``default_text``.
 """
@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kg.llm import ChatMessage, Completion, CompletionRequest, LLMClient
-from kg.prompts.lib import parse_id
+from kg.models.llm import ChatMessage, Completion, CompletionRequest, LLMClient
+from kg.models.prompts.lib import parse_id
 
 Response = Any  # str | dict | list | BaseModel | Completion | BaseException | Callable
 

@@ -12,7 +12,7 @@ from typing import Any
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.synth import Candidate, Frame, Synthesizer, read_frame
 from kg.cypher.units import parse
-from kg.static import bundled_universe_path
+from kg.graph.static import bundled_universe_path
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)  # the blind sets' "now", a Saturday
 

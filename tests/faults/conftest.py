@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ops.drill.harness import DrillStack
+from evaluation.drill.harness import DrillStack
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from ops.drill import drills
-from ops.drill.harness import DrillStack
-from ops.drill.result import DrillResult
+from evaluation.drill import drills
+from evaluation.drill.harness import DrillStack
+from evaluation.drill.result import DrillResult
 
 
 def assert_clean(r: DrillResult, may_be_empty: tuple[str, ...] = ()) -> None:

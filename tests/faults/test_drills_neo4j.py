@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ops.drill import drills
-from ops.drill.harness import DrillStack
+from evaluation.drill import drills
+from evaluation.drill.harness import DrillStack
 from tests.bolt_server import neo4j_available
 from tests.faults.test_drills import assert_clean
 

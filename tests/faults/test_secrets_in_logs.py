@@ -16,8 +16,8 @@ from pathlib import Path
 
 import httpx
 
-from ops.drill import drills, events
-from ops.drill.harness import DrillStack, wait
+from evaluation.drill import drills, events
+from evaluation.drill.harness import DrillStack, wait
 
 
 def test_configured_secrets_never_reach_the_logs(drill_stack: DrillStack) -> None:
@@ -50,7 +50,7 @@ def test_configured_secrets_never_reach_the_logs(drill_stack: DrillStack) -> Non
         sc.produce("raw.news", events.news(20))
         wait(lambda: drills.doc_count(sc) >= 25, "documents from the webhook and the replay")
         cli = subprocess.run(
-            [sys.executable, "-m", "ops.cli.main", "status", "--json"],
+            [sys.executable, "-m", "cli.main", "status", "--json"],
             env={
                 **os.environ,
                 **env,

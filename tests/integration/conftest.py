@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.settings import Settings
-from kg.llm_runtime import server_command
+from kg.models.llm_runtime import server_command
 from ops.runtime import free_port, http_ready, stop_pid, wait_until
 
 LLM_MODEL = "smollm2-135m-instruct"

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import pytest
 
 from core.records import Triple
+from evaluation.scorers.cypher_fixture import load_graph
 from kg.cypher import CypherQA
-from kg.cypher.fixture import load_graph
-from kg.sink import write_triples
-from kg.store import GraphStore
+from kg.graph.sink import write_triples
+from kg.graph.store import GraphStore
 from tests.conftest import GRAPH_BACKENDS
 
 BOTH_GRAPHS = pytest.mark.parametrize("iso", GRAPH_BACKENDS, indirect=True)

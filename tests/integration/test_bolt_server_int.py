@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.runtime_state import Endpoints
-from kg.store import GraphStore, open_store
+from kg.graph.store import GraphStore, open_store
 from ops.runtime import spawn_worker, stop_pid
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, wait_for
@@ -27,7 +27,7 @@ PRODUCTION_MARK = "MATCH (n:Entity {id: 'production-marker'}) RETURN count(n) AS
 
 def bench_kg(env: dict[str, str], *args: str) -> tuple[int, dict]:
     out = subprocess.run(
-        [sys.executable, "-m", "ops.cli.main", "bench", "kg", "--triples", "600",
+        [sys.executable, "-m", "cli.main", "bench", "kg", "--triples", "600",
          "--queries", "20", "--json", *args],
         capture_output=True, text=True, timeout=300, env=env, check=False,
     )  # fmt: skip

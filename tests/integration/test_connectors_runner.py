@@ -248,7 +248,7 @@ def test_sigkill_mid_stream_then_restart_holds_every_row_once(iso: Any, tmp_path
         "LIVEKG_CONNECTORS__RATE_LIMITS": json.dumps({"file": 500}),
         "LIVEKG_CONFIG": str(tmp_path / "none.toml"),
     }
-    cmd = [sys.executable, "-m", "ops.cli.main", "connect", "run", "file", "--once"]
+    cmd = [sys.executable, "-m", "cli.main", "connect", "run", "file", "--once"]
     topic = iso.topic("raw.news")
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from kg.extract import ExtractDoc, Extractor, Mode
-from kg.llm import OpenAICompatLLM
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
+from kg.models.llm import OpenAICompatLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -19,11 +19,11 @@ from core.batch import Inbound
 from core.codec import encode
 from core.records import DeadLetter, IndicatorTick, Triple
 from core.runtime_state import Endpoints
-from kg import sink
-from kg.canonical import load_alias_index
-from kg.static import StaticBundle, load_bundle, load_universe
-from kg.store import GraphStore
-from kg.temporal import DAY_MS, facts_as_of, roll_up_instant
+from kg.graph import sink
+from kg.graph.canonical import load_alias_index
+from kg.graph.static import StaticBundle, load_bundle, load_universe
+from kg.graph.store import GraphStore
+from kg.graph.temporal import DAY_MS, facts_as_of, roll_up_instant
 from streams.context import WorkerContext
 from streams.processors.graph_sink import TripleSink
 from tests.conftest import GRAPH_BACKENDS, Isolated

@@ -14,7 +14,7 @@ import pytest
 
 from core.records import DeadLetter, Triple
 from core.runtime_state import Endpoints
-from kg.store import GraphStore
+from kg.graph.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
 from tests.conftest import GRAPH_BACKENDS, Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for

@@ -29,9 +29,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from core.settings import Settings
-from kg.llm import InProcessLLM, OpenAICompatLLM, json_schema_for
-from kg.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
-from kg.prompts import chat
+from kg.models.llm import InProcessLLM, OpenAICompatLLM, json_schema_for
+from kg.models.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
+from kg.models.prompts import chat
 from ops.runtime import EmbeddedRuntime, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -226,8 +226,8 @@ def test_llm_chat_cli_json(llama_server: str) -> None:
 
     from typer.testing import CliRunner
 
-    import ops.cli.model_cmds  # noqa: F401 - registers the commands
-    from ops.cli.groups import llm_app
+    import cli.model_cmds  # noqa: F401 - registers the commands
+    from cli.groups import llm_app
 
     args = ["chat", "Say hi.", "--max-tokens", "6", "--base-url", llama_server, "--json"]
     res = CliRunner().invoke(llm_app, args)

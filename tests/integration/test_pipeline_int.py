@@ -16,7 +16,7 @@ import pytest
 from core.records import DeadLetter, IndicatorTick, RawNews, RawSocialPost
 from core.runtime_state import Endpoints
 from core.settings import Settings
-from kg.store import GraphStore
+from kg.graph.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, read_topic, wait_for

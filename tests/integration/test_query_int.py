@@ -12,11 +12,11 @@ import pytest
 
 from core.errors import GraphError, ReadOnlyViolation
 from core.records import Alert, AlertKind, utcnow
+from evaluation.scorers.cypher import EVALSETS, evaluate, read_items, summarize
+from evaluation.scorers.cypher_fixture import load_graph
 from kg.cypher import Citation, CypherQA, HybridAnswer, run_read_only
-from kg.cypher.evaluate import EVALSETS, evaluate, read_items, summarize
-from kg.cypher.fixture import load_graph
-from kg.store import GraphStore
-from kg.temporal import roll_up_instant
+from kg.graph.store import GraphStore
+from kg.graph.temporal import roll_up_instant
 from serving.app import create_app
 from serving.feeds import LiveFeeds
 from serving.services import Services
@@ -271,8 +271,8 @@ async def test_hybrid_fallback_only_when_no_candidate_has_rows(qa: CypherQA) -> 
 async def test_topics_tail_prints_records(iso, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
-    from ops.cli import query_cmds  # registers the commands
-    from ops.cli.groups import app
+    from cli import query_cmds  # registers the commands
+    from cli.groups import app
 
     assert query_cmds
     pub = Publisher(iso.bootstrap)
@@ -301,8 +301,8 @@ async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) 
     """Facts from extraction (the triple sink's path) become dictionary entries and
     relations the questions reach, new entities included."""
     from core.records import Triple
-    from kg.canonical import load_alias_index
-    from kg.sink import write_triples
+    from kg.graph.canonical import load_alias_index
+    from kg.graph.sink import write_triples
 
     await load_graph(graph)
     facts = [
@@ -336,8 +336,8 @@ async def test_extracted_facts_are_answered_like_static_ones(graph: GraphStore) 
 async def test_livekg_ask_json(iso, graph: GraphStore, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
-    from ops.cli import query_cmds
-    from ops.cli.groups import app
+    from cli import query_cmds
+    from cli.groups import app
 
     assert query_cmds
     await load_graph(graph)

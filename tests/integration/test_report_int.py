@@ -16,13 +16,13 @@ import pytest
 
 from core.records import CleanDocument, DocKind, IndicatorTick, Triple, content_hash
 from core.settings import ReportSettings
-from kg import sink
-from kg.canonical import load_alias_index
+from kg.graph import sink
+from kg.graph.canonical import load_alias_index
+from kg.graph.static import load_universe
+from kg.graph.store import GraphStore, open_store
 from kg.report import build_bond_report, latest_report, store_in_graph
 from kg.retrieve import Method, MethodRetriever, RetrievalService, hybrid_search
 from kg.retrieve.vector_ddl import ensure_vector_index, vector_query, write_embeddings
-from kg.static import load_universe
-from kg.store import GraphStore, open_store
 from tests.conftest import GRAPH_BACKENDS, Isolated
 from tests.fakes.embed import FakeEmbedder
 

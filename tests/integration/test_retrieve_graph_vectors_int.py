@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from core.records import CleanDocument, DocKind, content_hash
-from kg import sink
+from kg.graph import sink
+from kg.graph.store import GraphStore, open_store
 from kg.retrieve import RetrievalService, hybrid_search
 from kg.retrieve.graph_vectors import LABEL, VectorIndexMismatch
-from kg.store import GraphStore, open_store
 from tests.conftest import Isolated
 from tests.fakes.embed import FakeEmbedder
 

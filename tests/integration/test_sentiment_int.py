@@ -139,7 +139,7 @@ def test_scores_alerts_and_hostile_inputs(iso: Isolated, worker: Path) -> None:
 def test_stream_bench_scores_every_document_through_the_broker(iso: Isolated) -> None:
     """``livekg bench sentiment-stream`` at a low rate: each document produced to
     docs.clean comes back scored (none lost, none dead-lettered), with its latency."""
-    from ops.bench.sentiment_stream import run_sentiment_stream_bench
+    from evaluation.bench.sentiment_stream import run_sentiment_stream_bench
 
     ep = Endpoints(kafka_bootstrap=iso.bootstrap, falkordb_url=iso.falkordb_url)
     out = run_sentiment_stream_bench(iso.settings, ep, rate=20.0, seconds=1.0, timeout=240)

@@ -24,17 +24,17 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from cli.groups import app as cli
+from cli.main import _load
 from core.records import Alert, DeadLetter, GraphChange, IndicatorTick, Record, Triple
 from core.runtime_state import Endpoints
+from evaluation.scorers.cypher_fixture import load_graph
 from kg.cypher import CypherQA
-from kg.cypher.fixture import load_graph
-from kg.static import StaticBundle, load_bundle
-from kg.store import GraphStore
+from kg.graph.static import StaticBundle, load_bundle
+from kg.graph.store import GraphStore
 from kg.subscribe import service
 from kg.subscribe.changes import change_id
 from kg.subscribe.model import Subscription, SubscriptionSpec
-from ops.cli.groups import app as cli
-from ops.cli.main import _load
 from ops.runtime import free_port, spawn_worker, stop_pid
 from serving.app import create_app
 from serving.services import Services

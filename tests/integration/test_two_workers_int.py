@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient
 
 from core.records import IndicatorTick
 from core.runtime_state import Endpoints
-from kg.store import GraphStore
+from kg.graph.store import GraphStore
 from ops.runtime import spawn_worker, stop_pid
 from tests.conftest import Isolated
 from tests.integration.streamkit import produce, wait_for

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from connectors.xbrl import sample_triples
-from kg import sink
-from kg.canonical import bundled_sec_tickers, load_alias_index
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.xbrl_check import check_against_graph
-from kg.store import GraphStore
+from kg.graph import sink
+from kg.graph.canonical import bundled_sec_tickers, load_alias_index
+from kg.graph.store import GraphStore
 from tests.conftest import GRAPH_BACKENDS
 
 pytestmark = pytest.mark.parametrize("iso", GRAPH_BACKENDS, indirect=True)

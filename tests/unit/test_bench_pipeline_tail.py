@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ops import kafka_server
-from ops.bench.pipeline import (
+from evaluation.bench.pipeline import (
     combine_rounds,
     gc_pauses,
     produce_stamped,
     synthetic_events,
     tail_windows,
 )
+from ops import kafka_server
 
 GC_LOG = """\
 [2026-11-26T05:41:02.261+0000][9.445s] GC(4) Pause Young (Allocation Failure) 231M->164M(247M) 20.583ms

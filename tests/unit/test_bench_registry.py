@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ops.bench import registry
-from ops.cli.bench_all import _run_bench
+from cli.bench_all import _run_bench
+from evaluation.bench import registry
 
 
 def test_the_issue_benchmarks_are_registered_with_a_reference() -> None:
@@ -31,7 +31,7 @@ def test_a_bench_not_merged_yet_is_missing_not_failed() -> None:
 
 
 def test_bench_all_carries_same_work_and_raw_ratios() -> None:
-    from ops.cli.bench_all import compare
+    from cli.bench_all import compare
 
     own = registry.BenchEntry("kg", (), "triples_per_s", None)
     run = {"reference": {"name": "same_work", "value": 200.0}, "ratio": 0.5,
@@ -52,10 +52,10 @@ def test_bench_all_carries_same_work_and_raw_ratios() -> None:
 
 
 def test_process_names_for_peak_rss() -> None:
-    from ops.cli.bench_all import process_name
+    from cli.bench_all import process_name
 
     py = "/x/.venv/bin/python"
-    assert process_name([py, "-m", "ops.cli.main", "bench", "kg", "--json"], "p") == "bench kg"
+    assert process_name([py, "-m", "cli.main", "bench", "kg", "--json"], "p") == "bench kg"
     assert process_name([py, "-m", "streams.worker"], "p") == "streams.worker"
     assert process_name(["/usr/bin/redis-server", "*:6379"], "p") == "redis-server"
     assert process_name(["/x/redis-server 127.0.0.1:43409"], "p") == "redis-server"
@@ -68,7 +68,7 @@ def test_rss_sampler_sees_the_process_tree() -> None:
     import subprocess
     import sys
 
-    from ops.cli.bench_all import RssSampler
+    from cli.bench_all import RssSampler
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:

@@ -1,11 +1,11 @@
-"""The benches' shared rounds (ops/bench/rounds.py): the order alternates, every round is
+"""The benches' shared rounds (evaluation/bench/rounds.py): the order alternates, every round is
 kept, medians leave out rounds without a figure."""
 
 import asyncio
 
 import pytest
 
-from ops.bench.rounds import alternate, first_of_round, medians
+from evaluation.bench.rounds import alternate, first_of_round, medians
 
 
 def test_the_order_alternates_from_either_end() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kg.sink import PreparedTriples
-from ops.bench.reference import SAME_WORK_FACT, same_work_statements
+from evaluation.bench.reference import SAME_WORK_FACT, same_work_statements
+from kg.graph.sink import PreparedTriples
 
 
 def _batch(partition: str) -> PreparedTriples:

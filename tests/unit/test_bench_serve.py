@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from fastapi import FastAPI, Header, HTTPException
 
-from kg.cypher.evaluate import EVALSETS, read_items
-from ops.bench.serve import (
+from evaluation.bench.serve import (
     FALLBACK_QUESTIONS,
     FRESH_FALLBACK_EVERY,
     FRESH_FALLBACK_QUESTIONS,
     _fresh_mix,
     fresh_ask,
 )
+from evaluation.scorers.cypher import EVALSETS, read_items
 from serving.services import WARM_QUESTIONS
 from tests.uvicorn_server import served
 

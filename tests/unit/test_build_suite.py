@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from kg.cypher.evalsets import build_suite
+from evaluation.evalsets.cypher import build_suite
 
 
 @pytest.mark.parametrize(

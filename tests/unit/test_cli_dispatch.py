@@ -1,4 +1,4 @@
-"""The CLI loads only the feature modules a command line needs (ops/cli/main.py), and what
+"""The CLI loads only the feature modules a command line needs (cli/main.py), and what
 it lists without loading them matches what the modules define."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import typer.main
 
-from ops.cli.main import COMMAND_MODULES, TOP_COMMANDS, _load, app
+from cli.main import COMMAND_MODULES, TOP_COMMANDS, _load, app
 
 ENV = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
 
@@ -26,13 +26,13 @@ def _run(code: str) -> str:
 def test_the_command_list_is_the_same_without_loading_the_feature_modules() -> None:
     lazy = _run(
         "import sys; sys.argv = ['livekg', '--help']\n"
-        "from ops.cli.main import main\n"
+        "from cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('LOADED', [m for m in sys.modules if m.endswith('_cmds')])"
     )
     full = _run(
         "import sys; sys.argv = ['livekg', '--help']\n"
-        "from ops.cli.main import _load, app\n_load()\n"
+        "from cli.main import _load, app\n_load()\n"
         "try:\n    app()\nexcept SystemExit:\n    pass\n"
     )
     listing, loaded = lazy.rsplit("LOADED", 1)
@@ -62,13 +62,13 @@ def group_names() -> set[str]:
 def test_status_loads_neither_the_worker_nor_the_api() -> None:
     loaded = _run(
         "import sys\n"
-        "from ops.cli.main import dispatch\n"
+        "from cli.main import dispatch\n"
         "dispatch(['status', '--help'])\n"
-        "print(sorted(m for m in ('streams.worker', 'serving.app', 'faust', 'ops.cli.query_cmds')"
+        "print(sorted(m for m in ('streams.worker', 'serving.app', 'faust', 'cli.query_cmds')"
         " if m in sys.modules))"
     )
     assert loaded.strip() == "[]"
-    assert "'ops.cli.runtime_cmds'" in _run(
-        "import sys\nfrom ops.cli.main import dispatch\ndispatch(['status'])\n"
-        "print([m for m in sys.modules if m.startswith('ops.cli.')])"
+    assert "'cli.runtime_cmds'" in _run(
+        "import sys\nfrom cli.main import dispatch\ndispatch(['status'])\n"
+        "print([m for m in sys.modules if m.startswith('cli.')])"
     )

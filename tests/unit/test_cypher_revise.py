@@ -11,7 +11,7 @@ from kg.cypher import CypherQA, LLMReviser
 from kg.cypher.check import answer_kind, rows_fit
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.units import parse
-from kg.prompts.cypher import RevisedCypher
+from kg.models.prompts.cypher import RevisedCypher
 
 ENTITIES = [
     {"id": "AAPL", "labels": ["Entity", "Company"], "name": "Apple Inc.", "exchange": "NASDAQ"},

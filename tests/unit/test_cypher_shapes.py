@@ -17,7 +17,7 @@ from kg.cypher import units
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.shapes import SHAPES_FILE, Shape, ShapeName, _check, catalogue, render
 from kg.cypher.synth import Candidate, Synthesizer, read_frame
-from kg.static import bundled_universe_path
+from kg.graph.static import bundled_universe_path
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
 

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from evaluation.scorers.cypher import rows_match
 from kg.cypher import units
-from kg.cypher.evaluate import rows_match
 from kg.cypher.guard import check_read_only
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.synth import Synthesizer, read_frame
-from kg.static import bundled_universe_path
+from kg.graph.static import bundled_universe_path
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)
 
@@ -20,7 +20,7 @@ NOW = datetime(2026, 11, 21, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def lexicon() -> Lexicon:
     bundle = json.loads(bundled_universe_path().read_text())
-    from kg.ontology import default_ontology
+    from kg.graph.ontology import default_ontology
 
     onto = default_ontology()
     rows = []

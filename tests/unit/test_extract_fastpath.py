@@ -12,7 +12,7 @@ from kg.extract.fastpath import extract_patterns
 from kg.extract.tables import parse_markdown, table_facts
 from kg.extract.types import Candidate
 from kg.extract.verify import Verifier
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
 
 ONT = default_ontology()
 FOMC = DocContext(doc_id="f", main_entity="Federal Open Market Committee", main_type="Institution")

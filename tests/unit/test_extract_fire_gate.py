@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.scorers.extract_gold import doc_fields, read_gold, score
 from kg.extract import ExtractDoc, Extractor, Mode
-from kg.extract.gold import doc_fields, read_gold, score
 from kg.extract.pipeline import bundled_index
 
 HELDOUT_PRECISION_FLOOR = 0.75

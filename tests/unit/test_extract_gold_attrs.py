@@ -3,7 +3,14 @@ value, unit and period agree with the gold's; documents with a correct fact per 
 
 from __future__ import annotations
 
-from kg.extract.gold import GoldDoc, GoldTriple, attrs_agree, canonical_unit, names_match, score
+from evaluation.scorers.extract_gold import (
+    GoldDoc,
+    GoldTriple,
+    attrs_agree,
+    canonical_unit,
+    names_match,
+    score,
+)
 
 GOLD = GoldDoc(
     id="d1",

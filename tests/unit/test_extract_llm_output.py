@@ -11,12 +11,14 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kg.extract import DocContext, Mode
-from kg.extract.llm_modes import LLMExtractor
+from kg.extract.llm_modes import LLMExtractor, ontology_schema
 from kg.extract.verify import Verifier
-from kg.llm import parse_structured
-from kg.llm_errors import StructuredOutputError
-from kg.ontology import default_ontology
-from kg.prompts.extract import Critique, Extraction
+from kg.graph.ontology import default_ontology
+from kg.models.llm import parse_structured
+from kg.models.llm_errors import StructuredOutputError
+from kg.models.prompts.extract import Critique, extraction_model
+
+Extraction = extraction_model(ontology_schema())
 
 ONT = default_ontology()
 LABELS = list(ONT.entity_labels)

@@ -9,9 +9,16 @@ import logging
 
 import pytest
 
+from evaluation.scorers.extract_gold import (
+    GoldDoc,
+    GoldTriple,
+    names_match,
+    normalise,
+    score,
+    split_of,
+)
 from kg.extract import DocContext
 from kg.extract.fastpath import extract_patterns, sentence_spans, split_list
-from kg.extract.gold import GoldDoc, GoldTriple, names_match, normalise, score, split_of
 from kg.extract.patterns import load_file
 from kg.extract.types import Candidate, Component
 from kg.extract.verify import Verifier, find_period

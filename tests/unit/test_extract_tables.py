@@ -31,7 +31,7 @@ from kg.extract.tables import (
 )
 from kg.extract.types import DocContext
 from kg.extract.xbrl_check import compare, concepts_for
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
 
 CTX = DocContext(doc_id="t", main_entity="Acme Corp", kind="filing")
 ONT = default_ontology()

@@ -1,4 +1,4 @@
-"""kg's heavy packages load on first use only (kg/heavy.py): importing the modules the CLI,
+"""kg's heavy packages load on first use only (kg/models/heavy.py): importing the modules the CLI,
 the API and the stream lanes import must not load torch, transformers, scikit-learn,
 scipy.sparse or ONNX."""
 
@@ -10,13 +10,13 @@ import sys
 LIGHT = [
     "kg.sentiment.model",
     "kg.sentiment.service",
-    "kg.sentiment.train",
+    "evaluation.train.sentiment",
     "kg.sentiment.encoder",
     "kg.sentiment.lexical",
-    "kg.embed",
-    "kg.llm",
+    "kg.models.embed",
+    "kg.models.llm",
     "kg.report.build",
-    "kg.static",
+    "kg.graph.static",
     "kg.subscribe.storage",
 ]
 HEAVY = ["torch", "transformers", "sklearn", "scipy.sparse", "onnx", "onnxruntime"]
@@ -35,7 +35,7 @@ def test_importing_kg_loads_no_heavy_package() -> None:
 
 
 def test_a_heavy_loader_gives_the_package() -> None:
-    from kg import heavy
+    from kg.models import heavy
 
     assert heavy.scipy_sparse().__name__ == "scipy.sparse"
     assert hasattr(heavy.sklearn_features().preprocessing, "normalize")

@@ -8,7 +8,7 @@ from difflib import SequenceMatcher
 
 import pytest
 
-from kg.canonical import (
+from kg.graph.canonical import (
     FUZZY_MARGIN,
     FUZZY_THRESHOLD,
     AliasIndex,
@@ -17,7 +17,7 @@ from kg.canonical import (
     is_new_id,
     normalize_key,
 )
-from kg.static import bundled_universe_path, read_file
+from kg.graph.static import bundled_universe_path, read_file
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kg.ontology import ONTOLOGY, Cardinality, Partition, PruneReason, type_key
+from kg.graph.ontology import ONTOLOGY, Cardinality, Partition, PruneReason, type_key
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

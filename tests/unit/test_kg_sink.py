@@ -13,12 +13,12 @@ import pytest
 from core.batch import Inbound, decode_batch
 from core.codec import encode
 from core.records import GraphChange, IndicatorTick, Triple, stable_id, to_epoch_ms
-from kg import sink
-from kg.canonical import AliasIndex
-from kg.ontology import default_ontology
-from kg.store.falkor import params_header
+from kg.graph import sink
+from kg.graph.canonical import AliasIndex
+from kg.graph.ontology import default_ontology
+from kg.graph.store.falkor import params_header
+from kg.graph.temporal import FactVersion, unpack_versions
 from kg.subscribe.changes import change_id, tick_changes, triple_changes
-from kg.temporal import FactVersion, unpack_versions
 from streams.processors.graph_sink import CollectorPause
 
 

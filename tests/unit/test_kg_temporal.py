@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from kg.temporal import DAY_MS, ChainUpdate, FactVersion, InstantObs, resolve_chain, rollup
+from kg.graph.temporal import DAY_MS, ChainUpdate, FactVersion, InstantObs, resolve_chain, rollup
 
 
 def test_newer_fact_closes_older_one() -> None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import ConfigError, ServiceUnavailable
 from core.settings import Settings
-from kg.llm import (
+from kg.models.llm import (
     Backend,
     ChatMessage,
     InProcessLLM,
@@ -22,7 +22,7 @@ from kg.llm import (
     make_llm_client,
     parse_structured,
 )
-from kg.llm_errors import (
+from kg.models.llm_errors import (
     LLMResponseError,
     LLMServerError,
     LLMTimeout,

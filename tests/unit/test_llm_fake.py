@@ -9,9 +9,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from kg.llm import Completion, CompletionRequest, LLMClient, json_schema_for
-from kg.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
-from kg.prompts import chat
+from kg.models.llm import Completion, CompletionRequest, LLMClient, json_schema_for
+from kg.models.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
+from kg.models.prompts import chat
 from tests.fakes import FakeLLM, example_for_schema
 
 

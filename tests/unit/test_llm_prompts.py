@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kg.prompts import chat, lib
-from kg.prompts.base import (
+from kg.models.prompts import chat, lib
+from kg.models.prompts.base import (
     REGISTRY,
     ChatMessage,
     PromptError,

@@ -7,12 +7,12 @@ import contextlib
 import types
 
 from core.settings import Settings
-from kg.llm_runtime import install_slot_pool, local_model_path, server_command
+from kg.models.llm_runtime import install_slot_pool, local_model_path, server_command
 
 
 def test_server_command_splits_threads_into_replicas() -> None:
     cmd = server_command(Settings(llm={"n_threads": 2, "model": "tiny"}), 9000)
-    assert cmd[1:5] == ["-m", "kg.llm_runtime", "--replicas", "2"]
+    assert cmd[1:5] == ["-m", "kg.models.llm_runtime", "--replicas", "2"]
     assert cmd[cmd.index("--n_threads") + 1] == "1"
     assert cmd[cmd.index("--model") + 1] == str(local_model_path())
     assert cmd[cmd.index("--model_alias") + 1] == "tiny"
@@ -36,7 +36,7 @@ async def test_slot_pool_hands_out_distinct_proxies_and_waits_when_full() -> Non
 
 
 async def test_interactive_requests_take_the_next_free_slot_first() -> None:
-    from kg.llm_runtime import SlotPool
+    from kg.models.llm_runtime import SlotPool
 
     pool = SlotPool(["slot"])
     held = await pool.acquire()
@@ -61,7 +61,7 @@ async def test_interactive_requests_take_the_next_free_slot_first() -> None:
 
 
 async def test_priority_header_reaches_the_slot_lookup() -> None:
-    from kg.llm_runtime import PriorityMiddleware, _priority
+    from kg.models.llm_runtime import PriorityMiddleware, _priority
 
     seen: list[int] = []
 

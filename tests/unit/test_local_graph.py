@@ -11,8 +11,8 @@ import pytest
 from core.errors import ServiceUnavailable
 from core.runtime_state import RuntimeState, ServiceState, endpoints, write_state
 from core.settings import Settings
-from kg.store import open_store
-from kg.store.neo4j import Neo4jStore
+from kg.graph.store import open_store
+from kg.graph.store.neo4j import Neo4jStore
 from ops.neo4j_server import Neo4jServer, conf_text, jars_present
 
 

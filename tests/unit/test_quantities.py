@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from evaluation.scorers.extract_gold import canonical_unit as gold_unit
 from kg.extract.figures import PRIOR, parse_figure
-from kg.extract.gold import canonical_unit as gold_unit
 from kg.extract.tables import from_data, parse_amount, read_table
 from kg.extract.types import DocContext
-from kg.quantities import (
+from kg.graph.quantities import (
     VOCAB_PATH,
     canonical_unit,
     currency_of,

@@ -8,7 +8,7 @@ import pytest
 
 from core.errors import ReadOnlyViolation
 from kg.cypher.guard import check_read_only
-from kg.queries import catalogue, cypher
+from kg.graph.queries import catalogue, cypher
 
 # the reads of everything of a kind (no parameter to bind)
 NO_PARAMETERS = {"retrieval_entity_names", "subscriptions_all", "subscriptions_version"}

@@ -6,10 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kg.llm_errors import StructuredOutputError
-from kg.retrieve.evaluate import EvalQuery, load_queries, tune_tfr
-from kg.retrieve.index import RetrievalIndex, TripleRow
-from kg.retrieve.rag_eval import (
+from evaluation.scorers.rag import (
     Judge,
     RagQuestion,
     content_tokens,
@@ -22,6 +19,9 @@ from kg.retrieve.rag_eval import (
     score_one,
     support,
 )
+from evaluation.scorers.retrieval import EvalQuery, load_queries, tune_tfr
+from kg.models.llm_errors import StructuredOutputError
+from kg.retrieve.index import RetrievalIndex, TripleRow
 from kg.retrieve.types import ItemKind, Method, RetrievedItem
 from tests.fakes.embed import FakeEmbedder
 from tests.fakes.llm import FakeLLM

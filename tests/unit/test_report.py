@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from core.settings import ReportSettings
-from kg.llm_errors import LLMUnavailable
+from evaluation.bench.report import sample_docs, sample_rows
+from kg.models.llm_errors import LLMUnavailable
 from kg.report import build_bond_report, latest_report, load_rules, market
 from kg.report.facts import IndicatorMeta, Point, Series, indicator_catalog, series_from_rows
 from kg.report.rules import Rules, evaluate
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem
-from ops.bench.report import sample_docs, sample_rows
 from tests.fakes.llm import FakeLLM
 
 AT = datetime(2024, 9, 18, 22, tzinfo=UTC)
@@ -221,7 +221,7 @@ def test_model_text_cut_at_max_tokens_keeps_whole_sentences() -> None:
 
 
 def test_eval_report_skips_cleanly_without_the_corpus(tmp_path: Path) -> None:
-    from kg.report.evaluate import run_report_eval, split_of
+    from evaluation.scorers.report import run_report_eval, split_of
 
     out = run_report_eval(shared=tmp_path)
     assert out["ok"] and out["skipped"] and "market corpus" in out["reason"]
@@ -229,7 +229,7 @@ def test_eval_report_skips_cleanly_without_the_corpus(tmp_path: Path) -> None:
 
 
 def test_eval_report_on_the_self_written_set(shared_data: Path) -> None:
-    from kg.report.evaluate import run_report_eval
+    from evaluation.scorers.report import run_report_eval
 
     if not (shared_data / "market_corpus").is_dir():
         pytest.skip("market_corpus is absent")

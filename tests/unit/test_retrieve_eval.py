@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kg.retrieve.evaluate import (
+from evaluation.scorers.retrieval import (
     EvalQuery,
     cluster_diversity,
     context_precision,

@@ -402,8 +402,8 @@ async def test_llm_path_maps_output_and_carries_context() -> None:
 
 
 def test_prompt_declares_input() -> None:
-    from kg.prompts.base import PromptMissingInputError
-    from kg.prompts.lib import get
+    from kg.models.prompts.base import PromptMissingInputError
+    from kg.models.prompts.lib import get
 
     tpl = get("sentiment.classify")
     with pytest.raises(PromptMissingInputError):
@@ -553,8 +553,8 @@ def test_tiny_units_and_queries_do_not_pass_the_overlap_filter() -> None:
 
 
 def test_eval_compares_with_and_without_context_on_the_items_that_got_some() -> None:
+    from evaluation.bench.sentiment import run_eval
     from kg.sentiment.data import Example
-    from ops.bench.sentiment import run_eval
 
     corpus = CorpusSource(
         [ContextDoc(id="ctx1", source="corpus", text="Acme guidance update: Acme guidance plunges")]
@@ -589,7 +589,7 @@ def test_corpus_search_breaks_ties_in_corpus_order() -> None:
 
 
 def test_model_card_renders_the_with_and_without_context_figures() -> None:
-    from kg.sentiment.card import render
+    from evaluation.train.sentiment_card import render
 
     row = {"items": 294, "n": 2424, "accuracy_with": 0.83, "accuracy_without": 0.84}
     row |= {"fixed": 4, "broken": 7, "overall_with": 0.7512, "overall_without": 0.7525}

@@ -10,6 +10,7 @@ import pytest
 
 from core.records import SentimentLabel
 from core.settings import SentimentSettings
+from evaluation.train.sentiment import split
 from kg.sentiment.data import Example, finfe_training_set
 from kg.sentiment.model import (
     ARTIFACTS,
@@ -21,7 +22,6 @@ from kg.sentiment.model import (
     load_from_settings,
     load_parts,
 )
-from kg.sentiment.train import split
 
 NEG, NEU, POS = SentimentLabel.NEGATIVE, SentimentLabel.NEUTRAL, SentimentLabel.POSITIVE
 
@@ -84,8 +84,8 @@ def test_router_sends_chinese_to_the_chinese_student() -> None:
 def test_dev_files_round_trip_through_the_eval_formats(shared_data: Path, tmp_path: Path) -> None:
     """``livekg train sentiment-dev`` writes exactly the held-out rows, in formats that
     ``livekg eval sentiment`` reads back with the same labels; FinFE can be left out."""
+    from evaluation.train.sentiment import split, training_examples, write_dev_sets
     from kg.sentiment.data import load_examples
-    from kg.sentiment.train import split, training_examples, write_dev_sets
 
     counts = write_dev_sets(shared_data, tmp_path / "with")
     examples = training_examples(shared_data)
@@ -108,8 +108,8 @@ def test_context_index_holds_train_rows_and_the_market_corpus_never_dev(
 ) -> None:
     """The documents dev items retrieve context from: no dev row (it would be its own
     context), no label, and the market corpus's filings and statements with dates."""
+    from evaluation.train.sentiment import training_examples, write_context_index
     from kg.sentiment.rag import CorpusSource
-    from kg.sentiment.train import training_examples, write_context_index
 
     path = tmp_path / "context_index.jsonl"
     n = write_context_index(shared_data, path)

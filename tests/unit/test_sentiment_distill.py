@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from kg.sentiment.augment import (
+from evaluation.train.sentiment_augment import (
     augment,
     cashtag_pool,
     drop_words,
@@ -121,7 +121,7 @@ def test_predict_logp_returns_rows_in_input_order() -> None:
 
 
 def test_length_batches_cover_every_row_once_with_little_padding() -> None:
-    from kg.sentiment.train import _batches
+    from evaluation.train.sentiment import _batches
 
     rng = np.random.default_rng(3)
     lengths = rng.integers(5, 200, size=1000)
@@ -137,7 +137,7 @@ def test_length_batches_cover_every_row_once_with_little_padding() -> None:
 def test_student_learns_from_a_cached_teacher(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """MiniLM as a stand-in teacher: its probabilities are cached (a second ask does not
     retrain), and a student trains on soft targets into a loadable artifact."""
-    import kg.sentiment.train as tr
+    import evaluation.train.sentiment as tr
     from kg.sentiment.encoder import EncoderClassifier
 
     texts = ["shares plunge on loss", "profit soars to record", "board meets on Tuesday"] * 4
@@ -167,7 +167,7 @@ def test_student_learns_from_a_cached_teacher(tmp_path, monkeypatch) -> None:  #
 
 
 def test_distillation_set_asks_the_teacher_about_english_rows_only(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import kg.sentiment.train as tr
+    import evaluation.train.sentiment as tr
 
     texts = [
         "$AAPL soars 5% on record profit",
@@ -202,7 +202,7 @@ def test_distillation_set_asks_the_teacher_about_english_rows_only(tmp_path, mon
 
 def test_a_distilled_head_is_put_back_on_the_teachers_scale() -> None:
     torch = pytest.importorskip("torch")
-    import kg.sentiment.train as tr
+    import evaluation.train.sentiment as tr
 
     head = torch.nn.Sequential(torch.nn.Dropout(0.1), torch.nn.Linear(4, 3))
     plain = tr._head_arrays(head, replace(tr.MINILM_RECIPE, distill=False))

@@ -189,13 +189,13 @@ def test_training_recipes_write_loadable_artifacts(tmp_path, monkeypatch, method
     and as the int8 ONNX export (one run per text: the same scores alone or together)."""
     from dataclasses import replace
 
-    from kg.sentiment.encoder import EncoderClassifier
-    from kg.sentiment.train import (
+    from evaluation.train.sentiment import (
         MINILM_RECIPE,
         TrainConfig,
         finetune_encoder,
         full_finetune_encoder,
     )
+    from kg.sentiment.encoder import EncoderClassifier
 
     texts = ["shares plunge on loss", "profit soars to record", "board meets on Tuesday"] * 6
     y = np.array([0, 2, 1] * 6)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kg.embed import unit_rows
+from kg.models.embed import unit_rows
 from kg.sentiment.memory import (
     MEMORY_ARTIFACT,
     LabelMemory,

@@ -15,7 +15,7 @@ from core.runtime_state import (
     write_state,
 )
 from core.settings import GraphBackend, Settings
-from kg.store.base import assert_read_only
+from kg.graph.store.base import assert_read_only
 from streams.kafka_compat import _ORIGINAL, install_empty_fetch_backoff
 
 

@@ -27,9 +27,9 @@ from core.errors import (
     TransientGraphError,
 )
 from core.records import Triple
-from kg.sink import INDEXES, KnownEntities, entity_cypher, prepare_triples, write_prepared
-from kg.store.base import GraphProvider, IndexSpec, PortableParams, portable
-from kg.store.neo4j import CONSTRAINT_FAILED, Neo4jStore
+from kg.graph.sink import INDEXES, KnownEntities, entity_cypher, prepare_triples, write_prepared
+from kg.graph.store.base import GraphProvider, IndexSpec, PortableParams, portable
+from kg.graph.store.neo4j import CONSTRAINT_FAILED, Neo4jStore
 
 
 class FakeRecord:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from core.errors import ReadOnlyViolation
 from core.records import GraphChange, IndicatorTick, Triple
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
 from kg.subscribe.alert import alert_id, build_alert
 from kg.subscribe.changes import change_id, tick_changes, triple_changes
 from kg.subscribe.conditions import evaluate, row_digest, state_of, window_counts

@@ -19,7 +19,7 @@ from connectors.xbrl import (
     triples_of,
 )
 from core.settings import ConnectorSettings
-from kg.ontology import default_ontology
+from kg.graph.ontology import default_ontology
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "connectors"
 FACTS = FIX / "xbrl" / "CIK0000320193.json"
@@ -139,9 +139,10 @@ class _FakeProducer:
 def test_replay_puts_the_sample_facts_on_kg_triples() -> None:
     from connectors.replay import replay_xbrl_samples
     from core.records import Triple
+    from kg.graph.canonical import sec_filer_ids
 
     prod = _FakeProducer()
-    report = replay_xbrl_samples("unused:9092", prefix="t1.", prod=prod)  # type: ignore[arg-type]
+    report = replay_xbrl_samples("unused:9092", sec_filer_ids(), prefix="t1.", prod=prod)  # type: ignore[arg-type]
     assert report.produced == len(prod.sent) == len(sample_triples()) > 0
     assert {topic for topic, _, _ in prod.sent} == {"t1.kg.triples"}
     triples = [Triple.model_validate_json(v) for _, _, v in prod.sent]

@@ -1,0 +1,1 @@
+"""Eval sets: frozen question, document and reference sets with their READMEs."""

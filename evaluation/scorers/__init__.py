@@ -1,0 +1,1 @@
+"""Scorers: accuracy of the capabilities against eval sets (``livekg eval ...``)."""

@@ -1,0 +1,274 @@
+"""Score extracted triples against a gold file (``livekg eval extract --gold FILE``).
+
+Gold file: JSONL, one document a line, ``{"id", "text", "gold": [{"head", "relation",
+"tail", "attributes"?, "symmetric"?, "tail_also"?}]}`` (the format of
+``ie_dev/fire/fire_dev.jsonl``; see docs/extraction.md). Names are compared loosely, as
+ie_dev's README defines it: casefold, parenthesised defined terms, punctuation,
+possessive 's, a leading "the" and trailing corporate suffixes removed; then equal, one
+containing the other as a token sequence, or token Jaccard >= 0.5. ``tail_also`` names
+count as the tail; ``symmetric`` gold matches either direction.
+
+Only relations the gold file uses are scored (a gold file that never labels, say,
+IMPACTED_BY cannot tell whether one is right); the others are counted as ``unscored``.
+Matching is one-to-one per document: a second prediction of an already matched gold
+triple is a false positive.
+
+The FIRE dev file is split once, before any rule was written, by ``split_of(id)``:
+``sha1(id) % 10 < 7`` -> ``tune`` (rules are written looking at these only), else
+``heldout`` (only scored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kg.extract.figures import normalise_period, parse_figure
+from kg.graph.names import names_match, normalise
+from kg.graph.quantities import canonical_unit
+from kg.graph.quantities import scale as quantity_scale
+
+
+class GoldTriple(BaseModel):
+    head: str
+    relation: str
+    tail: str
+    head_type: str = ""
+    tail_type: str = ""
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    symmetric: bool = False
+    tail_also: list[str] = Field(default_factory=list)
+
+
+class GoldDoc(BaseModel):
+    """A gold document; other document fields (company, lang, kind, title ...) are kept
+    and passed to the extractor as they are."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    text: str
+    gold: list[GoldTriple] = Field(default_factory=list)
+
+
+def split_of(doc_id: str) -> str:
+    """The fixed tune / held-out split of a gold file (70 / 30 by a hash of the id)."""
+    return "tune" if int(hashlib.sha1(doc_id.encode()).hexdigest(), 16) % 10 < 7 else "heldout"
+
+
+def triple_matches(head: str, relation: str, tail: str, g: GoldTriple) -> bool:
+    if relation != g.relation:
+        return False
+    tails = [g.tail, *g.tail_also]
+    if names_match(head, g.head) and any(names_match(tail, t) for t in tails):
+        return True
+    return g.symmetric and names_match(tail, g.head) and names_match(head, g.tail)
+
+
+# -- attributes (``--strict-attrs``) ----------------------------------------------------
+METRIC_KEYS = ("value", "amount", "unit", "period")
+
+
+def _scale_of(scale: str) -> float:
+    """'millions' / 'in thousands' / 'billion' -> its multiplier (1 when none is named)."""
+    word = re.sub(r"^\s*in\s+", "", scale or "", flags=re.I)
+    if not word:
+        return 1.0
+    if (factor := quantity_scale(word)) is not None:
+        return factor
+    fig = parse_figure(f"$1 {word.rstrip('s')}")
+    return fig.value if fig is not None and fig.scale else 1.0
+
+
+def _numbers(value: Any, scale: str = "") -> set[float]:
+    """Every reading of a stated value: as written, in base units, and times the gold's
+    stated ``scale`` ("1,842" with scale "millions" is also 1.842e9)."""
+    if isinstance(value, bool) or value in (None, ""):
+        return set()
+    out: set[float] = set()
+    if isinstance(value, int | float):
+        out.add(float(value))
+    else:
+        text = str(value)
+        fig = parse_figure(text) or parse_figure(f"$ {text}")
+        if fig is not None:
+            out.add(fig.value)
+        m = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
+        if m:
+            out.add(float(m.group(0).replace(",", "")))
+    mult = _scale_of(scale)
+    return out | {x * mult for x in out} if mult != 1.0 else out
+
+
+def _close(a: set[float], b: set[float]) -> bool:
+    return any(abs(x - y) <= max(abs(y) * 0.005, 1e-9) for x in a for y in b)
+
+
+def attrs_agree(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
+    """A predicted metric fact's value, unit and period agree with the gold's, for each the
+    gold states (a gold without them accepts any). Values agree within 0.5% in base units
+    or as written ("4.2" with scale billion = 4.2e9); a range agrees when the gold value is
+    one of its ends or the gold gives the same ``low``/``high``; periods compare by their
+    normalised label (FY2023, 2024-Q3, ...); units by a canonical name (USD = $ = dollars)."""
+    scale = str(gold.get("scale") or "")
+    want = _numbers(gold.get("value", gold.get("amount")), scale)
+    if want:
+        have: set[float] = set()
+        for k in (
+            "value",
+            "low_value",
+            "high_value",
+            "change_value",
+            "raw",
+            "amount",
+            "val",
+            "amount_value",
+            "amt",
+            "level",
+        ):
+            have |= _numbers(pred.get(k))
+        if not _close(want, have):
+            return False
+    for end in ("low", "high"):
+        if gold.get(end) not in (None, "") and not _close(
+            _numbers(gold[end], scale), _numbers(pred.get(f"{end}_value")) | _numbers(pred.get(end))
+        ):
+            return False
+    if gold.get("unit"):
+        g, p = canonical_unit(gold["unit"]), canonical_unit(pred.get("unit", ""))
+        if g != p and not (p.startswith(g + "/") or g.startswith(p + "/")):
+            return False
+    if gold.get("period") and re.search(r"\d", str(gold["period"])):  # "week": nothing to compare
+        g = normalise_period(str(gold["period"]))
+        p = normalise_period(str(pred.get("period") or pred.get("date") or ""))
+        if not p or (g != p and g not in p and p not in g):
+            return False
+    return True
+
+
+def read_gold(path: Path, split: str = "all") -> list[GoldDoc]:
+    docs: list[GoldDoc] = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            doc = GoldDoc.model_validate(json.loads(line))
+            if split in ("all", "") or split_of(doc.id) == split:
+                docs.append(doc)
+    return docs
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def as_dict(self) -> dict[str, float | int]:
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        return {
+            "tp": self.tp, "fp": self.fp, "fn": self.fn,
+            "precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4),
+        }  # fmt: skip
+
+
+@dataclass
+class Scores:
+    overall: Counts = field(default_factory=Counts)
+    by_relation: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
+    unscored: Counter[str] = field(default_factory=Counter)
+    errors: list[dict[str, str]] = field(default_factory=list)  # false positives / negatives
+    # document kind -> documents, documents with >= 1 prediction, with >= 1 correct fact
+    by_kind: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+
+    def as_dict(self, *, errors: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            **self.overall.as_dict(),
+            "by_relation": {k: v.as_dict() for k, v in sorted(self.by_relation.items())},
+            "unscored": dict(self.unscored),
+            "docs_by_kind": {
+                k: {**v, "share_with_correct": round(v["with_correct"] / v["docs"], 4)}
+                for k, v in sorted(self.by_kind.items())
+            },
+        }
+        if errors:
+            out["errors"] = self.errors
+        return out
+
+
+Predicted = tuple[str, str, str] | tuple[str, str, str, dict[str, Any]]
+
+
+def score(
+    docs: Sequence[GoldDoc],
+    predicted: dict[str, Iterable[Predicted]],
+    relations: set[str] | None = None,
+    *,
+    strict_attrs: bool = False,
+) -> Scores:
+    """P/R/F1 of ``predicted`` (doc id -> (head, relation, tail[, attributes])) against
+    ``docs``. ``strict_attrs``: a gold triple whose attributes state a value, unit or
+    period is matched only by a prediction whose attributes agree (``attrs_agree``)."""
+    scored = relations or {g.relation for d in docs for g in d.gold}
+    out = Scores()
+    for doc in docs:
+        preds: list[tuple[str, str, str, dict[str, Any]]] = []
+        keys: set[tuple[Any, ...]] = set()
+        for p in predicted.get(doc.id, ()):
+            h, r, t = p[0], p[1], p[2]
+            attrs: dict[str, Any] = p[3] if len(p) > 3 else {}  # type: ignore[misc]
+            if r not in scored:
+                out.unscored[r] += 1
+                continue
+            k: tuple[Any, ...] = (normalise(h), r, normalise(t))
+            if strict_attrs:
+                k += (str(attrs.get("value")), str(attrs.get("period")))
+            if k not in keys:
+                keys.add(k)
+                preds.append((h, r, t, attrs))
+        used: set[int] = set()
+        for h, r, t, attrs in preds:
+            hit = next(
+                (
+                    i
+                    for i, g in enumerate(doc.gold)
+                    if i not in used
+                    and triple_matches(h, r, t, g)
+                    and (not strict_attrs or attrs_agree(attrs, g.attributes))
+                ),
+                None,
+            )
+            if hit is None:
+                out.overall.fp += 1
+                out.by_relation[r].fp += 1
+                out.errors.append({"doc": doc.id, "kind": "fp", "triple": f"{h} | {r} | {t}"})
+            else:
+                used.add(hit)
+                out.overall.tp += 1
+                out.by_relation[r].tp += 1
+        for i, g in enumerate(doc.gold):
+            if i not in used and g.relation in scored:
+                out.overall.fn += 1
+                out.by_relation[g.relation].fn += 1
+                out.errors.append(
+                    {"doc": doc.id, "kind": "fn", "triple": f"{g.head} | {g.relation} | {g.tail}"}
+                )
+        kind = out.by_kind[str((doc.model_extra or {}).get("kind") or "unknown")]
+        kind["docs"] += 1
+        kind["with_prediction"] += bool(preds)
+        kind["with_correct"] += bool(used)
+    return out
+
+
+def doc_fields(doc: GoldDoc) -> dict[str, Any]:
+    """The document as the extractor reads it (without the gold)."""
+    return {k: v for k, v in doc.model_dump().items() if k != "gold"}

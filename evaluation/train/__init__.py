@@ -1,0 +1,1 @@
+"""Training of the product's own models (``livekg train ...``)."""

@@ -1,0 +1,37 @@
+"""Prompts of the two-stage RAG of the bond report (Chen et al. section 3.3)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from kg.models.prompts.base import ChatMessage, Context, prompt, system, user
+
+
+class FactSelection(BaseModel):
+    """The facts relevant to the question, by their numbers (1, 2, ...)."""
+
+    # Plain integers: llama.cpp's grammar converter rejects regex escapes such as \d.
+    facts: list[int] = Field(description="numbers of the relevant facts", max_length=12)
+
+
+@prompt("report", "select_facts", version=1, inputs=("question", "facts", "knowledge"))
+def select_facts_v1(ctx: Context) -> list[ChatMessage]:
+    """Stage 1: F_select = LLM(Q, K1, F)."""
+    return [
+        system("You are a bond-market analyst. Select the financial facts that are directly "
+               "relevant to the question. Use the knowledge only to judge relevance."),
+        user(f"Question: {ctx['question']}\n\nKnowledge:\n{ctx['knowledge'] or '(none)'}\n\n"
+             f"Facts:\n{ctx['facts']}\n\nAnswer with the numbers of the relevant facts."),
+    ]  # fmt: skip
+
+
+@prompt("report", "analysis", version=1, inputs=("question", "facts", "knowledge"))
+def analysis_v1(ctx: Context) -> list[ChatMessage]:
+    """Stage 2: A = LLM(Q, F_select, K2), pruning irrelevant knowledge."""
+    return [
+        system("You are a bond-market analyst. Answer with a short analysis (at most four "
+               "sentences): reason from the facts to a conclusion. Ignore knowledge that is "
+               "irrelevant to the question. Only use numbers that appear in the facts."),
+        user(f"Question: {ctx['question']}\n\nFacts:\n{ctx['facts']}\n\n"
+             f"Knowledge:\n{ctx['knowledge'] or '(none)'}\n\nAnalysis:"),
+    ]  # fmt: skip

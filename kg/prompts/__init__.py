@@ -1,5 +1,0 @@
-"""Prompt templates: one module per task, versioned named functions, one registry.
-
-Kept import-light on purpose: ``kg.prompts.lib`` discovers the task modules lazily, so
-a task module may import ``kg.llm`` without an import cycle.
-"""

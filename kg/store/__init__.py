@@ -1,8 +1,0 @@
-"""Graph stores behind one interface; ``open_store`` picks the configured backend."""
-
-from __future__ import annotations
-
-from kg.store.base import GraphProvider, GraphStore, IndexSpec, assert_read_only
-from kg.store.factory import open_store
-
-__all__ = ["GraphProvider", "GraphStore", "IndexSpec", "assert_read_only", "open_store"]
