@@ -21,13 +21,16 @@ from evaluation.scorers.extract_gold import doc_fields, read_gold, score
 from kg.extract import DocContext, Extractor, Mode
 from kg.extract.corpus import load
 from kg.extract.fastpath import extract_patterns
+from kg.extract.model_tier import make_tier
 from kg.extract.nlp_en import parse_many
 from kg.extract.pipeline import ExtractDoc, bundled_index
 from kg.extract.verify import VerifyStats
 from kg.models.llm import make_llm_client
 
 BATCH = 64  # documents whose English chunks spaCy parses in one nlp.pipe call
-ModeOpt = Annotated[str, typer.Option("--mode", help="fast | single | multi | reflection")]
+ModeOpt = Annotated[
+    str, typer.Option("--mode", help="fast | single | multi | reflection | auto (the model tier)")
+]
 
 
 def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
@@ -36,6 +39,11 @@ def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
     if Mode(mode) != Mode.FAST and settings.extract.llm and url:
         client = make_llm_client(settings, url)
     cfg = settings.extract
+    if Mode(mode) == Mode.AUTO:  # the stream's composition: fast + the model tier
+        ex = _extractor(settings, "fast", None)
+        if client is not None and cfg.tier.enabled:
+            ex.tier = make_tier(ex, client, cfg.tier)
+        return ex
     return Extractor(
         client=client,
         index=bundled_index(),
@@ -50,6 +58,8 @@ def _extractor(settings: Settings, mode: str, base_url: str | None) -> Any:
 async def _close(extractor: Any) -> None:
     if extractor.llm is not None:
         await extractor.llm.client.aclose()
+    if extractor.tier is not None:
+        await extractor.tier.client.aclose()
 
 
 @app.command("extract")
@@ -119,6 +129,8 @@ def eval_extract(
         ex = _extractor(settings, mode, base_url)
         try:
             out, results = await evaluate(ex, docs, Mode(mode))
+            if ex.tier is not None:
+                out["tier"] = ex.tier.stats.as_dict()
         finally:
             await _close(ex)
         if dump is not None:
@@ -148,6 +160,7 @@ def _score_gold(
         gdocs = gdocs[:limit]
 
     verification = VerifyStats()
+    tier: dict[str, Any] = {}
 
     async def go() -> dict[str, list[tuple[str, str, str, dict[str, Any]]]]:
         ex = _extractor(settings, mode, base_url)
@@ -159,6 +172,7 @@ def _score_gold(
                     out[r.doc.id] = [(t.head, t.relation, t.tail, t.attributes) for t in r.triples]
                     verification.merge(r.stats)
         finally:
+            tier.update(ex.tier.stats.as_dict() if ex.tier is not None else {})
             await _close(ex)
         return out
 
@@ -173,6 +187,7 @@ def _score_gold(
         "seconds": round(time.perf_counter() - started, 2),
         **scores.as_dict(errors=errors),
         "verification": verification.as_dict(),
+        **({"tier": tier} if tier else {}),
     }  # fmt: skip
 
 

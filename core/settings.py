@@ -354,8 +354,24 @@ class OpsSettings(BaseModel):
     prometheus_port: int = 0  # 0: a free port
 
 
+class ExtractTierSettings(BaseModel):
+    """Extraction's model tier (kg/extract/model_tier.py, docs/extraction.md)."""
+
+    enabled: bool = True  # mode auto: fast everywhere, the model where the rules are silent
+    share_cores: float = 1.0  # model time at most this many cores' worth (0: no limit, GPU)
+    threads: int = 1  # server threads one call occupies (charged per second of a call)
+    mode: str = "reflection"  # single | multi | reflection
+    n_max: int = 2  # reflection rounds at most
+    max_chars: int = 1200  # one window of text the model reads
+    max_windows: int = 2  # windows per document
+    max_tokens: int = 200
+    queue_bound: int = 16  # documents queued for the tier in a worker (put waits beyond)
+
+
 class ExtractSettings(BaseModel):
     """Knowledge extraction (kg/extract, docs/extraction.md)."""
+
+    tier: ExtractTierSettings = Field(default_factory=ExtractTierSettings)
 
     enabled: bool = True
     # mode per document kind: fast (LLM-free only) | single | multi | reflection

@@ -96,6 +96,7 @@ class ChunkResult:
     verified: list[Verified]
     llm: LLMRun
     skipped: bool = False
+    flags: Counter[str] = field(default_factory=Counter)  # fast candidates dropped, by reason
 
 
 @dataclass
@@ -192,6 +193,7 @@ class Extractor:
         self._parsed: dict[str, Any] = {}  # chunk text -> spaCy Doc, filled by extract_many
         self._chunked: dict[int, tuple[str, list[Chunk]]] = {}  # id(doc) -> chunks_of(doc)
         self.llm_max_chunks = llm_max_chunks
+        self.tier: Any = None  # kg.extract.model_tier.ModelTier, run by Mode.AUTO
 
     # -- context ---------------------------------------------------------------------
     def context(self, doc: ExtractDoc, text: str) -> DocContext:
@@ -319,7 +321,8 @@ class Extractor:
             cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx, drops, before)
             result.stats.dropped.update(drops)
             run = LLMRun()
-            use_llm = self.llm is not None and mode != Mode.FAST and chunk.kind == "text"
+            use_llm = self.llm is not None and mode not in (Mode.FAST, Mode.AUTO)
+            use_llm = use_llm and chunk.kind == "text"
             if use_llm and llm_chunks < self.llm_max_chunks and self.llm is not None:
                 llm_chunks += 1
                 run = await self.llm.run(chunk.text, ctx, mode)
@@ -334,10 +337,13 @@ class Extractor:
             result.stats.merge(fast_stats)
             seen = {v.cand.key() for v in fast_ok}
             merged = fast_ok + [v for v in llm_ok if v.cand.key() not in seen]
-            result.chunks.append(ChunkResult(chunk, merged, run))
+            flags = Counter({k: n for k, n in fast_stats.dropped.items() if k != "duplicate"})
+            result.chunks.append(ChunkResult(chunk, merged, run, flags=flags))
             result.triples += [self.to_triple(v, chunk, doc, ctx, mode, run) for v in merged]
             self._remember(key)
         result.fast_s = time.perf_counter() - started
+        if mode == Mode.AUTO and self.tier is not None:  # the model where the rules are silent
+            await self.tier.run(result)
         observe(doc.kind, len(result.triples), result.stats.dropped)
         return result
 
@@ -349,7 +355,7 @@ class Extractor:
     def prompt_version(self, mode: Mode) -> str:
         return (
             FAST_VERSION
-            if mode == Mode.FAST or self.llm is None
+            if mode in (Mode.FAST, Mode.AUTO) or self.llm is None
             else f"{FAST_VERSION}+{PROMPT_VERSION}"
         )
 

@@ -12,6 +12,7 @@ class Mode(StrEnum):
     SINGLE = "single"
     MULTI = "multi"
     REFLECTION = "reflection"
+    AUTO = "auto"  # fast everywhere, the model tier where it applies (kg/extract/model_tier.py)
 
 
 class Component(StrEnum):

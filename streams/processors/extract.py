@@ -35,12 +35,14 @@ from core.batch import Decoded, dead_for
 from core.records import CleanDocument, Triple
 from core.settings import Settings
 from core.topics import DOCS_CLEAN, EXTRACT_PENDING, KG_TRIPLES
+from kg.extract.model_tier import needs_model
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Mode
 from kg.graph.canonical import load_alias_index
 from kg.models.llm import make_llm_client
 from kg.models.llm_errors import LLMUnavailable
 from streams.context import WorkerContext
+from streams.processors import extract_llm
 from streams.processors.base import Outcome, typed_agent
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,8 @@ def mode_for(doc: CleanDocument, ctx: WorkerContext, *, stopped: bool = False) -
     cfg = ctx.settings.extract
     if stopped or not llm_configured(ctx):
         return Mode.FAST
+    if extract_llm.tier_wanted(ctx.settings, ctx.endpoints.llm_base_url):  # the model tier
+        return Mode.FAST if doc.kind.value == "social" else Mode.AUTO
     if not llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url):
         return Mode.FAST
     return Mode(cfg.modes.get(doc.kind.value, cfg.default_mode))
@@ -178,7 +182,10 @@ class ExtractStage:
                 metrics.EXTRACT_CHUNKS.labels("fast", "skipped" if c.skipped else "done").inc()
             _count(result.triples, result.stats)
             triples += result.triples
-            if mode_for(doc, ctx, stopped=self.llm_stopped) != Mode.FAST:
+            mode = mode_for(doc, ctx, stopped=self.llm_stopped)
+            if mode == Mode.AUTO and not needs_model(result, ctx.settings.extract.tier.max_chars):
+                continue  # the tier would read nothing here: not forwarded
+            if mode != Mode.FAST:
                 pending.append(doc)
         return Outcome(outputs={KG_TRIPLES.name: triples, EXTRACT_PENDING.name: pending}, dead=dead)
 
@@ -230,7 +237,9 @@ def register(app: Any, ctx: WorkerContext) -> None:
         return
     stage = ExtractStage(ctx)
     typed_agent(app, ctx, name=AGENT, sources=[DOCS_CLEAN.name], handler=stage.handle_fast)
-    if llm_configured(ctx) and llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url):
+    if llm_configured(ctx) and extract_llm.tier_wanted(ctx.settings, ctx.endpoints.llm_base_url):
+        extract_llm.register(app, ctx)  # the model tier consumes extract.pending
+    elif llm_configured(ctx) and llm_extraction_wanted(ctx.settings, ctx.endpoints.llm_base_url):
         typed_agent(
             app, ctx, name=LLM_AGENT, sources=[EXTRACT_PENDING.name], handler=stage.handle_llm
         )

@@ -17,6 +17,7 @@ from streams.processors.extract import (
     mode_for,
     yield_exhausted,
 )
+from streams.processors.extract_llm import tier_wanted
 
 EMBEDDED_URL = "http://127.0.0.1:9999/v1"
 
@@ -74,9 +75,21 @@ def _doc() -> CleanDocument:
 def test_news_is_routed_to_the_llm_only_with_a_served_model() -> None:
     embedded = _ctx(_settings(), EMBEDDED_URL)
     assert mode_for(_doc(), embedded) == Mode.FAST
-    served = _ctx(_settings(llm={"base_url": "http://gpu:8000/v1"}), None)
+    no_tier = {"tier": {"enabled": False}}
+    served = _ctx(_settings(llm={"base_url": "http://gpu:8000/v1"}, extract=no_tier), None)
     assert mode_for(_doc(), served) == Mode.REFLECTION
     assert mode_for(_doc(), served, stopped=True) == Mode.FAST
+
+
+def test_the_model_tier_takes_news_with_a_capable_model() -> None:
+    served = _ctx(_settings(llm={"base_url": "http://gpu:8000/v1"}), None)
+    assert mode_for(_doc(), served) == Mode.AUTO
+    qwen = _ctx(_settings(llm={"model": "qwen2.5-coder-1.5b-instruct"}), EMBEDDED_URL)
+    assert mode_for(_doc(), qwen) == Mode.AUTO  # the embedded instruction model
+    assert tier_wanted(qwen.settings, EMBEDDED_URL)
+    assert not tier_wanted(_settings(), EMBEDDED_URL)  # the old 135M embedded model
+    social = _doc().model_copy(update={"kind": DocKind.SOCIAL})
+    assert mode_for(social, served) == Mode.FAST
 
 
 def test_the_stage_stops_itself_when_it_keeps_nothing() -> None:

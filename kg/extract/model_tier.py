@@ -1,0 +1,674 @@
+"""Extraction's model tier (issue 42): the model reads where the rules are silent.
+
+The fast path (patterns, tables, spaCy, jieba cues) runs on every chunk. The tier then
+sends a served instruction model (Qwen2.5-Coder-1.5B-Instruct embedded, or vLLM) only
+the windows of text where
+
+* the fast path kept no fact from a text chunk that looks factual (a figure, a name), or
+* the rule critic flagged a fast candidate there (dropped for a missing period or unit,
+  unsupported, out of schema, an abstract subject): the rules saw something they could
+  not read.
+
+Each window gets a schema-guided prompt (``extract.facts.v2``: the relations and entity
+types that fit the document's profile, 2 examples of that profile from
+``kg/data/extract_few_shot.json``, JSON out, grammar-constrained where the server
+supports it). Every proposed fact then passes the checks the rules' facts pass:
+
+1. its ``value`` (the figure as written) must be in the window, in a sentence naming
+   the head or tail: that sentence becomes the evidence span (``value_not_in_span``);
+   a metric fact without a figure is no fact (``metric_without_value``);
+2. the figure is read as the rules read it (``figures.complete_metric`` / ``complete_zh``:
+   base units, unit, period from the sentence or the document header);
+3. ``Verifier.verify`` with repair: the rule critic (period, unit, direction, abstract
+   subject, compound names ...) and the gate (types and relation in the ontology, names
+   in the span, at most five words, ids).
+
+Reflection (FinReflectKG): the model's critic (``extract.critique.v2``) plus the facts the
+verifier rejected, then the corrector (``extract.correct.v2``), until no issue remains or
+``n_max`` rounds. Kept facts carry ``model_id`` and ``prompt_version``.
+
+A budget, not a backlog: ``ModelBudget`` holds model time to a share of the CPU (cores of
+model time per second of wall time; default one core) and never starts more calls at
+once than that share allows; ``TierQueue`` is a bounded priority queue (``put`` waits
+when full: back-pressure) that documents the fast path reads poorly (earnings calls,
+central-bank news, Chinese bond wraps) leave first; an empty queue is an idle ``get``.
+What would be dropped is never computed: windows are chosen, capped and de-duplicated
+(content hash + prompt version) before any call, and a call is started only when the
+budget allows it, never cancelled for budget once started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import re
+import time
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from core.records import stable_id
+from kg.extract.figures import complete_metric, complete_zh, header_date, parse_figure
+from kg.extract.llm_modes import LLMRun, ontology_schema
+from kg.extract.types import Candidate, Component, DocContext, Mode
+from kg.extract.verify import fact_key, norm
+from kg.models.llm_errors import LLMError, LLMUnavailable
+from kg.models.prompts.extract import (
+    Critique,
+    ExtractionSchema,
+    RelationSignature,
+    correct_v2,
+    critique_v2,
+    fact_model,
+    facts_v2,
+)
+
+log = logging.getLogger("livekg.extract.critique")
+
+PROMPT_VERSION = f"{facts_v2.id}+{critique_v2.id}+{correct_v2.id}"
+
+# -- document profiles ---------------------------------------------------------------------
+
+# "Name Surname: speech" turns of a call transcript (also "Operator:")
+_SPEAKER = re.compile(r"^(?:Operator|(?:[A-Z][\w.'-]*\s){0,4}[A-Z][\w.'-]*):\s", re.M)
+_RATES = re.compile(
+    r"\b(?:Fed|Federal Reserve|FOMC|central bank|ECB|European Central Bank|Bank of "
+    r"(?:England|Japan|Canada|Korea)|Reserve Bank|monetary policy|interest rates?|"
+    r"rate (?:cut|hike|rise|increase)s?|Treasur(?:y|ies)|bond yields?|yields?|inflation)\b",
+    re.I,
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+# first: the kinds the fast path reads poorly (issue 42's held-out runs)
+PRIORITY = {"call": 0, "central_bank": 0, "zh_bond": 0, "firms": 1, "filing": 2}
+
+
+def profile_of(kind: str, lang: str, text: str) -> str:
+    """call | central_bank | zh_bond | firms | filing | social (no tier)."""
+    head = text[:4000]
+    if kind == "social":
+        return "social"
+    if lang == "zh" or len(_CJK.findall(head)) > len(head) // 5:
+        return "zh_bond"
+    if len(_SPEAKER.findall(head)) >= 2:
+        return "call"
+    if kind == "filing":
+        return "filing"
+    if len(_RATES.findall(head)) >= 3:
+        return "central_bank"
+    return "firms"
+
+
+_SLICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # profile: (entity types, relations)
+    "call": (
+        ("Company", "Person", "FinMetric", "Product", "Segment", "Region", "Event"),
+        ("DISCLOSES", "EXECUTIVE_OF", "HAS_CEO", "PRODUCES", "OPERATES_IN", "INVOLVED_IN"),
+    ),
+    "central_bank": (
+        ("Institution", "Indicator", "Policy", "FinMetric", "Person", "Region", "Company"),
+        ("SETS_POLICY", "HAS_VALUE", "EXECUTIVE_OF", "HAS_CHAIRMAN", "DISCLOSES"),
+    ),
+    "zh_bond": (
+        ("Institution", "Indicator", "Policy", "FinMetric", "MarketStatus", "Bond", "Company"),
+        ("SETS_POLICY", "HAS_VALUE", "IMPACTED_BY", "ISSUED_BY"),
+    ),
+    "firms": (
+        ("Company", "Person", "FinMetric", "Event", "Product", "Region", "Industry",
+         "Institution"),
+        ("DISCLOSES", "INVOLVED_IN", "EXECUTIVE_OF", "HAS_CEO", "PRODUCES", "OPERATES_IN",
+         "PARTNERS_WITH", "HAS_STAKE_IN"),
+    ),
+}  # fmt: skip
+_SLICES["filing"] = _SLICES["firms"]
+_SHOTS_OF = {"filing": "firms"}  # profiles without examples of their own
+
+
+@lru_cache(maxsize=8)
+def schema_for(profile: str) -> ExtractionSchema:
+    """The slice of the ontology's extraction schema that fits a document profile: its
+    relations, each narrowed to the slice's entity types (abstract ends such as
+    ``Entity`` or ``Organization`` become the slice's types that fall under them)."""
+    full = ontology_schema()
+    types, rels = _SLICES.get(profile, _SLICES["firms"])
+    from kg.graph.ontology import default_ontology
+
+    ont = default_ontology()
+
+    def narrow(ends: tuple[str, ...]) -> tuple[str, ...]:
+        out = [t for t in types if any(t == e or ont.is_a(t, e) for e in ends)]
+        return tuple(out)
+
+    sigs = []
+    for r in full.relations:
+        if r.type in rels:
+            dom, rng = narrow(r.domain), narrow(r.range)
+            if dom and rng:
+                sigs.append(RelationSignature(type=r.type, domain=dom, range=rng))
+    return ExtractionSchema(entity_types=types, relations=tuple(sigs))
+
+
+# -- the budget and the queue ------------------------------------------------------------------
+
+
+class ModelBudget:
+    """Model time held to ``share`` cores: every call is charged its wall time times the
+    server threads it occupies (``threads``); the allowance refills at ``share`` core-
+    seconds per second, capped at ``burst_s`` seconds' worth. A call starts only when the
+    allowance is not negative; at most ``share // threads`` (at least 1) run at once.
+    ``share <= 0``: no limit (a GPU deployment)."""
+
+    def __init__(self, share: float = 1.0, threads: int = 1, burst_s: float = 30.0,
+                 clock: Any = time.monotonic) -> None:  # fmt: skip
+        self.share, self.threads, self.burst_s = share, max(1, threads), burst_s
+        self._clock = clock
+        self._allow = burst_s * max(share, 0.0)
+        self._at = clock()
+        slots = max(1, int(share // self.threads)) if share > 0 else 64
+        self._sem = asyncio.Semaphore(slots)
+        self.slots = slots
+        self.used_core_s = 0.0
+        self.waited_s = 0.0
+        self.calls = 0
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._allow = min(self._allow + (now - self._at) * self.share, self.burst_s * self.share)
+        self._at = now
+
+    def wait_s(self) -> float:
+        """Seconds until the next call may start (0: now)."""
+        if self.share <= 0:
+            return 0.0
+        self._refill()
+        return 0.0 if self._allow >= 0 else -self._allow / self.share
+
+    def charge(self, seconds: float) -> None:
+        self._refill()
+        cost = max(0.0, seconds) * self.threads
+        self.used_core_s += cost
+        self.calls += 1
+        if self.share > 0:
+            self._allow -= cost
+
+    async def call(self, fn: Any) -> Any:
+        """``await fn()`` once the budget allows, charged its wall time."""
+        async with self._sem:
+            while (w := self.wait_s()) > 0:
+                self.waited_s += w
+                await asyncio.sleep(w)
+            started = time.perf_counter()
+            try:
+                return await fn()
+            finally:
+                self.charge(time.perf_counter() - started)
+
+
+class TierQueue:
+    """Bounded priority queue of documents for the tier: ``put`` waits while it is full
+    (back-pressure on whoever feeds it), ``get`` waits while it is empty (idle, no
+    polling); lower priority values leave first, then arrival order."""
+
+    def __init__(self, bound: int = 32) -> None:
+        self._q: asyncio.PriorityQueue[tuple[int, int, Any]] = asyncio.PriorityQueue(
+            maxsize=max(1, bound)
+        )
+        self._seq = itertools.count()
+
+    async def put(self, item: Any, priority: int) -> None:
+        await self._q.put((priority, next(self._seq), item))
+
+    def put_nowait(self, item: Any, priority: int) -> bool:
+        """False when full (the caller keeps the item: nothing is computed then dropped)."""
+        try:
+            self._q.put_nowait((priority, next(self._seq), item))
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    async def get(self) -> Any:
+        return (await self._q.get())[2]
+
+    def task_done(self) -> None:
+        self._q.task_done()
+
+    def qsize(self) -> int:
+        return self._q.qsize()
+
+    def full(self) -> bool:
+        return self._q.full()
+
+
+def priority_of(profile: str) -> int:
+    return PRIORITY.get(profile, 3)
+
+
+# -- windows -----------------------------------------------------------------------------------
+
+# what the rule critic / gate dropped that the model may read better
+FLAG_REASONS = ("period_missing", "unit_missing", "unsupported", "schema", "subject_reference",
+                "bad_span", "entity_length", "effect_as_level", "not_a_party")  # fmt: skip
+_DIGIT = re.compile(r"\d")
+_FACTUAL = re.compile(r"\d|[A-Z][a-z]+\s+[A-Z][a-z]+|[\u4e00-\u9fff]{4}")
+_BREAK = re.compile(r"\n\s*\n|(?<=[.!?。！？；])\s+(?=\S)|(?<=[。！？；])")
+# a sentence: a decimal point or an initial does not end it
+_SENTENCE = re.compile(r"(?:[^.!?。！？；\n]|\.(?=\d)|(?<=\b[A-Z])\.)+[.!?。！？；]?")
+
+
+@dataclass(frozen=True)
+class Window:
+    chunk_pos: int  # index into DocResult.chunks
+    offset: int  # start of the window in the chunk text
+    text: str
+    reason: str  # no_fact | flagged
+
+
+def windows_of(text: str, max_chars: int) -> list[tuple[int, str]]:
+    """The chunk cut at paragraph or sentence ends into pieces of at most ``max_chars``."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    cuts = [m.end() for m in _BREAK.finditer(text)] + [len(text)]
+    last = 0
+    for c in cuts:
+        if c - start > max_chars and last > start:
+            out.append((start, text[start:last]))
+            start = last
+        last = c
+    while len(text) - start > max_chars:  # one long paragraph: a hard cut
+        out.append((start, text[start : start + max_chars]))
+        start += max_chars
+    if text[start:].strip():
+        out.append((start, text[start:]))
+    return [(o, t) for o, t in out if t.strip()]
+
+
+def _flagged(chunk_result: Any) -> bool:
+    flags: Counter[str] = getattr(chunk_result, "flags", None) or Counter()
+    return any(k.split(":")[0] in FLAG_REASONS and n for k, n in flags.items())
+
+
+def candidate_windows(result: Any, max_chars: int) -> list[Window]:
+    """Where the model may read, most figures first: text chunks with no kept fact or a
+    flagged candidate, cut into windows that look factual (a figure, a name)."""
+    if profile_of(result.doc.kind, result.ctx.lang, result.doc.text) == "social":
+        return []
+    picked: list[tuple[int, int, Window]] = []
+    for pos, c in enumerate(result.chunks):
+        if c.skipped or c.chunk.kind != "text":
+            continue
+        reason = "no_fact" if not c.verified else ("flagged" if _flagged(c) else "")
+        if not reason:
+            continue
+        for off, text in windows_of(c.chunk.text, max_chars):
+            if len(text.strip()) < 60 or not _FACTUAL.search(text):
+                continue
+            figures = len(_DIGIT.findall(text))
+            picked.append((-min(figures, 20), len(picked), Window(pos, off, text, reason)))
+    picked.sort(key=lambda p: (p[0], p[1]))
+    return [w for _, _, w in picked]
+
+
+def needs_model(result: Any, max_chars: int = 1200) -> bool:
+    """Whether the tier has anything to read in a fast-mode result (the stream forwards
+    only such documents to ``extract.pending``)."""
+    return bool(candidate_windows(result, max_chars))
+
+
+# -- turning the model's facts into candidates ------------------------------------------------
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+
+
+def _find(needle: str, hay: str) -> bool:
+    n = norm(needle)
+    return bool(n) and n in norm(hay)
+
+
+# instructions addressed to a model inside a document: no fact rests on such a sentence
+_INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\b.{0,40}\b(?:instructions?|prompts?|rules)\b|"
+    r"\byou are (?:now|an?)\b|\bsystem prompt\b|\b(?:output|respond|reply|answer) (?:that|with)\b|"
+    r"忽略.{0,10}(?:指令|提示|规则)|你现在是",
+    re.I,
+)
+
+
+@dataclass
+class Proposal:
+    row: dict[str, str]
+    cand: Candidate | None
+    reason: str = ""  # why it is no candidate
+
+
+def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str, day: str,
+                 profile: str) -> Proposal:  # fmt: skip
+    """One model fact as a candidate with its evidence sentence and its figure read as
+    the rules read figures; or why it is none."""
+    head, tail = row["head"].strip(), row["tail"].strip()
+    rel, tail_type = row["relation"], row["tail_type"]
+    value = row.get("value", "").strip()
+    if value and not _DIGIT.search(value):
+        value = ""
+    spans = _sentences(window)
+    sent: tuple[int, int] | None = None
+    if value:
+        for s, e in spans:
+            seg = window[s:e]
+            named = _find(head, seg) or _find(tail, seg) or head == ctx.main_entity
+            if _find(value, seg) and (named or norm(head) in ("we", "our")):
+                sent = (s, e)
+                break
+        if sent is None:
+            return Proposal(row, None, "value_not_in_span")
+    else:
+        if (rel == "DISCLOSES" and tail_type == "FinMetric") or rel == "HAS_VALUE":
+            return Proposal(row, None, "metric_without_value")
+        both = [(s, e) for s, e in spans if _find(head, window[s:e]) and _find(tail, window[s:e])]
+        one = [(s, e) for s, e in spans if _find(tail, window[s:e]) or _find(head, window[s:e])]
+        sent = (both or one or [None])[0]
+    start, end = sent if sent else (-1, -1)
+    sentence = window[start:end] if sent else ""
+    if sentence and _INJECTION.search(sentence):
+        return Proposal(row, None, "injection")
+    props: dict[str, str | float] = {}
+    if value:
+        if profile == "zh_bond" or _CJK.search(sentence):
+            props["val"] = value
+            complete_zh(props, sentence, day)
+            if "value" not in props and (fig := parse_figure(value, context=sentence)):
+                props.update(value=fig.value, unit=fig.unit)
+        elif rel == "DISCLOSES":
+            props["value"] = value
+            complete_metric(props, tail, sentence, header, day)
+        else:
+            fig = parse_figure(value, context=sentence)
+            if fig is not None:
+                props.update(value=fig.value, unit=fig.unit, raw=value)
+            else:
+                props["raw"] = value
+            if day:
+                props.setdefault("date", day)
+    cand = Candidate(head, row["head_type"], rel, tail, tail_type, start, end, Component.LLM,
+                     f"tier:{profile}", None, props, 0.6)  # fmt: skip
+    return Proposal(row, cand)
+
+
+def _rows(facts: Any) -> list[dict[str, str]]:
+    return [
+        {k: str(getattr(v, "value", v)) for k, v in f.model_dump().items()} for f in facts.facts
+    ]
+
+
+# -- the tier ------------------------------------------------------------------------------------
+
+
+@dataclass
+class TierStats:
+    docs: int = 0
+    windows: int = 0
+    skipped_seen: int = 0
+    calls: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    proposed: int = 0
+    kept: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    rounds: int = 0
+    model_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "docs": self.docs, "windows": self.windows, "skipped_seen": self.skipped_seen,
+            "calls": self.calls, "errors": dict(self.errors), "proposed": self.proposed,
+            "kept": self.kept, "dropped": dict(self.dropped), "reflection_rounds": self.rounds,
+            "model_s": round(self.model_s, 2),
+        }  # fmt: skip
+
+
+class ModelTier:
+    """The model tier of one extractor (its verifier, its chunking); see the module."""
+
+    def __init__(
+        self,
+        extractor: Any,
+        client: Any,
+        *,
+        budget: ModelBudget | None = None,
+        mode: Mode = Mode.REFLECTION,
+        n_max: int = 2,
+        max_chars: int = 1200,
+        max_windows: int = 2,
+        max_tokens: int = 200,
+        seen_limit: int = 100_000,
+    ) -> None:
+        self.extractor = extractor
+        self.verifier = extractor.verifier
+        self.client = client
+        self.budget = budget or ModelBudget()
+        self.mode = mode
+        self.n_max = n_max
+        self.max_chars = max_chars
+        self.max_windows = max_windows
+        self.max_tokens = max_tokens
+        self.stats = TierStats()
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._seen_limit = seen_limit
+
+    @property
+    def model_id(self) -> str:
+        return str(getattr(self.client, "model", "") or "")
+
+    # -- planning (no model) -----------------------------------------------------------------
+    def plan(self, result: Any) -> list[Window]:
+        """The windows the model reads for one document, chosen and capped before any call
+        (``candidate_windows``), not seen before."""
+        out = []
+        for w in candidate_windows(result, self.max_chars):
+            if len(out) >= self.max_windows:
+                break
+            if self._key(w.text) in self._seen:
+                self.stats.skipped_seen += 1
+                continue
+            out.append(w)
+        return sorted(out, key=lambda w: (w.chunk_pos, w.offset))
+
+    @staticmethod
+    def profile(result: Any) -> str:
+        return profile_of(result.doc.kind, result.ctx.lang, result.doc.text)
+
+    def _key(self, text: str) -> str:
+        return stable_id("tier", text, PROMPT_VERSION)
+
+    def _remember(self, text: str) -> None:
+        self._seen[self._key(text)] = None
+        while len(self._seen) > self._seen_limit:
+            self._seen.popitem(last=False)
+
+    # -- running ---------------------------------------------------------------------------
+    async def run(self, result: Any) -> int:
+        """Add the tier's verified facts to ``result`` (a fast-mode ``DocResult``): its
+        triples, the chunks' ``llm`` runs and the verification counts. Returns how many
+        facts it kept. ``LLMUnavailable`` propagates (the stream parks the document)."""
+        windows = self.plan(result)
+        self.stats.docs += 1
+        if not windows:
+            return 0
+        profile = self.profile(result)
+        schema = schema_for(profile)
+        ctx: DocContext = result.ctx
+        text = result.doc.text
+        header = f"{ctx.title}\n{text[:400]}"
+        day = ctx.event_time.date().isoformat() if ctx.event_time else header_date(header)
+        kept = 0
+        for w in windows:
+            self.stats.windows += 1
+            cr = result.chunks[w.chunk_pos]
+            run = LLMRun()
+            cands = await self._window(run, w, ctx, profile, schema, header, day)
+            self._remember(w.text)
+            verified, vstats = self.verifier.verify(cands, w.text, ctx, repair=True)
+            known = {fact_key(v.cand) for v in cr.verified}
+            new = [v for v in verified if fact_key(v.cand) not in known]
+            vstats.kept = len(new)
+            result.stats.merge(vstats)
+            for v in new:  # spans: window -> chunk
+                v.cand.start += w.offset
+                v.cand.end += w.offset
+                cr.verified.append(v)
+                t = self.extractor.to_triple(v, cr.chunk, result.doc, ctx, Mode.FAST, run)
+                result.triples.append(t.model_copy(update={
+                    "mode": Mode.AUTO.value, "model_id": self.model_id,
+                    "prompt_version": PROMPT_VERSION, "source": "extract:llm",
+                }))  # fmt: skip
+            kept += len(new)
+            self.stats.kept += len(new)
+            self._merge_run(cr, run)
+        return kept
+
+    @staticmethod
+    def _merge_run(cr: Any, run: LLMRun) -> None:
+        acc: LLMRun = cr.llm
+        acc.calls += run.calls
+        acc.iterations = max(acc.iterations, run.iterations)
+        acc.critiques += run.critiques
+        acc.errors += run.errors
+        acc.latency_s += run.latency_s
+
+    async def _ask(self, run: LLMRun, messages: list, model: type, name: str,
+                   max_tokens: int) -> Any:  # fmt: skip
+        run.calls += 1
+        self.stats.calls += 1
+        started = time.perf_counter()
+        try:
+            return await self.budget.call(
+                lambda: self.client.structured(
+                    messages, model, prompt_name=name, max_tokens=max_tokens, max_repairs=1
+                )
+            )
+        finally:
+            took = time.perf_counter() - started
+            run.latency_s += took
+            self.stats.model_s += took
+
+    async def _window(self, run: LLMRun, w: Window, ctx: DocContext, profile: str,
+                      schema: ExtractionSchema, header: str, day: str
+                      ) -> list[Candidate]:  # fmt: skip
+        shots = _SHOTS_OF.get(profile, profile)
+        common: dict[str, Any] = {"text": w.text, "schema": schema, "profile": shots,
+                                  "main_entity": ctx.main_entity or None}  # fmt: skip
+        model = fact_model(schema)
+        try:
+            rows = _rows(await self._ask(run, facts_v2(common), model, facts_v2.id,
+                                         self.max_tokens))  # fmt: skip
+            proposals = [to_candidate(r, w.text, ctx, header, day, profile) for r in rows]
+            if self.mode == Mode.REFLECTION:
+                proposals = await self._reflect(run, proposals, w, ctx, profile, common, header,
+                                                day, model)  # fmt: skip
+        except LLMUnavailable:
+            raise
+        except LLMError as exc:  # a timeout, malformed JSON after a repair: nothing from here
+            run.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+            self.stats.errors[type(exc).__name__] += 1
+            return []
+        self.stats.proposed += len(proposals)
+        for p in proposals:
+            if p.cand is None:
+                self.stats.dropped[p.reason] += 1
+        return [p.cand for p in proposals if p.cand is not None]
+
+    def _gate_issues(self, proposals: list[Proposal], w: Window, ctx: DocContext
+                     ) -> list[dict[str, Any]]:  # fmt: skip
+        """What the checks reject, in the critic's format (rule names of ``Issue``)."""
+        issues = []
+        for i, p in enumerate(proposals, start=1):
+            reason = p.reason
+            if p.cand is not None:
+                import copy
+
+                probe = copy.copy(p.cand)
+                probe.props = dict(p.cand.props)
+                _, st = self.verifier.verify([probe], w.text, ctx, repair=True)
+                reason = next(iter(st.dropped), "")
+            if not reason or reason == "duplicate":
+                continue
+            rule = reason.split(":")[0]
+            rule = {"schema": "relation_schema", "bad_span": "unsupported",
+                    "value_not_in_span": "unsupported"}.get(rule, rule)  # fmt: skip
+            if rule not in ("subject_reference", "entity_length", "relation_schema",
+                            "unsupported", "direction"):  # fmt: skip
+                rule = "other"
+            issues.append({"triple_number": i, "rule": rule, "issue": f"fails check: {reason}",
+                           "suggestion": "correct it from the text, or drop it"})  # fmt: skip
+        return issues
+
+    async def _reflect(self, run: LLMRun, proposals: list[Proposal], w: Window, ctx: DocContext,
+                       profile: str, common: dict[str, Any], header: str, day: str,
+                       model: type) -> list[Proposal]:  # fmt: skip
+        for step in range(1, self.n_max + 1):
+            if not proposals:
+                break
+            rows = [p.row for p in proposals]
+            run.iterations = step
+            self.stats.rounds += 1
+            crit: Critique = await self._ask(run, critique_v2({**common, "facts": rows}),
+                                             Critique, critique_v2.id, 120)  # fmt: skip
+            issues = [i.model_dump() for i in crit.issues if i.triple_number <= len(rows)]
+            issues += self._gate_issues(proposals, w, ctx)
+            record = {"doc_id": ctx.doc_id, "step": step, "facts": rows, "issues": issues}
+            run.critiques.append(record)
+            log.info("tier critique %s", record)
+            if not issues:
+                break
+            fixed = await self._ask(run, correct_v2({**common, "facts": rows, "issues": issues}),
+                                    model, correct_v2.id, self.max_tokens)  # fmt: skip
+            proposals = [to_candidate(r, w.text, ctx, header, day, profile) for r in _rows(fixed)]
+        return proposals
+
+
+def make_tier(extractor: Any, client: Any, cfg: Any) -> ModelTier:
+    """A tier from ``[extract.tier]`` settings (``core.settings.ExtractTierSettings``)."""
+    mode = Mode(cfg.mode) if cfg.mode in ("single", "multi", "reflection") else Mode.REFLECTION
+    return ModelTier(
+        extractor, client, budget=ModelBudget(cfg.share_cores, cfg.threads), mode=mode,
+        n_max=cfg.n_max, max_chars=cfg.max_chars, max_windows=cfg.max_windows,
+        max_tokens=cfg.max_tokens,
+    )  # fmt: skip
+
+
+async def drain(queue: TierQueue, tier: Any, stop: asyncio.Event | None = None) -> None:
+    """Run queued documents through the tier, most urgent first; an item is
+    ``(DocResult, asyncio.Future)`` and its future gets the count kept or the error.
+    Waits idle on an empty queue."""
+    while stop is None or not stop.is_set():
+        result, fut = await queue.get()
+        try:
+            n = await tier.run(result)
+            if not fut.done():
+                fut.set_result(n)
+        except Exception as exc:
+            if not fut.done():
+                fut.set_exception(exc)
+        finally:
+            queue.task_done()
+
+
+__all__ = [
+    "PRIORITY",
+    "PROMPT_VERSION",
+    "ModelBudget",
+    "ModelTier",
+    "TierQueue",
+    "TierStats",
+    "Window",
+    "candidate_windows",
+    "drain",
+    "make_tier",
+    "needs_model",
+    "priority_of",
+    "profile_of",
+    "schema_for",
+    "to_candidate",
+    "windows_of",
+]
