@@ -22,8 +22,15 @@ from core.runtime_state import Endpoints, endpoints
 from core.settings import Settings
 from core.topics import spec
 from evaluation.bench.serve import run_serve_bench
-from evaluation.scorers.cypher import EVALSETS, dump_failures, evaluate, read_items, summarize
-from evaluation.scorers.cypher_fixture import SAMPLE_TICKS, load_graph
+from evaluation.scorers.cypher import (
+    EVALSETS,
+    dump_all,
+    dump_failures,
+    evaluate,
+    read_items,
+    summarize,
+)
+from evaluation.scorers.cypher_fixture import load_graph, load_sample_day
 from kg.cypher import CypherQA, LLMReviser
 from kg.cypher.hybrid import RetrievalAnswerer
 from kg.graph.store import open_store
@@ -55,7 +62,7 @@ async def _qa(
     llm = None
     try:
         if ensure_sample:  # a temporary graph: the sample graph (universe + sample ticks)
-            await load_graph(store, SAMPLE_TICKS)
+            await load_sample_day(store)
         embedder = None
         if settings.query.rank_with_embeddings:
             embedder = await asyncio.to_thread(make_embedder, settings.embed)
@@ -137,6 +144,12 @@ def ask(
     if json_:
         emit_json(result.model_dump(mode="json"))
         return
+    read = result.interpretation
+    if read is not None:
+        typer.echo(f"[{result.status}, confidence {read.confidence:.2f}] {read.text}")
+    if result.abstention is not None:
+        for k, c in enumerate(result.abstention.choices, 1):
+            typer.echo(f"  reading {k}: {c.text}")
     typer.echo(result.answer)
     if result.time is not None:
         t = result.time
@@ -155,9 +168,15 @@ def eval_cypher(
         str,
         typer.Option(
             help="fixture: a fresh graph with the universe + the suite's "
-            "observations; current: the configured graph as it is"
+            "observations; sample: a fresh graph with the universe + the real sample day "
+            "(connectors/samples/ticks_history.jsonl + ticks.jsonl, through the tick sink); "
+            "current: the configured graph as it is"
         ),
     ] = "fixture",
+    dump: Annotated[
+        Path | None,
+        typer.Option(help="write every question's outcome, confidence and evidence (JSONL)"),
+    ] = None,
     llm: Annotated[bool, typer.Option("--llm/--no-llm", help="also run with LLM revision")] = True,
     failures: Annotated[int, typer.Option(help="failed questions listed in the output")] = 20,
     revise_policy: Annotated[
@@ -172,8 +191,11 @@ def eval_cypher(
         items = read_items(path)
     except (OSError, ValueError) as exc:
         fail(exc)
+    if graph not in ("fixture", "sample", "current"):
+        fail(ValueError(f"--graph must be fixture, sample or current, not {graph!r}"))
     settings = Settings()
-    name = f"livekg_eval_cypher_{uuid.uuid4().hex[:8]}" if graph == "fixture" else None
+    fresh = graph in ("fixture", "sample")
+    name = f"livekg_eval_cypher_{uuid.uuid4().hex[:8]}" if fresh else None
 
     async def go(s: Settings, ep: Any) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -184,7 +206,8 @@ def eval_cypher(
         try:
             if name:
                 store = open_store(s.with_overrides(graph={"graph_name": name}), ep.falkordb_url)
-                out["observations_loaded"] = await load_graph(store)
+                load = load_sample_day if graph == "sample" else load_graph
+                out["observations_loaded"] = await load(store)
                 await store.close()
             modes = [False, True] if llm else [False]
             for revise in modes:
@@ -201,11 +224,29 @@ def eval_cypher(
                 key = "with_revision" if revise else "without_revision"
                 out[key] = {**summarize(scored), "seconds": round(time.perf_counter() - t0, 2)}
                 out[key]["failures"] = dump_failures(scored, failures)
+                if dump is not None and not revise:
+                    lines = [json.dumps(r, ensure_ascii=False) for r in dump_all(scored)]
+                    dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
         finally:
             if name:
                 await _drop_graph(s, ep.falkordb_url, name)
         base = out["without_revision"]
-        out.update(accuracy=base["accuracy"], by_type=base["by_type"], by_lang=base["by_lang"])
+        out.update(
+            accuracy=base["accuracy"],
+            by_type=base["by_type"],
+            by_lang=base["by_lang"],
+            **{
+                k: base[k]
+                for k in (
+                    "answered",
+                    "abstained",
+                    "answered_wrong",
+                    "answered_wrong_share",
+                    "precision",
+                    "rows_right",
+                )
+            },
+        )
         return out
 
     result = _on_stack(settings, go)

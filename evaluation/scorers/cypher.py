@@ -6,6 +6,12 @@ and the expected rows pair up one to one, each expected value found among its ro
 values (strings case-insensitively, numbers within 1e-3 relative or 1e-4 absolute);
 column names are not compared, so ``{"id": "AAPL"}`` matches ``{"id": "AAPL", "name":
 "Apple Inc."}``. Accuracy is reported overall, per type and per language.
+
+An answer that abstains (``status: "abstained"``, issue 44) is not right, whatever its
+tentative rows: ``accuracy`` counts answered questions whose rows match. Beside it:
+``answered`` / ``abstained`` (counts), ``answered_wrong`` (count and ``answered_wrong_share``
+of all questions), ``precision`` (right among answered) and ``rows_right`` (the share whose
+executed reading's rows match, abstained or not: the figure earlier passes reported).
 """
 
 from __future__ import annotations
@@ -50,6 +56,11 @@ class Scored(BaseModel):
     method: str = ""
     revised: bool = False
     ms: float = 0.0
+    status: str = "answered"
+    rows_ok: bool = False  # the executed reading's rows match (abstained or not)
+    confidence: float = 1.0
+    evidence: list[str] = Field(default_factory=list)
+    unplaced: list[str] = Field(default_factory=list)
 
 
 def read_items(path: Path) -> list[EvalItem]:
@@ -106,9 +117,18 @@ def summarize(scored: Iterable[Scored]) -> dict[str, Any]:
     def acc(xs: list[bool]) -> float:
         return round(sum(xs) / len(xs), 4) if xs else 0.0
 
+    answered = [s for s in items if s.status == "answered"]
+    wrong = sum(not s.ok for s in answered)
+    n = len(items)
     return {
-        "n": len(items),
+        "n": n,
         "accuracy": acc([s.ok for s in items]),
+        "answered": len(answered),
+        "abstained": n - len(answered),
+        "answered_wrong": wrong,
+        "answered_wrong_share": round(wrong / n, 4) if n else 0.0,
+        "precision": acc([s.ok for s in answered]),
+        "rows_right": acc([s.rows_ok for s in items]),
         "by_type": {t: {"n": len(v), "accuracy": acc(v)} for t, v in sorted(by_type.items())},
         "by_lang": {k: {"n": len(v), "accuracy": acc(v)} for k, v in sorted(by_lang.items())},
         "revised": sum(s.revised for s in items),
@@ -119,26 +139,42 @@ async def evaluate(qa: CypherQA, items: list[EvalItem], *, revise: bool) -> list
     out = []
     for it in items:
         res = await qa.ask(it.question, revise=revise, now=it.now)
+        rows = res.rows if res.abstention is None else res.abstention.rows
+        rows_ok = rows_match(it.expected, rows)
+        read = res.interpretation
         out.append(
             Scored(
                 question=it.question,
                 type=it.type,
                 lang=it.language(),
-                ok=rows_match(it.expected, res.rows),
+                ok=res.status == "answered" and rows_ok,
                 expected=it.expected,
-                rows=res.rows,
+                rows=rows,
                 cypher=res.cypher,
                 method=res.method,
                 revised=res.revised,
                 ms=res.timings.get("total_ms", 0.0),
+                status=res.status,
+                rows_ok=rows_ok,
+                confidence=read.confidence if read else 1.0,
+                evidence=read.evidence if read else [],
+                unplaced=read.unplaced if read else [],
             )
         )
     return out
 
 
+FAILURE_FIELDS = {"question", "type", "expected", "rows", "cypher", "status", "evidence"}
+
+
 def dump_failures(scored: Iterable[Scored], limit: int = 50) -> list[dict[str, Any]]:
-    return [
-        json.loads(s.model_dump_json(include={"question", "type", "expected", "rows", "cypher"}))
-        for s in scored
-        if not s.ok
-    ][:limit]
+    return [json.loads(s.model_dump_json(include=FAILURE_FIELDS)) for s in scored if not s.ok][
+        :limit
+    ]
+
+
+def dump_all(scored: Iterable[Scored]) -> list[dict[str, Any]]:
+    """Every question's outcome and evidence (for calibrating the abstention threshold)."""
+    keep = {"question", "type", "lang", "ok", "rows_ok", "status", "confidence", "evidence"}
+    keep |= {"unplaced"}
+    return [json.loads(s.model_dump_json(include=keep)) for s in scored]

@@ -38,6 +38,15 @@ from kg.cypher.lexicon import (
     to_simplified,
 )
 from kg.cypher.rank import rank
+from kg.cypher.reading import (
+    THRESHOLD,
+    Abstention,
+    Interpretation,
+    assess,
+    choices,
+    fields_of,
+    sentence,
+)
 from kg.cypher.respell import Respeller
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import (
@@ -55,6 +64,7 @@ from kg.models.prompts.cypher import RevisedCypher, revise_v1
 
 log = logging.getLogger(__name__)
 
+_ZH = re.compile(r"[\u3400-\u9fff]")
 MAX_REVISED_CHARS = 2000
 MAX_EXECUTED = 4  # candidates tried before giving up on the heuristic path
 # The HybridRAG fallback's time cap: past it the answer is "not known" (the retrieval
@@ -102,6 +112,16 @@ class AskResult(BaseModel):
     revised: bool = False
     candidates: int = 0
     time: TimeUsed | None = None
+    status: Literal["answered", "abstained"] = Field(
+        default="answered",
+        description="abstained: the reading was not sure enough to answer (see abstention)",
+    )
+    interpretation: Interpretation | None = Field(
+        default=None, description="the reading that ran, in words and fields, with confidence"
+    )
+    abstention: Abstention | None = Field(
+        default=None, description="what could not be placed, and the closest readings"
+    )
 
 
 class HybridAnswer(BaseModel):
@@ -212,6 +232,21 @@ def _answered_empty(
     if first is None or first.kind != "series" or agg is None or nxt.kind == "series":
         return False
     return bool(first.anchors) and all(labels.get(a) == "Indicator" for a in first.anchors)
+
+
+def abstain_text(question: str, understood: str, unplaced: Sequence[str]) -> str:
+    """What an abstaining answer says: the reading it would have run, what it could not
+    place, and that it did not answer."""
+    zh = bool(_ZH.search(question))
+    missing = ("、" if zh else ", ").join(dict.fromkeys(unplaced))
+    if zh:
+        tail = f"；未能放入查询：{missing}" if missing else ""
+        return f"不确定，未作答。理解为：{understood}{tail}。请从候选解读中选择或换个说法。"
+    tail = f"; could not place: {missing}" if missing else ""
+    return (
+        f"Not sure, so not answered. Read as: {understood}{tail}. "
+        "Pick one of the readings offered or rephrase."
+    )
 
 
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
@@ -366,6 +401,41 @@ class CypherQA:
             t = lap("revision_ms", t)
 
         def result(method: Literal["cypher", "hybrid", "none"], **kw: Any) -> AskResult:
+            fields = fields_of(frame, chosen, self.lexicon.entities)
+            conf, evidence, unplaced = assess(
+                frame,
+                chosen,
+                ranked,
+                tokens=_tokens,
+                rows_found=bool(kw.get("rows")),
+                method=method,
+                entities=self.lexicon.entities,
+            )
+            text = sentence(frame, fields)
+            source = "rules"
+            if revised:
+                source = "model"
+                zh = _ZH.search(question)
+                text = ("模型写的查询：" if zh else "query written by the model: ") + text
+            elif method == "hybrid":
+                source = "retrieval"
+            kw["interpretation"] = Interpretation(
+                text=text,
+                fields=fields,
+                confidence=conf,
+                evidence=evidence,
+                unplaced=unplaced,
+                source=source,
+            )
+            if conf < THRESHOLD and not revised:
+                kw["status"] = "abstained"
+                kw["abstention"] = Abstention(
+                    unplaced=unplaced,
+                    choices=choices(ranked, frame, self.lexicon.entities),
+                    rows=kw.pop("rows", []),
+                )
+                kw["answer"] = abstain_text(question, text, unplaced)
+                kw["citations"] = []
             timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             return AskResult(
                 question=question,

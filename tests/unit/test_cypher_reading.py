@@ -1,0 +1,135 @@
+"""The reading an answer executed, in words and fields, and abstaining instead of guessing
+(issue 44): over the bundled universe's lexicon, with a fake store that answers every
+query with the same rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluation.scorers.cypher import Scored, summarize
+from kg.cypher import CypherQA
+from kg.cypher.reading import THRESHOLD, assess, fields_of, sentence
+from kg.cypher.synth import Synthesizer
+from tests.fakes.universe_lexicon import NOW, frame, universe_lexicon
+
+
+class RowsStore:
+    """Every query finds ``rows`` (the data clock finds nothing)."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.ran: list[str] = []
+
+    async def query(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict]:
+        self.ran.append(cypher)
+        if ("last_observed_at" in cypher and "max(" in cypher) or "startNode(f)" in cypher:
+            return []  # the data clock and the citations' fact edges
+        return list(self.rows)
+
+
+def qa_over(rows: list[dict[str, Any]]) -> CypherQA:
+    return CypherQA(RowsStore(rows), universe_lexicon())  # type: ignore[arg-type]
+
+
+def read(question: str) -> tuple[Any, Any, list[Any]]:
+    f = frame(question)
+    cands = sorted(Synthesizer(universe_lexicon()).candidates(f, NOW), key=lambda c: -c.prior)
+    for c in cands:
+        c.score = c.prior
+    return f, (cands[0] if cands else None), cands
+
+
+def test_a_spread_on_a_day_reads_as_one_series_minus_the_other_on_that_day() -> None:
+    f, best, _ = read("CN10Y minus CN1Y on 2026-11-18")
+    fields = fields_of(f, best, universe_lexicon().entities)
+    text = sentence(f, fields)
+    assert text.startswith("CN10Y minus CN1Y")
+    assert "on 2026-11-18" in text
+    assert [e.id for e in fields.entities] == ["CN10Y", "CN1Y"]
+    assert fields.kind == "series" and fields.measure == "spread"
+    assert fields.time is not None and fields.time.start == "2026-11-18"
+
+
+def test_a_chinese_question_is_read_back_in_chinese() -> None:
+    f, best, _ = read("哪些银行在上交所上市？")
+    text = sentence(f, fields_of(f, best, universe_lexicon().entities))
+    assert "公司" in text or "银行" in text
+    assert not any(w in text for w in ("which", "linked", "number of"))
+
+
+def test_a_negated_set_names_what_it_excludes() -> None:
+    f, best, _ = read("which funds do not hold moutai")
+    fields = fields_of(f, best, universe_lexicon().entities)
+    assert fields.entities[0].negated and fields.entities[0].id == "600519.SH"
+    assert "not " in sentence(f, fields)
+
+
+def test_a_fully_used_reading_is_sure_and_an_unread_entity_costs_confidence() -> None:
+    f, best, ranked = read("Which companies belong to the banking industry?")
+    toks, _ = universe_lexicon().match(f.question)
+    sure, evidence, _ = assess(f, best, ranked, tokens=toks, rows_found=True, method="cypher")
+    assert sure >= THRESHOLD and "unused_entity" not in evidence
+    # the same reading for a question that also names Moutai does not use Moutai
+    g = frame("Which companies belong to the banking industry like Kweichow Moutai?")
+    toks, _ = universe_lexicon().match(g.question)
+    conf, evidence, unplaced = assess(
+        g, best, ranked, tokens=toks, rows_found=True, method="cypher"
+    )
+    assert "unused_entity" in evidence and conf < sure
+    assert any("Moutai" in u for u in unplaced)
+
+
+def test_a_negation_the_query_does_not_apply_is_evidence_against_it() -> None:
+    _f, best, ranked = read("Which companies belong to the banking industry?")
+    g = frame("Which companies are not doing well in the banking industry?")
+    toks, _ = universe_lexicon().match(g.question)
+    g.negated = frozenset()  # as if the negation had found no slot
+    _, evidence, unplaced = assess(g, best, ranked, tokens=toks, rows_found=True, method="cypher")
+    assert "unplaced_negation" in evidence and "a negation" in unplaced
+
+
+async def test_ask_returns_status_and_the_interpretation_above_the_rows() -> None:
+    qa = qa_over([{"id": "601398.SH", "name": "ICBC"}])
+    res = await qa.ask("Which companies belong to the banking industry?", now=NOW)
+    assert res.status == "answered" and res.rows
+    assert res.interpretation is not None
+    assert res.interpretation.fields.entities[0].id == "IND_BANKS"
+    assert "BELONGS_TO" in res.interpretation.fields.relations
+    assert res.interpretation.text and res.abstention is None
+    dumped = res.model_dump(mode="json")
+    assert dumped["status"] == "answered" and dumped["interpretation"]["fields"]["kind"]
+
+
+async def test_a_question_with_nothing_read_abstains_and_says_what_it_could_not_place() -> None:
+    qa = qa_over([{"id": "601398.SH", "name": "ICBC"}])
+    res = await qa.ask("Which companies did Moody's downgrade last quarter?", now=NOW)
+    assert res.status == "abstained"
+    assert res.rows == [] and res.abstention is not None
+    assert res.interpretation is not None and res.interpretation.confidence < THRESHOLD
+    assert "not answered" in res.answer.lower()
+    assert any("downgrad" in u or "moody" in u for u in res.abstention.unplaced)
+
+
+async def test_an_abstained_chinese_answer_says_so_in_chinese() -> None:
+    qa = qa_over([])
+    res = await qa.ask("穆迪下调了哪些公司的评级？", now=NOW)
+    assert res.status == "abstained" and "未作答" in res.answer
+
+
+def _scored(ok: bool, status: str, rows_ok: bool) -> Scored:
+    return Scored(question="q", type="AF", lang="en", ok=ok, expected=[], status=status,
+                  rows_ok=rows_ok)  # fmt: skip
+
+
+def test_the_scorer_counts_abstentions_apart_from_wrong_answers() -> None:
+    s = summarize(
+        [
+            _scored(True, "answered", True),
+            _scored(False, "answered", False),
+            _scored(False, "abstained", True),
+            _scored(False, "abstained", False),
+        ]
+    )
+    assert (s["answered"], s["abstained"], s["answered_wrong"]) == (2, 2, 1)
+    assert s["accuracy"] == 0.25 and s["precision"] == 0.5
+    assert s["answered_wrong_share"] == 0.25 and s["rows_right"] == 0.5
