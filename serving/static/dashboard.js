@@ -52,6 +52,13 @@ $("ask-form").addEventListener("submit", async (e) => {
   $("answer").textContent = "…";
   try {
     const r = await api("/ask", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({question})});
+    // the reading the answer executed (issue 44), above the answer and rows
+    let reading = $("reading");
+    if (!reading) { reading = document.createElement("div"); reading.id = "reading"; $("answer").before(reading); }
+    const it = r.interpretation;
+    const picks = r.abstention ? r.abstention.choices.map((c, k) => `\n  ${k + 1}. ${c.text}`).join("") : "";
+    reading.textContent = it ? `${r.status === "abstained" ? "Not answered" : "Read as"}: ${it.text} (confidence ${it.confidence.toFixed(2)})${picks}` : "";
+    reading.style.whiteSpace = "pre-line";
     $("answer").textContent = r.answer;
     $("answer").dataset.method = r.method;
     $("cypher").textContent = r.cypher ? `${r.cypher}\n\nparams: ${JSON.stringify(r.params)}` : "(none)";
