@@ -7,7 +7,8 @@ are and a contact address, as SEC's fair-access policy asks); requests are cappe
 One stream per watch-list entry (ticker or CIK). Cursor: the filing's
 ``acceptanceDateTime|accessionNumber``. A first poll takes only the latest few filings;
 later polls take every filing accepted after the cursor, oldest first. The primary
-document's full text and its tables are kept (tables also as rows for extraction);
+document's full text and its tables are kept (each table also as its grid in plain HTML,
+``connectors/edgar_html.py``, for the extractor to read by its column spans);
 text longer than one record allows is split into numbered parts.
 """
 
@@ -19,8 +20,9 @@ import httpx
 import orjson
 
 from connectors.base import Batch, SchemaDriftError, SourceError, require_columns
+from connectors.edgar_html import MAX_TABLE_HTML, filing_document, is_table_html
 from connectors.http import HttpSource
-from connectors.text import html_document, parse_time
+from connectors.text import parse_time
 from core.records import RawFiling
 from core.settings import ConnectorSettings
 
@@ -75,6 +77,8 @@ def split_parts(text: str, limit: int = PART_CHARS) -> list[tuple[int, str]]:
 
 
 def _trim_table(rows: list[list[str]]) -> list[list[str]]:
+    if is_table_html(rows):  # the table's grid as plain HTML (connectors/edgar_html.py)
+        return [[rows[0][0][:MAX_TABLE_HTML]]]
     return [[c[:MAX_CELL_CHARS] for c in r] for r in rows[:MAX_TABLE_ROWS]]
 
 
@@ -168,9 +172,7 @@ class EdgarConnector(SecWatchlistSource):
                 batch.rejected += 1
                 batch.errors.append(f"filing {cur}: no valid document URL ({exc})")
                 continue
-            _, doc = await self.http.get(
-                url, lambda resp: html_document(resp.content, with_tables=True)
-            )
+            _, doc = await self.http.get(url, lambda resp: filing_document(resp.content))
             assert doc is not None
             self._add_filing(batch, cur, r, doc, company, company_name, url)
         return batch

@@ -13,7 +13,7 @@ import re
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, model_validator
 from core.records import CleanDocument, Triple, stable_id
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
+from kg.extract.html_tables import read_html_table
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
 from kg.extract.nlp_en import extract_en, guess_main_entity, parse_many
 from kg.extract.relclf import RELCLF_RULE, suppress_known
@@ -31,6 +32,7 @@ from kg.extract.tables import (
     fiscal_note,
     read_chunk_table,
     render_table,
+    report_end,
     table_context,
 )
 from kg.extract.types import Candidate, DocContext, Mode
@@ -242,9 +244,20 @@ class Extractor:
 
     # -- the LLM-free part -----------------------------------------------------------
     def fast_candidates(
-        self, chunk: Chunk, ctx: DocContext, drops: Counter[str] | None = None, before: str = ""
+        self,
+        chunk: Chunk,
+        ctx: DocContext,
+        drops: Counter[str] | None = None,
+        before: str = "",
+        until: date | None = None,
     ) -> list[Candidate]:
         text = chunk.text
+        if chunk.kind == "table" and "<table" in text[:200].lower():
+            # HTML: read by its grid (column spans), kg/extract/html_tables.py
+            read = read_html_table(text, ctx, context=f"{chunk.section} {before}", until=until)
+            if drops is not None:
+                drops.update({TABLE_DROP_PREFIX + k: n for k, n in read.dropped.items() if n})
+            return read.candidates
         out = extract_patterns(text, ctx, "en") + extract_patterns(text, ctx, "zh")
         if chunk.kind == "table":
             read = read_chunk_table(text, ctx, context=f"{chunk.section} {before}")
@@ -269,6 +282,9 @@ class Extractor:
         # "\f" ends the context of a table appended here: its caption travels in its first
         # row, and the document's last lines (maybe the table itself, as text) are not it
         for rows in doc.tables:
+            if len(rows) == 1 and len(rows[0]) == 1 and rows[0][0].startswith("<table"):
+                text += "\n\n\f\n" + " ".join(rows[0][0].split("\n")) + "\n"  # a grid
+                continue
             text += "\n\n\f\n" + render_table(rows, caption_before(doc.text, rows)) + "\n"
         if not doc.tables and "|" not in text:  # any kind: the text decides what is a table
             flats = scan_flat_tables(text).tables  # PDF text: tables as column dumps
@@ -310,6 +326,7 @@ class Extractor:
         version = self.prompt_version(mode)
         llm_chunks = 0
         fye_note = fiscal_note(doc.title, doc.text)
+        until = report_end(doc.text) if doc.kind == "filing" else None
         for chunk in chunks:
             key = chunk_key(chunk, version)
             if skip_seen and key in self._seen:
@@ -318,7 +335,7 @@ class Extractor:
             drops: Counter[str] = Counter()
             is_table = chunk.kind == "table"
             before = f"{table_context(text, chunk.start)} {fye_note}" if is_table else ""
-            cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx, drops, before)
+            cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx, drops, before, until)
             result.stats.dropped.update(drops)
             run = LLMRun()
             use_llm = self.llm is not None and mode not in (Mode.FAST, Mode.AUTO)
@@ -333,7 +350,12 @@ class Extractor:
                 result.stats.merge(llm_stats)
             else:
                 llm_ok = []
-            fast_ok, fast_stats = self.verifier.verify(cands, chunk.text, ctx)
+            vtext = chunk.text
+            if is_table and "<table" in vtext[:200].lower():
+                # a grid's metric joins its title (the caption) and its row label, both in
+                # the chunk but not side by side in the markup
+                vtext += "\n" + "\n".join(sorted({c.tail for c in cands}))
+            fast_ok, fast_stats = self.verifier.verify(cands, vtext, ctx)
             result.stats.merge(fast_stats)
             seen = {v.cand.key() for v in fast_ok}
             merged = fast_ok + [v for v in llm_ok if v.cand.key() not in seen]

@@ -74,6 +74,9 @@ class FiscalYearEnd:
     month: int = 12
     day: int = 31
     stated: bool = False  # False: December 31 assumed
+    # 1: "fiscal 2024" ends in 2025 (a retailer's year ending late January or early
+    # February, named by the calendar year it mostly covers); 0: named by its end's year
+    label_offset: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +134,19 @@ def fiscal_year_end(context: str) -> FiscalYearEnd:
     )
     if m:
         month = MONTHS.get(m.group("month").lower().rstrip("."), 12)
-        return FiscalYearEnd(month, int(m.group(m.lastindex or 0)), True)
+        offset = 1 if _LABEL_NEXT.search(context) else 0
+        return FiscalYearEnd(month, int(m.group(m.lastindex or 0)), True, offset)
     return FiscalYearEnd()
 
 
+# ``tables.fiscal_note``'s words for a filing whose "fiscal 2024" ends in 2025
+_LABEL_NEXT = re.compile(
+    r"\bfiscal\s+((?:19|20|21)\d{2})\s+ends\s+in\s+((?:19|20|21)\d{2})\b", re.I
+)
+
+
 def _fy_period(year: int, fye: FiscalYearEnd) -> Period | None:
-    end = _safe_date(year, fye.month, fye.day)
+    end = _safe_date(year + fye.label_offset, fye.month, fye.day)
     if end is None:
         return None
     basis = "stated" if fye.stated else "calendar_assumed"
@@ -145,7 +155,7 @@ def _fy_period(year: int, fye: FiscalYearEnd) -> Period | None:
 
 def _quarter_period(year: int, q: int, fye: FiscalYearEnd, fiscal: bool) -> Period | None:
     if fiscal or fye.stated:
-        fy_end = _safe_date(year, fye.month, fye.day)
+        fy_end = _safe_date(year + fye.label_offset, fye.month, fye.day)
         if fy_end is None:
             return None
         end = _add_months(fy_end.replace(day=1), -3 * (4 - q))

@@ -24,7 +24,7 @@ import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from kg.extract.table_periods import (
     FYE_PHRASE,
@@ -64,6 +64,7 @@ _LETTERS = re.compile(r"[A-Za-z\u3400-\u9fff]")
 CURRENCY_CELL = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")  # a cell holding only a sign
 _CENTS = re.compile(r"\bcents?\b|\(c\)|¢", re.I)
 _PERIOD_WORDS = re.compile(r"\bended\b|\bas of\b|^at\b|\bfiscal\b|\bquarter", re.I)
+_EXCEPT_PCT = re.compile(r"except\s+[a-z ,]*percent(?:age)?s?", re.I)
 _PCT_CELL = re.compile(r"^(?:%|\)%|\)|pts?\.?|bps?)$", re.I)
 
 
@@ -77,6 +78,7 @@ class Drop:
     SCALE_UNKNOWN = "scale_unknown"  # a currency amount with no stated scale
     SHARE_OF_TOTAL = "pct_of_total_column"
     NO_ROW_LABEL = "no_row_label"
+    FUTURE = "future_period"  # a column after the report's end: a maturity schedule
     MISALIGNED = "misaligned_row"  # the row has a different number of cells
 
 
@@ -185,9 +187,45 @@ def fiscal_note(title: str, text: str) -> str:
     if m:
         month = int(m.group(2))
         name = calendar.month_name[month] if 1 <= month <= 12 else ""
-        return f"(fiscal years ended {name} {int(m.group(3))})" if name else ""
+        note = f"(fiscal years ended {name} {int(m.group(3))})" if name else ""
+        return note[:-1] + _label_note(int(m.group(1)), month, text) + ")" if note else ""
     t = FYE_PHRASE.search(text[:20_000])
-    return f"(fiscal years ended {t.group(1)} {t.group(2)})" if t else ""
+    if not t:
+        return ""
+    end = report_end(text)
+    offset = _label_note(end.year, end.month, text) if end else ""
+    return f"(fiscal years ended {t.group(1)} {t.group(2)}{offset})"
+
+
+_COVER_END = re.compile(
+    r"\bfiscal\s+year\s+ended:?\s+("
+    + "|".join(calendar.month_name[1:])
+    + r")\s+(\d{1,2}),?\s+((?:19|20)\d{2})",
+    re.I,
+)
+
+
+def report_end(text: str) -> date | None:
+    """The last day of the year a 10-K reports: its cover page's "For the fiscal year ended
+    February 1, 2025"; None when the opening does not say it."""
+    m = _COVER_END.search(text[:20_000])
+    if not m:
+        return None
+    month = list(calendar.month_name).index(m.group(1).capitalize())
+    try:
+        return date(int(m.group(3)), month, int(m.group(2)))
+    except ValueError:
+        return None
+
+
+def _label_note(end_year: int, month: int, text: str) -> str:
+    """The note "; fiscal 2024 ends in 2025" when a year ending in January-March is named by the
+    calendar year before its end: the filing says "fiscal 2024" more than "fiscal 2025"."""
+    if month > 3:
+        return ""
+    prev = len(re.findall(rf"\bfiscal(?:\s+year)?\s+{end_year - 1}\b", text, re.I))
+    same = len(re.findall(rf"\bfiscal(?:\s+year)?\s+{end_year}\b", text, re.I))
+    return f"; fiscal {end_year - 1} ends in {end_year}" if prev > same else ""
 
 
 def table_context(text: str, start: int, max_lines: int = 3) -> str:
@@ -384,8 +422,9 @@ def _columns(
     for j in range(1, width):
         text = " ".join([lead] + [h[j] for h in header if h[j]]).strip()
         kind = _column_kind(text, v)
+        plain = _EXCEPT_PCT.sub("", text)  # "(In millions, except percentages)"
         col = Column(
-            j, text, kind, percent="%" in text or bool(re.search(r"\bpercent", text, re.I))
+            j, text, kind, percent="%" in plain or bool(re.search(r"\bpercent", plain, re.I))
         )
         if kind in ("pct_change", "bp_change", "change_amount"):
             pair = change_pair(text, fye)
@@ -439,6 +478,14 @@ def _row_unit(label: str, v: TableVocab) -> str:
 
 
 _PARENS = re.compile(r"\([^)]*\)")
+_OPENING = re.compile(
+    r"\b(?:beginning|start)\s+of\s+(?:the\s+)?(?:fiscal\s+)?(?:period|year)\b|"
+    r"^(?:balance,?\s+)?beginning(?:\s+of\s+year)?\s+balance\b|^balance,?\s+beginning\b|"
+    r"^(?:balance|balances)\s+(?:at|as\s+of)\s+(?:the\s+)?beginning\b|"
+    r"\s[–-]\s*January\s+1$",
+    re.I,
+)
+_PCT_SECTION = re.compile(r"\bpercent(?:age)?\b|%|\bmix\b", re.I)
 # "Shipments per day", "Average employees per store": things counted per unit, not money
 _COUNT_RATE_ROW = re.compile(
     r"^(?:average\s+)?(?!(?:revenues|sales|earnings|costs|expenses|charges|fees|prices|"
@@ -503,9 +550,33 @@ def read_table(
     span: tuple[int, int] = (-1, -1),
 ) -> TableRead:
     """Metric facts of ``ctx.main_entity`` from a parsed table, and what was dropped."""
+    return read_frame(_frame(rows), ctx, context=context, span=span)
+
+
+def frame_of(header: list[list[str]], body: list[list[Cell]], caption: str = "") -> _Frame:
+    """A table whose header rows and body rows are already aligned cell for cell (an HTML
+    grid read by its spans: ``html_tables``)."""
+    width = max((len(r) for r in body), default=0)
+    return _Frame([list(h) for h in header], body, width, caption)
+
+
+def read_frame(
+    frame: _Frame,
+    ctx: DocContext,
+    *,
+    context: str = "",
+    span: tuple[int, int] = (-1, -1),
+    aligned: bool = False,
+    report_end: date | None = None,
+) -> TableRead:
+    """``read_table`` past the parsing: ``aligned`` header rows already hold one cell per
+    column (a spanning label repeated over its columns), so nothing is shifted or filled.
+    ``report_end``: the last day the document reports on; a value column of a later period
+    is a schedule (maturities, commitments), not a reported value: dropped
+    (``future_period``)."""
     v = vocab()
     out = TableRead()
-    frame = _frame(rows)
+    align = (lambda h, w: [list(r) for r in h]) if aligned else _align_header
     header_text = " ".join(t for h in frame.header for t in h if t)
     around = f"{context} {frame.caption}"
     out.statement = _statement(f"{around} {header_text}", v)
@@ -520,7 +591,7 @@ def read_table(
         return out
     fye = fiscal_year_end(f"{around} {header_text}")
     width = frame.width
-    header = _align_header(frame.header, width)
+    header = align(frame.header, width)
     cols = _columns(header, width, fye, v)
     if not any(c.period for c in cols):
         if _is_holdings(frame):  # "Name of Subsidiary | Percentage Owned": stakes
@@ -550,6 +621,9 @@ def read_table(
     instant_re = v.instant_re()
     labels = Counter(strip_footnotes(r[0].text, v).casefold() for r in frame.body if r)
     pending: list[list[str]] = []  # a header repeated inside the body ("As of ... 2018")
+    pct_section = False
+    # the columns' periods come from their own header cells, not a "Fiscal 2024" label
+    own_periods = any(parse_period(h[c.index]) for h in header for c in cols if c.index < len(h))
     prev_label = ""
     for row in frame.body:
         label = strip_footnotes(row[0].text, v) if row else ""
@@ -561,29 +635,40 @@ def read_table(
                 pending.append([c.text for c in row])
             elif label and _LETTERS.search(label):
                 section = label.rstrip(":")
+                pct_section = bool(_PCT_SECTION.search(section))
+                # "Fiscal 2023" heading the rows under it, in a table whose columns name
+                # no period (segments across, years down): those rows' period
+                row_period = parse_period(section, fye) if len(section) < 60 else None
+                if row_period and not own_periods:
+                    cols = [replace(c, period=row_period) if c.kind == "value" else c for c in cols]
+                    out.columns = cols
             continue
         if pending:
             if any(parse_period(t) for h in pending for t in h[1:]):
-                cols = _columns(_align_header(pending, width), width, fye, v)
+                cols = _columns(align(pending, width), width, fye, v)
                 out.columns = cols
             pending = []
         if not label or not _LETTERS.search(label) or parse_amount(label) is not None:
             out.dropped[Drop.NO_ROW_LABEL] += n_amounts
             continue
         all_pct = all(a.percent for _, _, a in values if a)
+        # a section of percentages writes "%" on its first row only (Amazon's "Net Sales
+        # Mix", "Year-over-year Percentage Growth"): its bare numbers are percentages
+        pct_rows = pct_section and not any(a.currency for _, _, a in values if a)
         if all_pct and label.casefold() == prev_label.casefold():
             # "Americas $132,426" then "Americas 46.5%": the second row is its share
             out.dropped[Drop.SHARE_OF_TOTAL] += n_amounts
             continue
         prev_label = label
-        if len(row) < width and any(len(h) > len(row) for h in frame.header):
+        if not aligned and len(row) < width and any(len(h) > len(row) for h in frame.header):
             out.dropped[Drop.MISALIGNED] += n_amounts  # cells lost: the columns do not line up
             continue
         words = label.split()
         if len(words) > MAX_NAME_WORDS or len(label) > MAX_NAME_CHARS:
             out.dropped[Drop.NO_ROW_LABEL] += n_amounts
             continue
-        row_unit = _row_unit(label, v)
+        # "Basic" under "Net loss per share:": the section names the unit
+        row_unit = _row_unit(label, v) or (_row_unit(section, v) if section else "")
         row_scale = _scale(label, v)  # "Revenue (in thousands)": the row states its own
         paren = _ROW_UNIT_PAREN.search(label)  # "Revenue (GBP m)": its currency too
         row_currency = _currency(paren.group(0), v) if paren else ""
@@ -607,6 +692,11 @@ def read_table(
             if col is None or col.period is None:
                 out.dropped[Drop.PERIOD_UNKNOWN] += 1
                 continue
+            if report_end and col.period.end > report_end + timedelta(days=7):
+                out.dropped[Drop.FUTURE] += 1
+                continue
+            if pct_rows and not amount.percent and row_unit != "%":
+                amount = replace(amount, percent=True)  # "International 11" under "12 %"
             unit, value = _unit_value(
                 amount,
                 col,
@@ -843,6 +933,13 @@ def _unit_value(
     return cur, round(a.value * scale, 6)
 
 
+def _year_before(d: date) -> date:
+    try:
+        return d.replace(year=d.year - 1)
+    except ValueError:  # February 29
+        return d.replace(year=d.year - 1, day=28)
+
+
 def _candidate(
     ctx: DocContext,
     metric: str,
@@ -858,6 +955,12 @@ def _candidate(
     instant: bool = False,
 ) -> Candidate:
     assert col.period is not None
+    if col.prior is None and _OPENING.search(label):
+        # "Cash ..., beginning of period" under FY2024: the balance on the day before it;
+        # under "January 26, 2025" in a roll-forward: a year before that date
+        p = col.period
+        opening = p.start - timedelta(days=1) if p.start else _year_before(p.end)
+        col = replace(col, period=Period(opening.isoformat(), opening, None))
     end, start = _iso(col.period)
     if instant and col.prior is None:
         start = ""  # a balance: the amount at the period's end, not over the period

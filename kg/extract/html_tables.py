@@ -1,0 +1,576 @@
+"""A filing's HTML tables read by their structure, and their inline XBRL tags.
+
+EDGAR filings lay a table out on a grid: a value column is two to four physical cells
+("$", the number, ")" or "%"), a header cell spans them (``colspan``), a group label
+("Year Ended December 31,") spans every period under it, and the period row sits under
+it. Read as a grid, a number's column is the physical column its cell ends on, and its
+header is the cell of each header row that covers that column: the alignment is the
+markup's, not a guess from cell counts. A logical table (one cell per value column, the
+header text of every header row repeated over the columns it spans) is then read by
+``tables.read_frame`` like any other table, so the periods, column kinds, scale and
+units are the same code's.
+
+The same tables arrive flattened to text (the pipe-separated rows HTML-to-text tools
+write: empty cells gone, so a header row has fewer cells than its value rows, "$" and "%"
+in cells of their own, the period row apart from its "Fiscal" row); ``read_flat``
+rebuilds the same logical table from the cell counts, where they say it unambiguously
+(``flatten`` writes that form from the HTML, for the check that both give the same facts).
+
+Inline XBRL: ``ix:nonFraction`` tags carry the concept, context (period, dimensions),
+scale and sign of a number; ``Filing.facts`` lists them, ``Cell.tag`` keeps the one in a
+table cell (the authority a table value is checked against: ``evaluation/scorers/extract_xbrl.py``).
+edgartools (MIT) reads the same, but brings pandas, pyarrow, rich and a dozen more
+packages for what lxml, already a dependency of the connectors, does here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+
+import lxml.etree
+import lxml.html
+
+from kg.extract.tables import (
+    MAX_COLS,
+    MAX_ROWS,
+    Cell,
+    TableRead,
+    fiscal_note,
+    frame_of,
+    parse_amount,
+    read_frame,
+    report_end,
+)
+from kg.extract.types import DocContext
+
+_WS = re.compile(r"\s+")
+_SIGN_ONLY = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
+_AFTER = re.compile(r"^(?:%|\)|\)%|%\)|pts?\.?|bps?)$", re.I)
+_HIDDEN = ("script", "style", "head", "title", "ix:header")
+_BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr"}
+MAX_CONTEXT_LINES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class IxFact:
+    """One ``ix:nonFraction``: its concept, context and value in base units."""
+
+    concept: str
+    context: str
+    unit: str
+    value: float | None  # None: nil
+    decimals: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IxContext:
+    end: date | None
+    start: date | None  # None: an instant
+    dims: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class GridCell:
+    text: str
+    col: int  # first physical column
+    span: int
+    tag: IxFact | None = None
+
+    @property
+    def last(self) -> int:
+        return self.col + self.span - 1
+
+
+@dataclass(slots=True)
+class HtmlTable:
+    index: int
+    rows: list[list[GridCell]]
+    context: str  # the short lines just above the table (title, "in millions")
+
+
+@dataclass(slots=True)
+class Filing:
+    text: str
+    tables: list[HtmlTable] = field(default_factory=list)
+    facts: list[IxFact] = field(default_factory=list)
+    contexts: dict[str, IxContext] = field(default_factory=dict)
+    fiscal: str = ""  # "(fiscal years ended January 31)" from the cover page
+    report_end: date | None = None  # "For the fiscal year ended February 1, 2025"
+
+
+@dataclass(slots=True)
+class Logical:
+    """One cell per value column: ``header`` rows and ``body`` rows of ``width`` cells,
+    ``tags`` the XBRL tag of a body cell by (row, column)."""
+
+    header: list[list[str]]
+    body: list[list[Cell]]
+    tags: dict[tuple[int, int], IxFact] = field(default_factory=dict)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+# -- the filing ----------------------------------------------------------------------
+def _tag(el: lxml.etree._Element) -> str:
+    t = el.tag if isinstance(el.tag, str) else ""
+    return t.split("}")[-1].lower() if "}" in t else t.lower()
+
+
+def _text(el: lxml.etree._Element) -> str:
+    return _WS.sub(" ", " ".join(el.itertext())).replace("\xa0", " ").strip()
+
+
+def _date(s: str) -> date | None:
+    try:
+        return date.fromisoformat(s.strip()[:10])
+    except ValueError:
+        return None
+
+
+def _ix_value(el: lxml.etree._Element) -> float | None:
+    if (el.get("xsi:nil") or el.get("{http://www.w3.org/2001/XMLSchema-instance}nil")) == "true":
+        return None
+    raw = _text(el)
+    fmt = (el.get("format") or "").lower()
+    if "zero" in fmt or raw in ("—", "-", "–"):
+        num = 0.0
+    else:
+        digits = raw.replace(",", "").replace(" ", "")
+        if "comma-decimal" in fmt or "numcommadecimal" in fmt:
+            digits = raw.replace(".", "").replace(" ", "").replace(",", ".")
+        try:
+            num = float(digits)
+        except ValueError:
+            return None
+    try:
+        num *= 10 ** int(el.get("scale") or 0)
+    except ValueError:
+        return None
+    return -num if el.get("sign") == "-" else num
+
+
+def read_filing(source: str | bytes) -> Filing:
+    """Visible text, tables as grids, and the inline XBRL facts and contexts of a filing."""
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", "replace")
+    source = re.sub(r"^\s*<\?xml[^>]*\?>", "", source)
+    try:
+        root = lxml.html.fromstring(source)
+    except (lxml.etree.ParserError, ValueError):
+        return Filing("")
+    out = Filing("")
+    for el in root.iter():
+        t = _tag(el)
+        if t == "xbrli:context" and el.get("id"):
+            start = end = None
+            dims: list[str] = []
+            for sub in el.iter():
+                st = _tag(sub)
+                if st in ("xbrli:startdate",):
+                    start = _date(_text(sub))
+                elif st in ("xbrli:enddate", "xbrli:instant"):
+                    end = _date(_text(sub))
+                elif st.startswith("xbrldi:"):
+                    dims.append(f"{sub.get('dimension')}={_text(sub)}")
+            out.contexts[el.get("id") or ""] = IxContext(end, start, tuple(dims))
+        elif t == "ix:nonfraction":
+            out.facts.append(_fact(el))
+    hidden = [
+        el
+        for el in root.iter()
+        if isinstance(el.tag, str)
+        and (
+            _tag(el) in _HIDDEN
+            or "display:none" in (el.get("style") or "").replace(" ", "").lower()
+        )
+    ]
+    for el in hidden:
+        if el.getparent() is not None:
+            el.drop_tree()
+    parts: list[str] = []
+
+    def walk(el: lxml.etree._Element) -> None:
+        tag = _tag(el)
+        if tag == "table":
+            grid = _grid(el)
+            if grid:
+                above = "".join(parts[-300:])[-2000:]
+                lines = [
+                    " ".join(ln.split())
+                    for ln in above.splitlines()
+                    if ln.strip() and " | " not in ln  # not the rows of a table above
+                ]
+                # a long line is the paragraph that ends "... as follows (in millions):"
+                ctx = " / ".join(ln[-160:] for ln in lines[-MAX_CONTEXT_LINES:])
+                out.tables.append(HtmlTable(len(out.tables), grid, ctx))
+                parts.append("\n" + "\n".join(_flat_row(r) for r in grid) + "\n")
+            if el.tail:
+                parts.append(el.tail)
+            return
+        if el.text and isinstance(el.tag, str):
+            parts.append(el.text)
+        for child in el:
+            walk(child)
+        if tag in _BLOCK:
+            parts.append("\n")
+        if el.tail:
+            parts.append(el.tail)
+
+    walk(root)
+    text = re.sub(r"[ \t\xa0]+", " ", "".join(parts))
+    out.text = re.sub(r"\n\s*\n+", "\n\n", text).strip()
+    out.fiscal = fiscal_note("", out.text)
+    out.report_end = report_end(out.text)
+    return out
+
+
+def _fact(el: lxml.etree._Element) -> IxFact:
+    return IxFact(
+        el.get("name") or "",
+        el.get("contextref") or el.get("contextRef") or "",
+        el.get("unitref") or el.get("unitRef") or "",
+        _ix_value(el),
+        el.get("decimals") or "",
+    )
+
+
+def _grid(table: lxml.etree._Element) -> list[list[GridCell]]:
+    rows: list[list[GridCell]] = []
+    carry: dict[int, int] = {}  # physical column -> rows still covered by a rowspan above
+    for tr in table.iter("tr"):
+        row: list[GridCell] = []
+        col = 0
+        for td in tr:
+            if _tag(td) not in ("td", "th"):
+                continue
+            while carry.get(col, 0) > 0:
+                carry[col] -= 1
+                col += 1
+            try:
+                span = max(1, min(int(td.get("colspan") or 1), MAX_COLS * 4))
+                rspan = max(1, min(int(td.get("rowspan") or 1), 20))
+            except ValueError:
+                span, rspan = 1, 1
+            text = _text(td)
+            tags = [x for x in td.iter() if _tag(x) == "ix:nonfraction"]
+            if text:
+                row.append(GridCell(text, col, span, _fact(tags[0]) if len(tags) == 1 else None))
+            if rspan > 1:
+                for c in range(col, col + span):
+                    carry[c] = rspan - 1
+            col += span
+        if row:
+            rows.append(row)
+        if len(rows) >= MAX_ROWS:
+            break
+    return rows
+
+
+def _flat_row(row: list[GridCell]) -> str:
+    return " | ".join(c.text.replace("|", "/") for c in row)
+
+
+def flatten(table: HtmlTable) -> str:
+    """The table as HTML-to-text tools write it: one line a row, the non-empty cells
+    between pipes (spans and empty cells gone, "$" and "%" in cells of their own)."""
+    return "\n".join(_flat_row(r) for r in table.rows)
+
+
+# -- the logical table ---------------------------------------------------------------
+def _glue(row: list[GridCell]) -> list[tuple[GridCell, str]]:
+    """(number cell, its text with the "$" before and the ")" or "%" after it); other
+    cells as themselves."""
+    out: list[tuple[GridCell, str]] = []
+    pending = ""
+    for c in row:
+        t = c.text
+        if _SIGN_ONLY.match(t):
+            pending = t
+            continue
+        if out and _AFTER.match(t) and out[-1][1] and out[-1][1][-1].isdigit():
+            prev, ptext = out[-1]
+            out[-1] = (prev, ptext + t)
+            continue
+        out.append((c, f"{pending}{t}" if pending else t))
+        pending = ""
+    return out
+
+
+def _is_amount(text: str) -> bool:
+    return parse_amount(text) is not None
+
+
+def _label_limit(rows: list[list[GridCell]]) -> int:
+    """The last physical column of the label cells: the first column of any number."""
+    firsts = []
+    for r in rows:
+        for c, t in _glue(r)[1:]:
+            if _is_amount(t):
+                firsts.append(c.col)
+                break
+    return min(firsts) if firsts else 1
+
+
+CELL_ID = 10_000  # ``logical(ids=True)``: a body cell's start is row * CELL_ID + column * 100
+
+
+def cell_of(cand_end: int) -> tuple[int, int]:
+    """(body row, column) of a candidate read from ``logical(table, ids=True)``."""
+    return cand_end // CELL_ID, (cand_end % CELL_ID) // 100
+
+
+def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
+    """The grid as one label column and one cell per value column, or None when it holds
+    no amounts. Header rows are the rows above the first row with an amount; a row of
+    period text inside the body heads the rows under it (kept in place as a header row
+    of the logical body, which ``read_frame`` re-reads). ``ids``: body cells start at
+    ``row * CELL_ID + column * 100``, so that a fact says its cell (``cell_of``)."""
+    rows = table.rows
+    glued = [_glue(r) for r in rows]
+    first_body = next(
+        (
+            i
+            for i, g in enumerate(glued)
+            if any(_is_amount(t) and not _yearish(t) for c, t in g if c.col > 0)
+            and g
+            and not _is_amount(g[0][1])
+        ),
+        None,
+    )
+    if first_body is None:
+        return None
+    limit = _label_limit(rows[first_body:])
+    # value columns: the physical column each amount ends on
+    ends: Counter[int] = Counter()
+    for g in glued[first_body:]:
+        for c, t in g:
+            if c.col >= limit and _is_amount(t):
+                ends[c.last] += 1
+    if not ends:
+        return None
+    header_rows = rows[:first_body]
+
+    def cover(row: list[GridCell], col: int) -> GridCell | None:
+        return next((h for h in row if h.col <= col <= h.last), None)
+
+    def key(col: int, heads: list[list[GridCell]]) -> tuple[int, ...]:
+        return tuple((id(h) if (h := cover(r, col)) else -1) for r in heads)
+
+    # merge end columns under the same header cells that never both hold a row's amount
+    cols: list[int] = sorted(ends)
+    groups: list[list[int]] = []
+    for e in cols:
+        k = key(e, header_rows)
+        placed = False
+        for g in groups:
+            if (key(g[0], header_rows) == k and -1 not in k) or (
+                key(g[0], header_rows) == k and not header_rows
+            ):
+                both = any(
+                    any(c.last == e for c, t in gl if _is_amount(t))
+                    and any(c.last in g for c, t in gl if _is_amount(t))
+                    for gl in glued[first_body:]
+                )
+                if not both:
+                    g.append(e)
+                    placed = True
+                    break
+        if not placed:
+            groups.append([e])
+    groups = groups[: MAX_COLS - 1]
+    width = len(groups) + 1
+    col_of = {e: j for j, g in enumerate(groups, start=1) for e in g}
+
+    def head_text(row: list[GridCell], group: list[int]) -> str:
+        h = cover(row, group[0])
+        return h.text if h else ""
+
+    out = Logical([], [])
+    for r in header_rows:
+        label = " ".join(c.text for c in r if c.last < limit)
+        out.header.append([label] + [head_text(r, g) for g in groups])
+    for g in glued[first_body:]:
+        label = " ".join(t for c, t in g if c.last < limit)
+        cells = [Cell(label, -1)] + [Cell("", -1) for _ in groups]
+        texts: list[list[str]] = [[] for _ in range(width)]
+        for c, t in g:
+            if c.last < limit:
+                continue
+            j = col_of.get(c.last)
+            if j is None:
+                # text or a number off the value columns: under the column whose header
+                # covers it, else nowhere (counted)
+                j = next((jj for jj, gg in enumerate(groups, 1) if c.col <= gg[0] <= c.last), None)
+                if j is None:
+                    if _is_amount(t):
+                        out.dropped["off_column"] += 1
+                    continue
+            texts[j].append(t)
+        row_i = len(out.body)
+        for j in range(1, width):
+            if texts[j]:
+                cells[j] = Cell(" ".join(texts[j])[:99], row_i * CELL_ID + j * 100 if ids else -1)
+        if ids:
+            cells[0] = Cell(label, row_i * CELL_ID)
+        for c, t in g:
+            j = col_of.get(c.last)
+            if j is not None and c.tag is not None and _is_amount(t):
+                out.tags[(row_i, j)] = c.tag
+        out.body.append(cells)
+    return out
+
+
+_YEAR_ONLY = re.compile(r"^(?:FY|Fiscal\s+)?(?:19|20|21)\d{2}$", re.I)
+
+
+def _yearish(text: str) -> bool:
+    return bool(_YEAR_ONLY.match(text.strip()))
+
+
+# -- flattened text ------------------------------------------------------------------
+def read_flat(text: str) -> Logical | None:
+    """Pipe rows (``flatten``'s form) -> the logical table, or None when the cell counts
+    do not say which header cell heads which column."""
+    rows: list[list[str]] = []
+    for line in text.splitlines():
+        if "|" not in line and not line.strip():
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c for c in cells if c]
+        if cells:
+            rows.append(cells)
+    grid = [[GridCell(t, j, 1) for j, t in enumerate(r)] for r in rows]
+    glued = [[t for _, t in _glue(r)] for r in grid]
+    first_body = next(
+        (
+            i
+            for i, g in enumerate(glued)
+            if any(_is_amount(t) and not _yearish(t) for t in g[1:]) and not _is_amount(g[0])
+        ),
+        None,
+    )
+    if first_body is None:
+        return None
+    counts = Counter(len(g) - 1 for g in glued[first_body:] if any(_is_amount(t) for t in g[1:]))
+    n = counts.most_common(1)[0][0]
+    if n < 1:
+        return None
+    out = Logical([], [])
+    width = n + 1
+    for r in glued[:first_body]:
+        k = len(r)
+        label = ""
+        # a first cell over the labels: one cell too many, or a non-period word before
+        # cells that divide the columns evenly ("(in millions) | 2024 | 2023")
+        over_labels = k == n + 1 or (
+            1 < k and k - 1 != n and n % (k - 1) == 0 and not _period_like(r[0])
+        )
+        if over_labels:
+            label, r = r[0], r[1:]
+            k -= 1
+        if k == n:
+            cells = r
+        elif k == 1:
+            cells = r * n
+        elif n % k == 0:
+            cells = [t for t in r for _ in range(n // k)]
+        else:
+            out.dropped["header_ambiguous"] += 1
+            return out
+        out.header.append([label, *cells])
+    for g in glued[first_body:]:
+        if len(g) == width:
+            out.body.append([Cell(t, -1) for t in g])
+        elif len(g) == 1 or not any(_is_amount(t) for t in g[1:]):
+            out.body.append([Cell(g[0], -1)] + [Cell("", -1)] * n)
+        else:
+            out.dropped["misaligned_row"] += sum(1 for t in g[1:] if _is_amount(t))
+    return out
+
+
+def _period_like(text: str) -> bool:
+    return bool(re.search(r"(?:19|20|21)\d{2}|ended|fiscal|as of|quarter", text, re.I))
+
+
+# -- facts ---------------------------------------------------------------------------
+def read_logical(
+    lt: Logical,
+    ctx: DocContext,
+    *,
+    context: str = "",
+    fiscal: str = "",
+    until: date | None = None,
+) -> TableRead:
+    frame = frame_of(lt.header, lt.body)
+    read = read_frame(
+        frame, ctx, context=f"{context} {fiscal}".strip(), aligned=True, report_end=until
+    )
+    read.dropped.update(lt.dropped)
+    return read
+
+
+def table_facts(
+    table: HtmlTable,
+    ctx: DocContext,
+    fiscal: str = "",
+    until: date | None = None,
+    *,
+    ids: bool = False,
+) -> tuple[TableRead, Logical | None]:
+    """The facts of one HTML table read by its grid, and the logical table they came from."""
+    lt = logical(table, ids=ids)
+    if lt is None:
+        return TableRead(), None
+    return read_logical(lt, ctx, context=table.context, fiscal=fiscal, until=until), lt
+
+
+def flat_facts(
+    text: str, ctx: DocContext, *, context: str = "", fiscal: str = "", until: date | None = None
+) -> TableRead:
+    """The facts of one table flattened to pipe rows (``flatten``'s form)."""
+    lt = read_flat(text)
+    if lt is None:
+        return TableRead()
+    if not lt.header and not lt.body:
+        return TableRead(dropped=lt.dropped)
+    return read_logical(lt, ctx, context=context, fiscal=fiscal, until=until)
+
+
+def filing_facts(filing: Filing, ctx: DocContext) -> TableRead:
+    """Every table of a filing read by its grid: the facts and what was dropped, summed."""
+    out = TableRead()
+    for table in filing.tables:
+        read, _ = table_facts(table, ctx, filing.fiscal, filing.report_end)
+        out.candidates += read.candidates
+        out.dropped.update(read.dropped)
+        out.folded += read.folded
+    return out
+
+
+def read_html_table(
+    text: str, ctx: DocContext, *, context: str = "", until: date | None = None
+) -> TableRead:
+    """A table chunk holding ``<table>`` markup (a filing record's table as the EDGAR
+    connector keeps it, or HTML in a document's text) read by its grid; its
+    ``<caption>`` is the lines above it."""
+    try:
+        root = lxml.html.fromstring(text)
+    except (lxml.etree.ParserError, ValueError):
+        return TableRead()
+    tables = [root] if _tag(root) == "table" else list(root.iter("table"))
+    out = TableRead()
+    for el in tables[:50]:
+        cap = next((c for c in el if _tag(c) == "caption"), None)
+        caption = _text(cap) if cap is not None else ""
+        grid = _grid(el)
+        if not grid:
+            continue
+        read, _ = table_facts(HtmlTable(0, grid, caption), ctx, context, until)
+        out.candidates += read.candidates
+        out.dropped.update(read.dropped)
+        out.folded += read.folded
+        out.title = out.title or read.title
+        out.statement = out.statement or read.statement
+    return out

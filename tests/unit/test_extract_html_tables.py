@@ -1,0 +1,193 @@
+"""10-K tables read from the filing's HTML by their grid (issue 43), the same tables
+flattened to pipe rows, and the EDGAR connector's table cells through the extractor.
+
+The HTML here is written for these tests (an invented filer); the dev-filings test reads
+../shared/data/real_docs_dev/10k_html and skips when it is absent."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+from connectors.edgar_html import filing_document, is_table_html
+from kg.extract import html_tables as H
+from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
+from kg.extract.table_periods import FiscalYearEnd, parse_period
+from kg.extract.tables import fiscal_note, report_end
+from kg.extract.types import DocContext
+
+CTX = DocContext(doc_id="t", kind="filing", main_entity="Acme Corp")
+
+COVER = "<p>FORM 10-K</p><p>For the fiscal year ended December 31, 2024</p>"
+# oldest year first, "$" and ")" in cells of their own, the years spanning three cells
+INCOME = """
+<p>CONSOLIDATED STATEMENTS OF OPERATIONS</p><p>(in millions, except per share data)</p>
+<table>
+<tr><td colspan="3"></td><td colspan="9">Year Ended December 31,</td></tr>
+<tr><td colspan="3"></td><td colspan="3">2022</td><td colspan="3">2023</td>
+<td colspan="3">2024</td></tr>
+<tr><td colspan="3">Net sales</td><td>$</td><td>1,000</td><td></td><td>$</td><td>1,200</td>
+<td></td><td>$</td><td>1,500</td><td></td></tr>
+<tr><td colspan="3">Other income (expense), net</td><td colspan="2">(12</td><td>)</td>
+<td colspan="2">&#8212;</td><td></td><td colspan="2">7</td><td></td></tr>
+<tr><td colspan="3">Diluted earnings per share</td><td>$</td><td>1.10</td><td></td><td>$</td>
+<td>1.25</td><td></td><td>$</td><td>1.61</td><td></td></tr>
+</table>"""
+# a "% of net sales" column beside each year's amount, and a change column
+MIX = """
+<p>Segment results (dollars in millions)</p>
+<table>
+<tr><td></td><td colspan="4">2024</td><td colspan="4">2023</td><td colspan="2">% Change</td></tr>
+<tr><td></td><td colspan="2">Amount</td><td colspan="2">% of net sales</td><td colspan="2">Amount</td>
+<td colspan="2">% of net sales</td><td colspan="2"></td></tr>
+<tr><td>Retail</td><td>$</td><td>900</td><td>60</td><td>%</td><td>$</td><td>800</td><td>67</td>
+<td>%</td><td>13</td><td>%</td></tr>
+<tr><td>Wholesale</td><td></td><td>600</td><td>40</td><td>%</td><td></td><td>400</td><td>33</td>
+<td>%</td><td>50</td><td>%</td></tr>
+<tr><td>Total</td><td>$</td><td>1,500</td><td>100</td><td>%</td><td>$</td><td>1,200</td><td>100</td>
+<td>%</td><td>25</td><td>%</td></tr>
+</table>"""
+# a maturity schedule: years after the report's end are no reported values
+MATURITIES = """
+<p>Principal payments on long-term debt (in millions)</p>
+<table>
+<tr><td></td><td colspan="2">2025</td><td colspan="2">2026</td><td colspan="2">2027</td></tr>
+<tr><td>Senior notes</td><td>$</td><td>250</td><td>$</td><td>300</td><td>$</td><td>450</td></tr>
+<tr><td>Term loan</td><td></td><td>50</td><td></td><td>75</td><td></td><td>100</td></tr>
+</table>"""
+
+FILING = f"<html><body>{COVER}{INCOME}{MIX}{MATURITIES}</body></html>"
+
+
+def facts(html: str = FILING) -> dict[tuple[str, str], dict[str, object]]:
+    f = H.read_filing(html)
+    out = {}
+    for t in f.tables:
+        read, _ = H.table_facts(t, CTX, f.fiscal, f.report_end)
+        for c in read.candidates:
+            out[(c.tail, str(c.props["period"]))] = c.props
+    return out
+
+
+def test_every_value_takes_its_period_from_its_own_header_column() -> None:
+    got = facts()
+    assert got[("Net sales", "FY2022")]["value"] == 1_000e6  # the oldest year, first column
+    assert got[("Net sales", "FY2024")]["value"] == 1_500e6
+    assert got[("Net sales", "FY2024")]["period_end"] == "2024-12-31"
+    assert got[("Other income (expense), net", "FY2022")]["value"] == -12e6  # "(12" + ")"
+    assert ("Other income (expense), net", "FY2023") not in got  # an em-dash is no amount
+    eps = got[("Diluted earnings per share", "FY2024")]
+    assert eps["value"] == 1.61 and eps["unit"] == "USD/share"  # "except per share data"
+
+
+def test_percent_of_sales_columns_are_no_facts_and_the_change_folds_into_the_value() -> None:
+    got = facts()
+    retail = got[("Segment results: Retail", "FY2024")]  # the table's title names the rows
+    assert retail["value"] == 900e6 and retail["unit"] == "USD"
+    assert got[("Segment results: Retail", "FY2023")]["value"] == 800e6
+    assert retail.get("change_value") == 13.0 and retail.get("change_unit") == "%"
+    assert not any(p.get("unit") == "%" and p.get("column_kind") == "value" for p in got.values())
+    wholesale = got[("Segment results: Wholesale", "FY2023")]
+    assert wholesale["value"] == 400e6  # not its "% of net sales" neighbour (33)
+
+
+def test_columns_after_the_report_end_are_dropped_with_their_reason() -> None:
+    f = H.read_filing(FILING)
+    assert f.report_end is not None and f.report_end.isoformat() == "2024-12-31"
+    read, _ = H.table_facts(f.tables[2], CTX, f.fiscal, f.report_end)
+    assert read.candidates == []
+    assert read.dropped["future_period"] == 6
+
+
+def test_a_retailers_fiscal_2024_ends_early_in_2025() -> None:
+    text = (
+        "For the fiscal year ended February 1, 2025. Net sales in fiscal 2024 rose; "
+        "fiscal 2024 had 52 weeks, as did fiscal 2023."
+    )
+    assert report_end(text).isoformat() == "2025-02-01"  # type: ignore[union-attr]
+    note = fiscal_note("", text)
+    assert "fiscal 2024 ends in 2025" in note
+    from kg.extract.table_periods import fiscal_year_end
+
+    fye = fiscal_year_end(note)
+    assert fye == FiscalYearEnd(2, 1, True, 1)
+    p = parse_period("Fiscal 2024", fye)
+    assert p is not None and p.end.isoformat() == "2025-02-01" and p.label == "FY2024"
+    # a filer naming its years by their end (fiscal 2025 ended January 26, 2025): no shift
+    text2 = "For the fiscal year ended January 26, 2025. In fiscal 2025 revenue grew."
+    assert "ends in" not in fiscal_note("", text2)
+
+
+def test_the_flattened_table_gives_the_same_facts() -> None:
+    f = H.read_filing(FILING)
+    for t in f.tables[:1]:
+        flat = H.flatten(t)
+        assert " $ " in flat  # "$" in a cell of its own
+        html_read, _ = H.table_facts(t, CTX, f.fiscal, f.report_end)
+        flat_read = H.flat_facts(flat, CTX, context=t.context, fiscal=f.fiscal, until=f.report_end)
+        key = lambda c: (c.tail, c.props["period"], c.props["value"], c.props["unit"])  # noqa: E731
+        assert {key(c) for c in html_read.candidates} == {key(c) for c in flat_read.candidates}
+        assert html_read.candidates
+    # "2024 | 2023 | % Change" over five value cells: which spans two is not said, so
+    # the flattened table is dropped rather than guessed
+    mix = H.flat_facts(H.flatten(f.tables[1]), CTX, context=f.tables[1].context)
+    assert mix.candidates == [] and mix.dropped["header_ambiguous"] == 1
+
+
+def test_edgar_connector_tables_reach_the_extractor_as_grids() -> None:
+    doc = filing_document(FILING)
+    assert doc.tables and all(is_table_html(t) for t in doc.tables)
+    assert "in millions, except per share data" in doc.tables[0][0][0]  # its caption
+    ex = Extractor(index=bundled_index(), use_nlp=False)
+    res = asyncio.run(
+        ex.extract(
+            ExtractDoc(
+                id="acme-10k",
+                kind="filing",
+                company="Acme Corp",
+                form_type="10-K",
+                title="ACME CORP 10-K for 2024-12-31",
+                text=doc.text,
+                tables=doc.tables,
+            )
+        )
+    )
+    got = {(t.tail, t.attributes.get("period")): t.attributes for t in res.triples}
+    assert got[("Net sales", "FY2022")]["value"] == 1_000e6
+    assert got[("Segment results: Retail", "FY2023")]["value"] == 800e6
+    assert not any(str(p).startswith("FY2025") for _, p in got)
+
+
+DEV = Path(os.environ.get("LIVEKG_SHARED", "../shared")) / "data/real_docs_dev/10k_html"
+if not DEV.is_dir():
+    DEV = Path("/work/shared/data/real_docs_dev/10k_html")
+# the blind gold's TEST filings are left alone (development reads only the others)
+HELD_OUT = ("googl-", "ibm-", "nke-")
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="real_docs_dev filings absent")
+def test_dev_filings_html_and_flattened_tables_mostly_agree() -> None:
+    """Measured 2026-11-28 over the 11 dev filings: 87% of tables give identical facts
+    from the HTML and the flattened rows; the flat reading reproduces 76% of the HTML
+    facts (docs/extraction.md, "10-K tables from the filing's HTML")."""
+    html_n = both = tables = equal = 0
+    for path in sorted(DEV.glob("*.html.gz"))[:4]:
+        if path.name.startswith(HELD_OUT):
+            continue
+        f = H.read_filing(gzip.open(path).read())
+        for t in f.tables:
+            read, _ = H.table_facts(t, CTX, f.fiscal, f.report_end)
+            flat = H.flat_facts(
+                H.flatten(t), CTX, context=t.context, fiscal=f.fiscal, until=f.report_end
+            )
+            key = lambda c: (c.tail, c.props.get("period"), c.props.get("value"))  # noqa: E731
+            a, b = {key(c) for c in read.candidates}, {key(c) for c in flat.candidates}
+            html_n, both = html_n + len(a), both + len(a & b)
+            tables, equal = tables + 1, equal + (a == b)
+    assert html_n > 500
+    assert equal / tables >= 0.85
+    assert both / html_n >= 0.7
