@@ -77,12 +77,20 @@ class GraphSettings(BaseModel):
 class LLMSettings(BaseModel):
     base_url: str = ""  # empty: embedded local model; else an OpenAI-compatible /v1 URL
     api_key: str = "EMPTY"
-    model: str = "smollm2-135m-instruct"
+    # The model name sent with each request (the embedded server serves under this alias)
+    model: str = "qwen2.5-coder-1.5b-instruct"
+    # The GGUF the embedded server loads: a name in kg.models.llm_runtime.LOCAL_MODELS
+    # (assembled into ~/.cache/livekg/models by set-up) or a path to a .gguf file
+    local_model: str = "qwen2.5-coder-1.5b-instruct"
     backend: str = "auto"  # auto | vllm | llamacpp-server | inprocess
     max_concurrency: int = 8
     timeout_s: float = 60.0
     max_retries: int = 3
-    n_threads: int = 2
+    n_threads: int = 2  # the embedded server's CPU threads in all, split over its replicas
+    # Model instances of the embedded server (weights shared through mmap); each gets
+    # n_threads // replicas threads. One 2-thread instance: a lone request decodes on
+    # both cores (the 1.5B model is memory-bound: 2 threads ~ 1.6x one on a quiet machine).
+    replicas: int = 1
     n_ctx: int = 4096
     # Set by the runtime for its children: ``base_url`` is livekg's own embedded model
     # server, not a model the operator serves (extraction skips it by default).

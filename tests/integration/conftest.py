@@ -3,6 +3,7 @@ OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,21 +11,23 @@ from pathlib import Path
 import pytest
 
 from core.settings import Settings
-from kg.models.llm_runtime import server_command
+from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, server_command, server_env
 from ops.runtime import free_port, http_ready, stop_pid, wait_until
 
-LLM_MODEL = "smollm2-135m-instruct"
+LLM_MODEL = DEFAULT_LOCAL_MODEL
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real ``llama_cpp.server`` with the bundled SmolLM2 (one per module); its /v1 URL."""
+    """A real ``llama_cpp.server`` with the bundled Qwen2.5-Coder-1.5B (one per module); its
+    /v1 URL. Callers keep ``max_tokens`` short: the model decodes ~10 tokens/s here."""
     port = free_port()
-    settings = Settings(llm={"model": LLM_MODEL, "n_threads": 1, "n_ctx": 2048})
+    settings = Settings(llm={"model": LLM_MODEL, "n_threads": 2, "n_ctx": 2048})
     log = tmp_path_factory.mktemp("llm") / "server.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            server_command(settings, port, replicas=1),
+            server_command(settings, port, plain=True),
+            env={**os.environ, **server_env()},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,

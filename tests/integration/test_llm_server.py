@@ -1,4 +1,4 @@
-"""The LLM client against the real bundled model (SmolLM2-135M) on loopback.
+"""The LLM client against the real bundled model (Qwen2.5-Coder-1.5B) on loopback.
 
 * ``llama_server``: plain ``python -m llama_cpp.server`` (the command the runtime uses
   with one replica); structured output, the repair path and the error path.
@@ -8,7 +8,7 @@
   production request shape is asserted byte for byte without a GPU.
 * the embedded runtime's slot-pool server (two replicas) and the in-process backend.
 
-The model's answers are nonsense; the tests check validity and the code paths.
+The tests check validity and the code paths, not the answers.
 """
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ from kg.models.llm import InProcessLLM, OpenAICompatLLM, json_schema_for
 from kg.models.llm_errors import LLMServerError, OutputTruncated, StructuredOutputError
 from kg.models.prompts import chat
 from ops.runtime import EmbeddedRuntime, free_port
+from tests.integration.conftest import LLM_MODEL
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
-MODEL = "smollm2-135m-instruct"
+MODEL = LLM_MODEL
 TIMEOUT_S = 180.0  # the shared 2-core machine can be very busy
 MSGS = chat.simple_v1(text="The 10-year yield fell 8 bp today. Is the bond market up or down?")
 
@@ -191,7 +192,7 @@ async def test_vllm_request_shape_recorded(vllm_proxy: tuple[str, VLLMProxy]) ->
 def pool_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("pool"),
-        llm={"model": MODEL, "n_threads": 2, "n_ctx": 2048},
+        llm={"model": MODEL, "n_threads": 2, "replicas": 2, "n_ctx": 2048},
     )
     runtime = EmbeddedRuntime(settings)
     try:

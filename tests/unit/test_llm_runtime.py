@@ -5,22 +5,54 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import types
+from pathlib import Path
 
+import pytest
+
+from core.errors import ConfigError
 from core.settings import Settings
-from kg.models.llm_runtime import install_slot_pool, local_model_path, server_command
+from kg.models.llm_runtime import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    install_slot_pool,
+    local_model_path,
+    server_command,
+    server_env,
+)
 
 
-def test_server_command_splits_threads_into_replicas() -> None:
+def test_server_command_runs_the_pool_with_the_thread_budget_split() -> None:
     cmd = server_command(Settings(llm={"n_threads": 2, "model": "tiny"}), 9000)
-    assert cmd[1:5] == ["-m", "kg.models.llm_runtime", "--replicas", "2"]
-    assert cmd[cmd.index("--n_threads") + 1] == "1"
+    assert cmd[1:5] == ["-m", "kg.models.llm_runtime", "--replicas", "1"]  # one 2-thread slot
+    assert cmd[cmd.index("--n_threads") + 1] == "2"
     assert cmd[cmd.index("--model") + 1] == str(local_model_path())
     assert cmd[cmd.index("--model_alias") + 1] == "tiny"
     assert cmd[cmd.index("--port") + 1] == "9000"
 
-    single = server_command(Settings(llm={"n_threads": 2}), 9000, replicas=1)
-    assert single[1:3] == ["-m", "llama_cpp.server"]
-    assert single[single.index("--n_threads") + 1] == "2"
+    two = server_command(Settings(llm={"n_threads": 2, "replicas": 2}), 9000)
+    assert two[3:5] == ["--replicas", "2"] and two[two.index("--n_threads") + 1] == "1"
+    plain = server_command(Settings(llm={"n_threads": 2}), 9000, plain=True)
+    assert plain[1:3] == ["-m", "llama_cpp.server"]
+    assert server_env() == {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def test_the_default_local_model_is_the_assembled_qwen_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = LOCAL_MODELS[DEFAULT_LOCAL_MODEL]
+    assert Settings().llm.local_model == DEFAULT_LOCAL_MODEL
+    assert spec.file == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" and spec.size == 1_117_320_768
+    monkeypatch.setenv("LIVEKG_MODEL_DIR", str(tmp_path))
+    with pytest.raises(ConfigError, match=r"bootstrap\.sh assembles it"):
+        local_model_path()
+    (tmp_path / spec.file).write_bytes(b"GGUF")  # a truncated file is refused by its size
+    with pytest.raises(ConfigError, match="not 1117320768"):
+        local_model_path()
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF")
+    assert local_model_path(str(other)) == other  # any GGUF by path
+    with pytest.raises(ConfigError, match="neither"):
+        local_model_path("no-such-model")
 
 
 async def test_slot_pool_hands_out_distinct_proxies_and_waits_when_full() -> None:
