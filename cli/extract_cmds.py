@@ -17,7 +17,7 @@ from cli.groups import app, bench_app, eval_app
 from cli.output import AlwaysJson, emit_json
 from core.settings import Settings
 from evaluation.scorers.extract import evaluate
-from evaluation.scorers.extract_gold import doc_fields, read_gold, score
+from evaluation.scorers.extract_gold import attach_texts, doc_fields, read_gold, score
 from kg.extract import DocContext, Extractor, Mode
 from kg.extract.corpus import load
 from kg.extract.fastpath import extract_patterns
@@ -110,6 +110,10 @@ def eval_extract(
         bool, typer.Option(help="with --gold: a metric fact must agree on value/unit/period")
     ] = False,
     limit: Annotated[int, typer.Option(help="first N documents (0: all)")] = 0,
+    docs: Annotated[
+        Path | None,
+        typer.Option(help="with --gold: texts by id for gold lines without (real_docs_dev dir)"),
+    ] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
     dump: Annotated[Path | None, typer.Option(help="write the triples here (JSONL)")] = None,
     json_: AlwaysJson = True,
@@ -117,7 +121,11 @@ def eval_extract(
     """CheckRules, supported, coverage and entropy metrics over every triple produced."""
     settings = Settings()
     if gold is not None:
-        emit_json(_score_gold(settings, gold, split, mode, base_url, limit, errors, strict_attrs))
+        emit_json(
+            _score_gold(
+                settings, gold, split, mode, base_url, limit, errors, strict_attrs, docs=docs
+            )
+        )
         return
     if not input:
         raise typer.BadParameter("give --input or --gold")
@@ -152,10 +160,14 @@ def _score_gold(
     limit: int,
     errors: bool,
     strict_attrs: bool = False,
+    *,
+    docs: Path | None = None,
 ) -> dict[str, Any]:
     """Run the extractor over a gold file's documents and score them
     (evaluation/scorers/extract_gold.py)."""
     gdocs = read_gold(path, split)
+    if docs is not None:  # real-document gold: texts (and 10-K grids) loaded by id
+        gdocs = attach_texts(gdocs, docs)
     if limit:
         gdocs = gdocs[:limit]
 

@@ -20,6 +20,7 @@ The FIRE dev file is split once, before any rule was written, by ``split_of(id)`
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -54,7 +55,7 @@ class GoldDoc(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     id: str
-    text: str
+    text: str = ""  # real-document gold carries none (copyright): ``attach_texts``
     gold: list[GoldTriple] = Field(default_factory=list)
 
 
@@ -163,6 +164,53 @@ def read_gold(path: Path, split: str = "all") -> list[GoldDoc]:
             if split in ("all", "") or split_of(doc.id) == split:
                 docs.append(doc)
     return docs
+
+
+REAL_DOC_FILES = ("news.jsonl", "calls.jsonl", "zh_bond.jsonl")
+
+
+def attach_texts(docs: list[GoldDoc], root: Path) -> list[GoldDoc]:
+    """Gold lines without text get it by id from ``root`` (``../shared/data/real_docs_dev``):
+    news, calls and Chinese wraps from its JSONL files, a 10-K (id = its file name) from
+    ``10k_html/`` as the EDGAR connector reads it (text, and each table as its grid)."""
+    from connectors.edgar_html import filing_document
+
+    wanted = {d.id for d in docs if not d.text}
+    records: dict[str, dict[str, Any]] = {}
+    for name in REAL_DOC_FILES:
+        path = root / name
+        if not path.exists() or not wanted:
+            continue
+        for line in path.open(encoding="utf-8"):
+            if line.strip():
+                rec = json.loads(line)
+                if rec.get("id") in wanted:
+                    records[rec["id"]] = rec
+    out = []
+    for d in docs:
+        if d.text:
+            out.append(d)
+            continue
+        extra = dict(d.model_extra or {})
+        rec = records.get(d.id)
+        html = root / "10k_html" / d.id
+        if rec is not None:
+            fields = {k: v for k, v in rec.items() if k not in ("gold", "source")}
+            fields["text"] = rec.get("text") or rec.get("body") or ""
+        elif html.exists():
+            raw = gzip.open(html).read() if html.suffix == ".gz" else html.read_bytes()
+            filing = filing_document(raw)
+            ticker = d.id.split("-")[0].upper()
+            fields = {"text": filing.text, "tables": filing.tables, "kind": "filing",
+                      "form_type": "10-K", "company": ticker}  # fmt: skip
+        else:
+            out.append(d)
+            continue
+        merged = {**fields, **{k: v for k, v in extra.items() if v not in (None, "")}}
+        merged.setdefault("kind", fields.get("kind"))
+        out.append(GoldDoc.model_validate({**merged, "id": d.id, "text": fields["text"],
+                                           "gold": [g.model_dump() for g in d.gold]}))  # fmt: skip
+    return out
 
 
 @dataclass
