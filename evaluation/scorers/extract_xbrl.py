@@ -11,7 +11,8 @@ statement of the number's period. For each kept value:
   displayed precision (a "%" fact is compared as a ratio).
 
 Cells without a tag (MD&A tables, percentages of sales) are counted as ``untagged``.
-``livekg eval xbrl-tables --docs DIR`` runs it over ``DIR/10k_html/*.html.gz``.
+``python -m evaluation.scorers.extract_xbrl DIR [FILE ...]`` runs it over
+``DIR/10k_html/*.html.gz`` (or the named files) and prints the JSON report.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import gzip
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -187,4 +188,14 @@ def run(docs: Path, names: list[str] | None = None) -> XbrlCheck:
     return out
 
 
-_ = timedelta  # (kept for callers comparing dates)
+def main(argv: list[str] | None = None) -> None:
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(args[0]) if args else Path("../shared/data/real_docs_dev")
+    print(json.dumps(run(root, args[1:] or None).as_dict(), indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
