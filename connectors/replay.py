@@ -12,6 +12,7 @@ runs (``livekg connect run file``).
 from __future__ import annotations
 
 import csv
+import logging
 import multiprocessing as mp
 import os
 import time
@@ -127,6 +128,7 @@ def producer(bootstrap: str, **extra: object) -> Producer:
         "enable.idempotence": True,
         "linger.ms": 5,
         "queue.buffering.max.messages": 1_000_000,
+        "logger": logging.getLogger("livekg.kafka.replay"),  # a log file, not the console
     }
     conf.update(extra)
     return Producer(conf)

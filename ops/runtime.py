@@ -60,6 +60,40 @@ NOIDA_WARNING = (
 )
 
 
+CLIENT_LOG = "livekg.kafka"  # the Kafka clients' (librdkafka) logs of this process
+
+
+class _RetryingIsInfo(logging.Filter):
+    """librdkafka logs a condition it is already retrying (``Coordinator load in progress:
+    retrying`` while a fresh broker loads its coordinators) as a warning; it is news, not
+    a problem, so it is written at INFO."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and record.getMessage().endswith("retrying"):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+def route_client_logs(log_dir: Path | None) -> None:
+    """The Kafka clients' log lines of this process (probes, topic admin, the sample
+    replay: every client built with ``logger=logging.getLogger("livekg.kafka...")``) go to
+    ``log_dir/kafka-clients.log`` at their level, never to the console; None detaches."""
+    logger = logging.getLogger(CLIENT_LOG)
+    for h in [h for h in logger.handlers if getattr(h, "livekg_route", False)]:
+        logger.removeHandler(h)
+        h.close()
+    if log_dir is None:
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_dir / "kafka-clients.log", encoding="utf-8", delay=True)
+    handler.livekg_route = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.addFilter(_RetryingIsInfo())
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -396,6 +430,7 @@ class EmbeddedRuntime:
         static: bool = True,
         prometheus: bool | None = None,
     ) -> Endpoints:
+        route_client_logs(self.logs)  # a clean console: client lines go to a log file
         ep = self.start_infra(llm=llm)
         if static:  # before the workers start, so their alias dictionary sees it
             asyncio.run(_load_static_once(self.settings, ep))
@@ -479,6 +514,7 @@ class EmbeddedRuntime:
             self.save()
         except OSError as exc:  # a full disk must not stop the stopping; the PIDs are gone
             log.warning("could not record the stop in %s: %s", self.settings.state_file, exc)
+        route_client_logs(None)
 
 
 async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
@@ -604,13 +640,18 @@ def spawn_worker(
 
 
 @contextlib.contextmanager
-def services(settings: Settings, *, llm: bool = False) -> Iterator[tuple[Settings, Endpoints]]:
+def services(
+    settings: Settings, *, llm: bool = False, fresh: bool = False
+) -> Iterator[tuple[Settings, Endpoints]]:
     """Use the configured or running services, else start embedded ones just for the block.
 
     Benchmarks and evals use this: a temporary stack lives in a temporary data
-    directory and is stopped (and removed) when the block ends.
+    directory and is stopped (and removed) when the block ends. ``fresh``: always a
+    temporary stack (a bench that empties its graph, on Neo4j's one database).
     """
     try:
+        if fresh:
+            raise ServiceUnavailable("a fresh stack was asked for")
         ep = endpoints(settings)
         if llm and not ep.llm_base_url:
             raise ServiceUnavailable("no LLM")

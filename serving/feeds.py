@@ -217,6 +217,12 @@ class LiveFeeds:
         finally:
             self._subscribers.discard(q)
 
+    def sentiment_entities(self, limit: int) -> list[tuple[str, int]]:
+        """(entity, points) for the ``limit`` entities with the most points, most first
+        (ties by name, so the list is stable)."""
+        counts = [(e, len(pts)) for e, pts in list(self.sentiment.items()) if pts]
+        return sorted(counts, key=lambda c: (-c[1], c[0]))[:limit]
+
     def sentiment_series(
         self, entity: str, start_ms: int | None, end_ms: int | None
     ) -> list[SentimentPoint]:

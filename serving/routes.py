@@ -91,6 +91,15 @@ class SentimentSeries(BaseModel):
     mean: float | None = None
 
 
+class SentimentEntity(BaseModel):
+    entity: str
+    points: int
+
+
+class SentimentEntities(BaseModel):
+    entities: list[SentimentEntity]
+
+
 def _ms(d: datetime | None) -> int | None:
     if d is None:
         return None
@@ -209,6 +218,20 @@ async def sentiment(
     return SentimentSeries(entity=entity, points=out, mean=mean)
 
 
+@router.get("/sentiment/entities", response_model=SentimentEntities, tags=["live"])
+async def sentiment_entities(
+    request: Request, limit: Annotated[int, Query(ge=1, le=50)] = 5
+) -> SentimentEntities:
+    """The entities with the most sentiment scores in the live window, most first: the
+    dashboard's default list is the data's, not a guess."""
+    try:
+        feeds = await services(request).feeds()
+    except ServiceUnavailable as exc:
+        raise HTTPException(503, str(exc)) from exc
+    top = feeds.sentiment_entities(limit)
+    return SentimentEntities(entities=[SentimentEntity(entity=e, points=n) for e, n in top])
+
+
 def _stored_report(request: Request) -> Any:
     s = request.app.state.settings
     return latest_report(reports_dir(s.data_dir, s.report))
@@ -218,11 +241,14 @@ def _stored_report(request: Request) -> Any:
 async def latest_bond_report(
     request: Request,
     lang: Annotated[str, Query(pattern="^(en|zh)$", description="text language")] = "en",
+    empty_ok: Annotated[
+        bool, Query(description="200 with {} before the first report instead of 404")
+    ] = False,
 ) -> dict[str, Any]:
     """The newest bond-market report (headline, tables, curve shape, policy, drivers with
     citations, conclusions with signals, text): the stored one (with its chart) when this
     API shares the worker's data directory, else the newest on ``reports.bond``; 404
-    before the first one."""
+    before the first one (``{}`` with ``empty_ok``)."""
     doc = await asyncio.to_thread(_stored_report, request)
     if doc is not None:
         out = doc.model_dump(mode="json", exclude={"html", "markdown", "sections", "triples"})
@@ -235,6 +261,8 @@ async def latest_bond_report(
     except ServiceUnavailable as exc:
         raise HTTPException(503, str(exc)) from exc
     if feeds.latest_report is None:
+        if empty_ok:  # the dashboard: "no report yet" is a state, not a failed request
+            return {}
         raise HTTPException(404, "no bond report yet")
     return feeds.latest_report
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -9,6 +10,8 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from core.topics import CATALOG
+
+CLIENT_LOG = logging.getLogger("livekg.kafka.admin")  # client lines to a log, not stderr
 
 
 def topic_names(prefix: str = "") -> dict[str, str]:
@@ -30,7 +33,7 @@ def create_topics(
 def create_missing(bootstrap: str, topics: Sequence[NewTopic]) -> list[str]:
     """Create those of ``topics`` that do not exist yet and wait until they are served;
     returns the ones created (one that another process created meanwhile is fine)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": CLIENT_LOG})
     existing = set(admin.list_topics(timeout=10).topics)
     wanted = [t for t in topics if t.topic not in existing]
     if not wanted:

@@ -110,7 +110,15 @@ async function refreshYields() {
     {label: "US 10Y-2Y (bp/100)", values: spread.map((v) => (v == null ? null : v / 100))},
   ]);
 }
+// the list follows the data (the entities with the most scores) until the user edits it
+let sentAuto = !$("sent-entities").value.trim();
 async function refreshSentiment() {
+  if (sentAuto) {
+    try {
+      const top = (await api("/sentiment/entities?limit=4")).entities.map((x) => x.entity);
+      if (top.length) $("sent-entities").value = top.join(",");
+    } catch { /* keep the list shown */ }
+  }
   const ents = $("sent-entities").value.split(",").map((s) => s.trim()).filter(Boolean).slice(0, 5);
   const got = {};
   for (const e of ents) {
@@ -119,12 +127,13 @@ async function refreshSentiment() {
   const {xs, cols} = align(got);
   drawChart("sentiment-chart", "document sentiment (-1..1)", xs, ents.map((e) => ({label: e, values: cols[e]})));
 }
-$("sent-entities").addEventListener("change", refreshSentiment);
+$("sent-entities").addEventListener("change", () => { sentAuto = !$("sent-entities").value.trim(); refreshSentiment(); });
 
 // -- report -----------------------------------------------------------------------------
 async function refreshReport() {
   try {
-    const r = await api("/reports/latest");
+    const r = await api("/reports/latest?empty_ok=true");
+    if (!r.headline && !r.text) { $("report").textContent = "no report yet"; return; }
     const q = apiKey ? `?api_key=${encodeURIComponent(apiKey)}&t=${Date.now()}` : `?t=${Date.now()}`;
     const chart = r.chart_url ? `<img alt="report chart" src="${r.chart_url}${q}" style="max-width:100%">` : "";
     const day = r.as_of ? `<span class="pill">market day ${esc(r.as_of)}</span>` : `<span class="pill">${esc(r.at || "")}</span>`;

@@ -1,7 +1,9 @@
 """The dashboard in headless Chromium (Playwright driving the system browser): it loads,
 an alert published to the broker appears in the live feed, a question gets an answer,
-the bond report panel shows the sample day's headline and curve table, and screenshots
-are saved (``LIVEKG_SCREENSHOTS`` dir, else the test's tmp dir)."""
+the bond report panel shows the sample day's headline and curve table, the sentiment
+panel lists the entities that have scores (a Chinese name among them, drawn with a CJK
+font, not boxes), nothing fails on the way (no console error, no 4xx/5xx), and
+screenshots are saved (``LIVEKG_SCREENSHOTS`` dir, else the test's tmp dir)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import uvicorn
 
-from core.records import Alert, AlertKind, Evidence, utcnow
+from core.records import Alert, AlertKind, Evidence, SentimentLabel, SentimentScore, utcnow
 from evaluation.scorers.cypher_fixture import load_graph
 from kg.graph.store import GraphStore
 from kg.report import build_bond_report, reports_dir
@@ -20,7 +22,7 @@ from ops.runtime import free_port
 from serving.app import create_app
 from serving.services import Services
 from streams.publisher import Publisher
-from tests.e2e.browser import ARGS, CHROMIUM, needs_chromium
+from tests.e2e.browser import ARGS, CHROMIUM, CJK_RENDERS_JS, needs_chromium, watch_failures
 from tests.unit.test_report import sample_docs, sample_series
 
 
@@ -51,12 +53,36 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
             if server.started:
                 break
             await asyncio.sleep(0.05)  # uvicorn has no started event
+        scores = [  # two entities with scores; the dashboard's default list comes from them
+            SentimentScore(
+                id=f"e2e-score-{i}",
+                source="e2e",
+                event_time=utcnow(),
+                doc_id=f"doc-{i}",
+                entities=[entity],
+                label=SentimentLabel.POSITIVE,
+                probabilities={SentimentLabel.POSITIVE: 0.8, SentimentLabel.NEGATIVE: 0.1},
+                score=0.7,
+                model_id="e2e",
+            )
+            for i, entity in enumerate(["贵州茅台", "贵州茅台", "AAPL"])
+        ]
+        await pub.send_many(
+            iso.topic("sentiment.scored"),
+            [(s.key().encode(), s.model_dump_json().encode()) for s in scores],
+        )
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+            failures = watch_failures(page)
             await page.goto(f"http://127.0.0.1:{port}/?key=dash-key")
             await expect(page.locator("#alerts-state")).to_have_text("live", timeout=20_000)
             await expect(page.locator("#graph canvas").first).to_be_attached(timeout=20_000)
+            await expect(page.locator("#sent-entities")).to_have_value(
+                "贵州茅台,AAPL", timeout=20_000
+            )
+            await expect(page.locator("#sentiment-chart")).to_contain_text("贵州茅台")
+            assert await page.evaluate(CJK_RENDERS_JS, "贵州茅台"), "Chinese renders as boxes"
             await page.screenshot(path=str(shots / "dashboard-loaded.png"), full_page=True)
 
             alert = Alert(
@@ -97,6 +123,7 @@ async def test_dashboard_live_alert_and_question(iso, graph: GraphStore, tmp_pat
             await expect(page.locator("#report-conclusions li").first).to_be_visible()
             await page.screenshot(path=str(shots / "dashboard-report.png"), full_page=True)
             await browser.close()
+        assert failures == [], failures
         names = ("dashboard-loaded.png", "dashboard-alert.png", "dashboard-answer.png",
                  "dashboard-report.png")  # fmt: skip
         for name in names:
