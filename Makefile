@@ -19,6 +19,7 @@ status: bootstrap
 test: bootstrap
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) -m mypy
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-unit: bootstrap

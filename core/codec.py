@@ -69,7 +69,7 @@ def _with_id_validator(model: type[R]) -> SchemaValidator | None:
     rejects goes through the full validator (derived id, or the reason). None when the
     schema is not of the expected shape (the full validator is used)."""
     schema = model.__pydantic_core_schema__
-    stripped = _without_derive_id(schema)
+    stripped = _without_derive_id(dict(schema))
     if stripped is None:
         return None
     model_node = stripped if stripped.get("type") == "model" else stripped["schema"]
@@ -85,7 +85,8 @@ def decode(raw: bytes | None, model: type[R], *, max_bytes: int) -> R:
     fast = _with_id_validator(model)
     if fast is not None:
         try:
-            return fast.validate_json(raw)
+            record: R = fast.validate_json(raw)
+            return record
         except ValidationError:
             pass  # the full validator derives a missing id or says what is wrong
     try:

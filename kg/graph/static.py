@@ -114,9 +114,13 @@ def _read_csv(text: str, where: str) -> StaticBundle:
     try:
         if {"head", "relation", "tail"} <= set(header):
             rels = [
-                StaticRelation(
-                    **{k: r[k] for k in _RELATION_COLUMNS if r.get(k)},
-                    properties={k: v for k, v in r.items() if k not in _RELATION_COLUMNS and v},
+                StaticRelation.model_validate(
+                    {
+                        **{k: r[k] for k in _RELATION_COLUMNS if r.get(k)},
+                        "properties": {
+                            k: v for k, v in r.items() if k not in _RELATION_COLUMNS and v
+                        },
+                    }
                 )
                 for r in rows
             ]
@@ -261,8 +265,8 @@ async def _load_relations(
         )
     # Extra properties of static relations (e.g. an executive's role) ride on the fact.
     extra = {triples[i].id: p for i, p in enumerate(props) if p}
-    for rows in prepared.facts.values():
-        for row in rows.values():
+    for facts in prepared.facts.values():
+        for row in facts.values():
             for src in row["sources"]:
                 row.setdefault("props", {}).update(extra.get(src, {}))
     report.relations = await write_prepared(store, prepared, batch)

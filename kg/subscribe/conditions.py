@@ -109,7 +109,7 @@ def evaluate(
     if kind == ConditionKind.THRESHOLD:
         value = threshold_value(cond, rows)
         fired = bool(new["holds"]) and not prev.get("holds", False)
-        diff = {
+        diff: dict[str, Any] = {
             "previous": previous_value,
             "value": value,
             "threshold": cond.threshold,

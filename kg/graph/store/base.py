@@ -143,9 +143,10 @@ class GraphStore(ABC):
     def _prepare_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """Make parameters portable (see ``portable``; ``PortableParams`` are already); a
         backend may do it while encoding."""
-        if type(params) is PortableParams:
+        if isinstance(params, PortableParams):
             return params
-        return portable(dict(params or {}))
+        prepared: dict[str, Any] = portable(dict(params or {}))
+        return prepared
 
     async def execute_batches(
         self,
