@@ -5,9 +5,117 @@ Label sets stay small (agent, topic, kind) so cardinality does not grow with dat
 
 from __future__ import annotations
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+import math
+import threading
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+class BulkHistogramChild:
+    """One label set of a ``BulkHistogram``: bucket counts and a sum under one lock."""
+
+    def __init__(self, bounds: Sequence[float]) -> None:
+        self._bounds = bounds
+        self._counts = [0] * len(bounds)
+        self._sum = 0.0
+        self._lock = threading.Lock()
+
+    def observe(self, amount: float) -> None:
+        self.observe_many((amount,))
+
+    def observe_many(self, values: Iterable[float]) -> None:
+        """``observe(v)`` for every value, in one pass and one lock: the same bucket
+        counts and sum as prometheus-client's ``Histogram.observe`` per value (a unit
+        test compares them), without its per-call lock and bucket loop (~4% of the
+        graph sink's CPU for 2,000-record batches). Negative values (clock skew)
+        count as 0."""
+        bounds = self._bounds
+        counts = [0] * len(bounds)
+        total = 0.0
+        for v in values:
+            v = max(v, 0.0)
+            total += v
+            counts[bisect_left(bounds, v)] += 1
+        with self._lock:
+            self._sum += total
+            for i, n in enumerate(counts):
+                if n:
+                    self._counts[i] += n
+
+    def snapshot(self) -> tuple[list[int], float]:
+        """Per-bucket counts (not cumulative) and the sum, read together."""
+        with self._lock:
+            return list(self._counts), self._sum
+
+
+class BulkHistogram(Collector):
+    """A labelled histogram for hot paths that observe a whole batch at once, exported
+    through prometheus-client's public collector API (``Collector``,
+    ``HistogramMetricFamily``) with the names a ``Histogram`` would have
+    (``_bucket``, ``_count``, ``_sum``). The one home of bulk observation: nothing in
+    livekg reaches into a ``Histogram``'s private buckets."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str],
+        buckets: Sequence[float],
+        registry: CollectorRegistry | None = REGISTRY,
+    ) -> None:
+        bounds = sorted(float(b) for b in buckets)
+        if not bounds or bounds[-1] != math.inf:
+            bounds.append(math.inf)
+        self._name, self._doc = name, documentation
+        self._labelnames = tuple(labelnames)
+        self._bounds = tuple(bounds)
+        self._children: dict[tuple[str, ...], BulkHistogramChild] = {}
+        self._lock = threading.Lock()
+        if registry is not None:
+            registry.register(self)
+
+    def labels(self, *values: str) -> BulkHistogramChild:
+        if len(values) != len(self._labelnames):
+            raise ValueError(f"{self._name}: expected labels {self._labelnames}, got {values}")
+        key = tuple(str(v) for v in values)
+        with self._lock:
+            child = self._children.get(key)
+            if child is None:
+                child = self._children[key] = BulkHistogramChild(self._bounds)
+        return child
+
+    def describe(self) -> Iterable[Metric]:
+        return [HistogramMetricFamily(self._name, self._doc, labels=self._labelnames)]
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(self._name, self._doc, labels=self._labelnames)
+        with self._lock:
+            children = sorted(self._children.items())
+        for key, child in children:
+            counts, total = child.snapshot()
+            cumulative, acc = [], 0
+            for bound, n in zip(self._bounds, counts, strict=True):
+                acc += n
+                le = floatToGoString(bound)  # type: ignore[no-untyped-call]
+                cumulative.append((le, float(acc)))
+            family.add_metric(list(key), cumulative, total)
+        yield family
+
 
 EVENTS_IN = Counter("livekg_events_in_total", "Records consumed by an agent", ["agent", "topic"])
 EVENTS_OUT = Counter("livekg_events_out_total", "Records produced by an agent", ["agent", "topic"])
@@ -16,7 +124,7 @@ ERRORS = Counter("livekg_agent_errors_total", "Errors inside an agent (retried)"
 BATCH_SECONDS = Histogram(
     "livekg_batch_seconds", "Time to process one batch", ["agent"], buckets=LATENCY_BUCKETS
 )
-EVENT_LATENCY = Histogram(
+EVENT_LATENCY = BulkHistogram(
     "livekg_event_latency_seconds",
     "Ingest-to-processed latency per record (processing latency)",
     ["agent"],
@@ -179,7 +287,7 @@ XBRL_DISAGREEMENT = Gauge(
 )
 
 # -- lanes: where a record waits between its producer and its agent (issue 31) ------------
-LANE_FETCH_DELAY = Histogram(
+LANE_FETCH_DELAY = BulkHistogram(
     "livekg_lane_fetch_delay_seconds",
     "Producer timestamp to the lane's fetch of a record: one broker hop plus the lane's wait",
     ["lane", "topic"],

@@ -44,7 +44,6 @@ import contextlib
 import logging
 import threading
 import time
-from bisect import bisect_left
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -59,7 +58,6 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec
-from prometheus_client import Histogram
 
 from core import metrics
 from core.batch import Inbound
@@ -307,8 +305,9 @@ class Lane:
             if kind != TIMESTAMP_NOT_AVAILABLE and m.error() is None:
                 by_topic[m.topic() or ""].append(fetched - ts / 1000.0)
         for topic, delays in by_topic.items():
-            _observe_many(metrics.LANE_FETCH_DELAY.labels(self.name, self.ctx.logical(topic)),
-                         delays)  # fmt: skip
+            metrics.LANE_FETCH_DELAY.labels(self.name, self.ctx.logical(topic)).observe_many(
+                delays
+            )
 
 
 @dataclass(eq=False)
@@ -478,22 +477,6 @@ def _next_offsets_of(msgs: Sequence[Message]) -> dict[tuple[str, int], int]:
             key = (m.topic() or "", m.partition() or 0)
             out[key] = max(out.get(key, 0), (m.offset() or 0) + 1)
     return out
-
-
-def _observe_many(hist: Histogram, values: Sequence[float]) -> None:
-    """``hist.observe(v)`` for each value, one lock per call (see
-    ``processors.base.observe_latencies``); negative values (clock skew) count as 0."""
-    bounds = hist._upper_bounds
-    counts = [0] * len(bounds)
-    total = 0.0
-    for v in values:
-        v = max(v, 0.0)
-        total += v
-        counts[bisect_left(bounds, v)] += 1
-    hist._sum.inc(total)
-    for bucket, n in zip(hist._buckets, counts, strict=True):
-        if n:
-            bucket.inc(n)
 
 
 def _fetch(consumer: Consumer, n: int, wait_s: float) -> list[Message]:
