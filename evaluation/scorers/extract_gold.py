@@ -167,6 +167,26 @@ def read_gold(path: Path, split: str = "all") -> list[GoldDoc]:
 
 
 REAL_DOC_FILES = ("news.jsonl", "calls.jsonl", "zh_bond.jsonl")
+# the gold's and the data's kinds -> the extractor's (news | social | filing | commentary)
+EXTRACT_KINDS = {"tenk": "filing", "call": "filing", "earnings_call": "filing",
+                 "zh_bond": "commentary", "bond_commentary": "commentary"}  # fmt: skip
+_SRC_DATE = re.compile(r"/((?:19|20)\d{2})(\d{2})(\d{2})/|/((?:19|20)\d{2})-(\d{1,2})-(\d{1,2})-")
+_SRC_CALL = re.compile(r"/([A-Z][A-Z.]{0,5})_q([1-4])_((?:19|20)\d{2})\.txt")
+
+
+def source_meta(source: str) -> dict[str, Any]:
+    """What a feed would carry with the document, read from its ``source`` path: the
+    publication day (Reuters ".../20070209/...", Wind "2024-8-16-wind-...") as
+    ``event_time``, and a call's ticker and quarter ("AAN_q3_2021.txt") as its title."""
+    out: dict[str, Any] = {}
+    m = _SRC_DATE.search(source)
+    if m:
+        y, mo, d = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
+        out["event_time"] = f"{int(y):04d}-{int(mo):02d}-{int(d):02d}T00:00:00Z"
+    c = _SRC_CALL.search(source)
+    if c:
+        out["title"] = f"{c.group(1)} Q{c.group(2)} {c.group(3)} earnings call"
+    return out
 
 
 def attach_texts(docs: list[GoldDoc], root: Path) -> list[GoldDoc]:
@@ -197,6 +217,7 @@ def attach_texts(docs: list[GoldDoc], root: Path) -> list[GoldDoc]:
         if rec is not None:
             fields = {k: v for k, v in rec.items() if k not in ("gold", "source")}
             fields["text"] = rec.get("text") or rec.get("body") or ""
+            fields.update(source_meta(str(rec.get("source") or "")))
         elif html.exists():
             raw = gzip.open(html).read() if html.suffix == ".gz" else html.read_bytes()
             filing = filing_document(raw)
@@ -206,8 +227,12 @@ def attach_texts(docs: list[GoldDoc], root: Path) -> list[GoldDoc]:
         else:
             out.append(d)
             continue
-        merged = {**fields, **{k: v for k, v in extra.items() if v not in (None, "")}}
-        merged.setdefault("kind", fields.get("kind"))
+        # from the gold line only what a user states with a document: its kind, and the
+        # company of a filing or a call; never the annotations ("tables", "call_period")
+        keep = {"kind": extra.get("kind")}
+        if extra.get("kind") in ("tenk", "call") and extra.get("company"):
+            keep["company"] = extra["company"]
+        merged = {**fields, **{k: v for k, v in keep.items() if v}}
         out.append(GoldDoc.model_validate({**merged, "id": d.id, "text": fields["text"],
                                            "gold": [g.model_dump() for g in d.gold]}))  # fmt: skip
     return out
@@ -318,5 +343,9 @@ def score(
 
 
 def doc_fields(doc: GoldDoc) -> dict[str, Any]:
-    """The document as the extractor reads it (without the gold)."""
-    return {k: v for k, v in doc.model_dump().items() if k != "gold"}
+    """The document as the extractor reads it (without the gold); real-document kinds
+    ("tenk", "call", "zh_bond") become the extractor's (``EXTRACT_KINDS``)."""
+    out = {k: v for k, v in doc.model_dump().items() if k != "gold"}
+    if out.get("kind") in EXTRACT_KINDS:
+        out["kind"] = EXTRACT_KINDS[out["kind"]]
+    return out
