@@ -456,6 +456,14 @@ class ModelTier:
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_limit = seen_limit
 
+    def forget_seen(self) -> None:
+        """Forget which windows were read, so a retried batch reads them again."""
+        self._seen.clear()
+
+    def carry_over(self, previous: ModelTier) -> None:
+        """Keep ``previous``'s budget, stats and what it read (a refreshed tier)."""
+        self.budget, self.stats, self._seen = previous.budget, previous.stats, previous._seen
+
     @property
     def model_id(self) -> str:
         return str(getattr(self.client, "model", "") or "")

@@ -197,6 +197,10 @@ class Extractor:
         self.llm_max_chunks = llm_max_chunks
         self.tier: Any = None  # kg.extract.model_tier.ModelTier, run by Mode.AUTO
 
+    def forget_seen(self) -> None:
+        """Forget which documents were read, so a retried batch reads them again."""
+        self._seen.clear()
+
     # -- context ---------------------------------------------------------------------
     def context(self, doc: ExtractDoc, text: str) -> DocContext:
         lang = doc.lang if doc.lang in ("en", "zh") else detect_lang(text)

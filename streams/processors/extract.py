@@ -222,7 +222,7 @@ class ExtractStage:
             if isinstance(res, LLMUnavailable):
                 metrics.EXTRACT_LLM_PARKED.inc()
                 # forget what this batch did so the retry redoes the parked documents
-                llm._seen.clear()
+                llm.forget_seen()
                 raise res  # ServiceUnavailable: retried by the shell, offsets not committed
             if isinstance(res, BaseException):
                 dead.append(dead_for(origin, res, LLM_AGENT))

@@ -98,8 +98,7 @@ class TierStage:
                                use_nlp=cfg.use_nlp, seen_limit=cfg.seen_limit)  # fmt: skip
                 tier = make_tier(ex, self._client, cfg.tier)
                 if self.tier is not None:  # keep the budget and what was read across refreshes
-                    tier.budget, tier.stats, tier._seen = (
-                        self.tier.budget, self.tier.stats, self.tier._seen)  # fmt: skip
+                    tier.carry_over(self.tier)
                 ex.tier = self.tier = tier
                 self._ex = ex
                 self._loaded_at = time.monotonic()
@@ -137,7 +136,7 @@ class TierStage:
             if isinstance(res, LLMUnavailable):
                 metrics.EXTRACT_LLM_PARKED.inc()
                 assert self.tier is not None
-                self.tier._seen.clear()  # the retry redoes the parked documents
+                self.tier.forget_seen()  # the retry redoes the parked documents
                 raise res  # ServiceUnavailable: retried by the shell, offsets not committed
             if isinstance(res, BaseException):
                 dead.append(dead_for(origin, res, AGENT))
