@@ -341,6 +341,11 @@ class ReportSettings(BaseModel):
     llm_timeout_s: float = 12.0  # per model call; after a timeout the report stops asking
     llm_max_facts: int = 6  # facts shown to the model per question
     llm_knowledge_chars: int = 500  # retrieved knowledge shown to the model per stage
+    # the model's commentary, written in the background after the report is published
+    # (kg/report/narrative.py), en and zh, number-checked; never delays the report
+    narrative: bool = True
+    narrative_budget_s: float = 110.0  # all its model calls, per report
+    narrative_max_tokens: int = 160
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

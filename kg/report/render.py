@@ -152,10 +152,11 @@ def text(doc: BondReportDoc, lang: str = "en", labels_zh: Mapping[str, str] | No
             continue
         sig = ", ".join(sorted(c.signals))
         L.add(f"- {c.text if lang == 'en' else c.text_zh} [{_t('signals', lang)}: {sig}]")
-    if doc.narrative:
+    prose = doc.extra.get(f"narrative_{lang}", doc.narrative)
+    if prose:  # the background narrative writes both languages (kg/report/narrative.py)
         L.add("")
         L.add("## " + _t("narrative", lang))
-        L.add(doc.narrative)
+        L.add(prose)
     return "\n".join(L).strip() + "\n"
 
 

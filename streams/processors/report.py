@@ -17,14 +17,17 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import faust
 
 from core import metrics
 from kg.models.embed import make_embedder
+from kg.models.llm import make_llm_client
 from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
 from kg.report.model import BondReportDoc
+from kg.report.narrative import Narrative, Narrator, apply_narrative, write_narrative
 from kg.report.publish import records_for
 from kg.retrieve import MethodRetriever, RetrievalService
 from streams.context import WorkerContext
@@ -38,6 +41,37 @@ AGENT = "bond_report"
 class ReportState:
     service: Any = None  # kg.retrieve.RetrievalService, built on first use
     rebuilt_at: float = field(default_factory=time.monotonic)
+    narrator: Any = None  # kg.report.narrative.Narrator: prose after publishing
+
+
+def narrative_wanted(ctx: WorkerContext) -> bool:
+    """Background prose (kg/report/narrative.py) with a served model or the embedded
+    instruction model (not the old 135M one)."""
+    cfg, llm = ctx.settings.report, ctx.settings.llm
+    if not (cfg.use_llm and cfg.narrative):
+        return False
+    if llm.base_url and not llm.embedded_server:
+        return True
+    return bool(ctx.endpoints.llm_base_url or llm.base_url) and "smollm" not in llm.model.lower()
+
+
+async def narrate(ctx: WorkerContext, doc: BondReportDoc) -> Narrative | None:
+    """The published report's commentary, en and zh, number-checked, into its files."""
+    cfg = ctx.settings.report
+    url = ctx.settings.llm.base_url or ctx.endpoints.llm_base_url
+    tight = ctx.settings.with_overrides(llm={"timeout_s": cfg.narrative_budget_s, "max_retries": 0})
+    llm = make_llm_client(tight, url, priority="interactive")
+    try:
+        nar = await write_narrative(doc, llm, budget_s=cfg.narrative_budget_s,
+                                    max_tokens=cfg.narrative_max_tokens)  # fmt: skip
+    finally:
+        await llm.aclose()
+    await asyncio.to_thread(apply_narrative, doc, nar)
+    lag = time.time() - datetime.fromisoformat(doc.created_at).timestamp()
+    log.info("bond report %s: narrative %.1fs after the report (en %d, zh %d chars, %d "
+             "sentences dropped, errors %s)", doc.id, lag, len(nar.en), len(nar.zh),
+             len(nar.removed), nar.errors)  # fmt: skip
+    return nar
 
 
 async def run_report(
@@ -67,7 +101,8 @@ async def run_report(
         except Exception as exc:
             log.warning("bond report: retrieval unavailable: %r", exc)
         llm = None
-        if cfg.use_llm and served:
+        background = narrative_wanted(ctx)  # prose after publishing, never before
+        if cfg.use_llm and served and not background:
             llm = report_llm(ctx.settings, ctx.settings.llm.base_url)
         try:
             models = {"llm": llm.model if llm else "none", "embed": ctx.settings.embed.model}
@@ -80,6 +115,10 @@ async def run_report(
                 await llm.aclose()
         await store_in_graph(store, doc)
         await ctx.send("reports.bond", records_for(doc))
+        if background and doc.as_of:
+            if state.narrator is None:
+                state.narrator = Narrator(lambda d: narrate(ctx, d))
+            state.narrator.submit(doc)  # returns at once: the report is not delayed
     except Exception as exc:  # a timer that raises stops firing: log, count, go on
         metrics.ERRORS.labels(AGENT, type(exc).__name__).inc()
         log.warning("bond report failed: %r", exc)

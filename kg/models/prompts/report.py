@@ -35,3 +35,22 @@ def analysis_v1(ctx: Context) -> list[ChatMessage]:
         user(f"Question: {ctx['question']}\n\nFacts:\n{ctx['facts']}\n\n"
              f"Knowledge:\n{ctx['knowledge'] or '(none)'}\n\nAnalysis:"),
     ]  # fmt: skip
+
+
+@prompt("report", "narrative", version=1, inputs=("facts", "drivers", "conclusions", "lang"))
+def narrative_v1(ctx: Context) -> list[ChatMessage]:
+    """The report's commentary over the selected facts and cited drivers; everything up to
+    the last line is the same for both languages (one cached prefix)."""
+    ask = (
+        "Write the commentary in English: 2 or 3 sentences."
+        if ctx["lang"] == "en"
+        else "用中文写这段评论：2到3句。"
+    )
+    return [
+        system("You are a bond-market analyst writing today's short commentary for a "
+               "report. Use only the facts, conclusions and news below. Every number you "
+               "write must be a number of the facts, written as there, next to the name "
+               "of what it measures. No forecasts, no other numbers, no dates."),
+        user(f"Facts:\n{ctx['facts']}\n\nConclusions:\n{ctx['conclusions']}\n\n"
+             f"News the report cites:\n{ctx['drivers']}\n\n{ask}"),
+    ]  # fmt: skip
