@@ -687,12 +687,8 @@ def _sense_order(s: Sense) -> tuple[int, str, str]:
 
 
 def concrete_label(labels: list[str], ontology: Ontology) -> str:
-    """The most specific label (Executive over Person, Company over Organization)."""
-    best = ""
-    for lb in labels:
-        if not best or len(ontology.ancestors(lb)) > len(ontology.ancestors(best)):
-            best = lb
-    return best or "Entity"
+    """The most specific label (``Ontology.most_specific``)."""
+    return ontology.most_specific(labels)
 
 
 EDGE_STATS_CYPHER = """

@@ -181,7 +181,7 @@ class AliasIndex:
             row.get("short_name") or "",
         ]
         codes = [row.get("ticker") or "", row.get("code") or ""]
-        label = row.get("label") or _concrete(row.get("labels") or [], self.ontology)
+        label = row.get("label") or self.ontology.most_specific(row.get("labels") or [])
         self.add(row["id"], label, row.get("name") or row["id"], aliases, codes)
 
     def get(self, entity_id: str) -> AliasEntry | None:

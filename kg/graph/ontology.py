@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cached_property
@@ -179,6 +180,15 @@ class Ontology(BaseModel):
     def relation(self, name: str) -> RelationType | None:
         rel = self._relation_keys.get(type_key(name))
         return self._relations[rel] if rel else None
+
+    def most_specific(self, labels: Iterable[str]) -> str:
+        """The most specific ontology label of a node, its concept (Executive over
+        Person, Company over Organization); ``Entity`` when none is a known concept.
+        The one label resolver of livekg (the alias index, the question reader)."""
+        known = [lb for lb in labels if lb != ENTITY_LABEL and self.concept(lb)]
+        if not known:
+            return ENTITY_LABEL
+        return max(known, key=lambda lb: len(self.ancestors(lb)))
 
     def ancestors(self, label: str) -> list[str]:
         """``label`` and its parents up to the root."""

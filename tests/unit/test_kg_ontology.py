@@ -84,3 +84,10 @@ def test_schema_text_and_partition_of() -> None:
     assert "MENTIONS" not in text  # internal relations are not offered to extractors
     assert ONTOLOGY.partition_of("Observation") == Partition.DYNAMIC
     assert ONTOLOGY.partition_of("Bond") == Partition.STATIC
+
+
+def test_most_specific_label_is_the_deepest_known_concept() -> None:
+    assert ONTOLOGY.most_specific(["Entity", "Person", "Executive"]) == "Executive"
+    assert ONTOLOGY.most_specific(["Executive", "Person"]) == "Executive"
+    assert ONTOLOGY.most_specific(["Entity", "NoSuchLabel"]) == "Entity"
+    assert ONTOLOGY.most_specific([]) == "Entity"
