@@ -14,7 +14,7 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
@@ -268,14 +268,6 @@ class AliasIndex:
         if best_score - runner < FUZZY_MARGIN:
             return None  # ambiguous: two entities look alike; do not guess
         return Resolution(best.id, best.label, best.name, Method.FUZZY, round(best_score, 3))
-
-
-def _concrete(labels: Sequence[str], ontology: Ontology) -> str:
-    """The most specific ontology label of a node (its concept)."""
-    known = [lb for lb in labels if ontology.concept(lb) and lb != ENTITY_LABEL]
-    if not known:
-        return ENTITY_LABEL
-    return max(known, key=lambda lb: len(ontology.ancestors(lb)))
 
 
 ALIAS_CYPHER = """
