@@ -21,7 +21,7 @@ from kg.sentiment.data import load_examples, shared_training_set
 from kg.sentiment.external_search import external_sources
 from kg.sentiment.instructions import export_jsonl
 from kg.sentiment.model import ARTIFACTS, load_from_settings
-from kg.sentiment.rag import CorpusSource, KnowledgeSource, Retriever
+from kg.sentiment.rag import ContextRetriever, CorpusSource, KnowledgeSource
 from kg.sentiment.service import LLMSentiment, SentimentEngine
 from kg.sentiment.teacher import TeacherMissing, part_files
 
@@ -181,7 +181,7 @@ def _engine(  # type: ignore[no-untyped-def]
             found.append(source)
             sources.append(source.name)
         if found:
-            retriever = Retriever.from_settings(found, cfg)
+            retriever = ContextRetriever.from_settings(found, cfg)
     if classifier == "llm":
         settings = Settings()
         try:

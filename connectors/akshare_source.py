@@ -50,7 +50,7 @@ _MONTH = re.compile(r"(\d{4})\D+(\d{1,2})")
 Fetcher = Callable[..., Any]  # returns a pandas DataFrame
 
 
-class Series(BaseModel):
+class MappedColumn(BaseModel):
     """One mapped column: its indicator id, name and unit."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -68,7 +68,7 @@ class Dataset(BaseModel):
     func: str
     date_col: str
     period: Literal["daily", "monthly"]
-    series: tuple[Series, ...] = Field(min_length=1)
+    series: tuple[MappedColumn, ...] = Field(min_length=1)
     windowed: Literal["none", "range_year", "range_month"] = "none"
     row_filter: tuple[str, str] | None = None  # (column, required value)
 

@@ -269,7 +269,7 @@ class Alert(Record):
         return self.entity_id
 
 
-class Citation(BaseModel):
+class CitedRef(BaseModel):
     ref: str  # fact/triple/document id
     text: str = ""
 
@@ -278,12 +278,12 @@ class BondReport(Record):
     """One question of a bond-market report (kg.report); ``answer`` is the checked text."""
 
     question: str
-    facts: list[Citation] = Field(default_factory=list)
+    facts: list[CitedRef] = Field(default_factory=list)
     answer: str
     model_id: str = ""
     report_id: str = ""  # the whole report (all questions): kg.report.latest_report
     question_id: str = ""
-    triples: list[Citation] = Field(default_factory=list)  # text carries the sources
+    triples: list[CitedRef] = Field(default_factory=list)  # text carries the sources
     unsupported_numbers: list[str] = Field(default_factory=list)  # always empty when published
     removed: list[str] = Field(default_factory=list)  # sentences dropped by the number check
     missing: list[str] = Field(default_factory=list)  # indicators without data

@@ -36,7 +36,7 @@ from kg.extract.regions import is_region
 from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
-from kg.graph.canonical import AliasIndex, Method, Resolution
+from kg.graph.canonical import AliasIndex, MatchMethod, Resolution
 from kg.graph.ontology import Ontology, default_ontology
 from kg.graph.quantities import spelled_scales
 
@@ -350,7 +350,7 @@ class Verifier:
         """The name and its known aliases (alias dictionary; main entity's references)."""
         names = [name]
         res = self.index.resolve(name, label)
-        if res.method != Method.NEW:
+        if res.method != MatchMethod.NEW:
             names += [res.id, res.name]
         if ctx.main_entity and norm(name) in {norm(ctx.main_entity), *map(norm, ctx.aliases)}:
             names += [ctx.main_entity, *ctx.aliases]
@@ -463,7 +463,7 @@ class Verifier:
                 continue
             if word not in lex.metric_kinds and not word.endswith(tuple(lex.common_noun_endings)):
                 continue
-            if self.index.resolve(head, c.head_type).method != Method.NEW:
+            if self.index.resolve(head, c.head_type).method != MatchMethod.NEW:
                 continue
             out.append(Issue(i, "not_an_owner", head))
         return out
@@ -833,7 +833,7 @@ class Verifier:
                     and re.search(r"\d", name)
                     and not re.search(r"[A-Za-z]{2}", name)
                 ):
-                    if index.resolve(name, kind).method == Method.NEW:
+                    if index.resolve(name, kind).method == MatchMethod.NEW:
                         out.append(Issue(i, "not_a_name", name))
                         break
                 if Verifier._cut_everywhere(c, side, name, sent, lex.drop_modifiers):
@@ -1201,9 +1201,9 @@ class Verifier:
         t = self.index.resolve(c.tail, c.tail_type)
         h = self._ref(c, "head_ref", h)
         t = self._ref(c, "tail_ref", t)
-        if repair and h.method != Method.NEW:
+        if repair and h.method != MatchMethod.NEW:
             c.head_type = h.label
-        if repair and t.method != Method.NEW:
+        if repair and t.method != MatchMethod.NEW:
             c.tail_type = t.label
         return Verified(c, h.id, t.id, not h.canonical, not t.canonical, h_lit and t_lit)
 
@@ -1211,10 +1211,10 @@ class Verifier:
         """A pattern's link to a known entity id (``refs`` in the pattern data) wins over
         name resolution when the dictionary has that id."""
         ref = str(c.props.get(key, ""))
-        entry = self.index.get(ref) if ref and res.method == Method.NEW else None
+        entry = self.index.get(ref) if ref and res.method == MatchMethod.NEW else None
         if entry is None:
             return res
-        return Resolution(entry.id, entry.label, entry.name, Method.ID)
+        return Resolution(entry.id, entry.label, entry.name, MatchMethod.ID)
 
     @staticmethod
     def _span_ok(c: Candidate, text: str) -> bool:

@@ -72,7 +72,7 @@ def code_keys(code: str) -> list[str]:
     return [normalize_key(s)]
 
 
-class Method(StrEnum):
+class MatchMethod(StrEnum):
     ID = "id"  # the mention is a canonical id
     EXACT = "exact"  # normalized-key match on an alias
     FUZZY = "fuzzy"
@@ -84,12 +84,12 @@ class Resolution:
     id: str
     label: str  # the node's concept label
     name: str
-    method: Method
+    method: MatchMethod
     score: float = 1.0
 
     @property
     def canonical(self) -> bool:
-        return self.method != Method.NEW
+        return self.method != MatchMethod.NEW
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +220,7 @@ class AliasIndex:
     def _resolve(self, mention: str, label: str) -> Resolution:
         entry = self._by_id.get(mention)
         if entry is not None and self._compatible(entry, label):
-            return Resolution(entry.id, entry.label, entry.name, Method.ID)
+            return Resolution(entry.id, entry.label, entry.name, MatchMethod.ID)
         key = normalize_key(mention)
         candidates = [e for e in self._by_key.get(key, ()) if self._compatible(e, label)]
         if not candidates and _CN_CODE.match(mention.casefold().strip()):
@@ -228,11 +228,11 @@ class AliasIndex:
                 candidates += [e for e in self._by_key.get(k, ()) if self._compatible(e, label)]
         if candidates:
             best = min(candidates, key=lambda e: (e.label != label, e.id))
-            return Resolution(best.id, best.label, best.name, Method.EXACT)
+            return Resolution(best.id, best.label, best.name, MatchMethod.EXACT)
         fuzzy = self._fuzzy(key, label)
         if fuzzy is not None:
             return fuzzy
-        return Resolution(new_id(label, key or stable_id(mention)), label, mention, Method.NEW)
+        return Resolution(new_id(label, key or stable_id(mention)), label, mention, MatchMethod.NEW)
 
     def _fuzzy(self, key: str, label: str) -> Resolution | None:
         if len(key) < MIN_FUZZY_KEY:
@@ -267,7 +267,7 @@ class AliasIndex:
         runner = next((s for s, e in scored[1:] if e.id != best.id), 0.0)
         if best_score - runner < FUZZY_MARGIN:
             return None  # ambiguous: two entities look alike; do not guess
-        return Resolution(best.id, best.label, best.name, Method.FUZZY, round(best_score, 3))
+        return Resolution(best.id, best.label, best.name, MatchMethod.FUZZY, round(best_score, 3))
 
 
 ALIAS_CYPHER = """

@@ -26,7 +26,7 @@ from kg.models.llm import LLMClient, make_llm_client
 from kg.models.prompts.chat import simple_v1
 from kg.report.compose import Analysis, DocIn, analyse
 from kg.report.facts import DAY_MS, Series, load_history
-from kg.report.model import BondReportDoc, Citation, Driver, Section
+from kg.report.model import BondReportDoc, Driver, ReportSource, Section
 from kg.report.numbers import Allowed, Removal, allowed_from, check_text, unsupported_in
 from kg.report.rag import two_stage
 from kg.report.render import CHART_SERIES, chart, markdown, text, to_html
@@ -92,7 +92,7 @@ async def attach_facts(store: GraphStore, drivers: list[Driver], per_driver: int
             if len(d.facts) >= per_driver:
                 break
             if set(r.get("docs") or []) & mine:
-                d.facts.append(Citation(
+                d.facts.append(ReportSource(
                     id=str(r["id"]), kind="triple", source=",".join(sorted(mine)),
                     title=f"{r['head']} {str(r['rel']).lower()} {r['tail']}",
                 ))  # fmt: skip
@@ -237,7 +237,7 @@ async def build_bond_report(
         cites = [*(c for d in a.drivers for c in (*d.citations, *d.facts))]
         if a.policy:
             cites += [c for c in (a.policy.statement, a.policy.previous) if c]
-        unique: dict[str, Citation] = {}
+        unique: dict[str, ReportSource] = {}
         for cite in cites:
             unique.setdefault(cite.id, cite)
         doc.citations = list(unique.values())

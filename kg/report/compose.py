@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 from kg.report import market
 from kg.report.facts import Fact, Series
 from kg.report.model import (
-    Citation,
     Driver,
     HeadlineItem,
     PolicyView,
+    ReportSource,
     Table,
     TableRow,
 )
@@ -56,8 +56,8 @@ class DocIn(BaseModel):
             self.source.startswith("federalreserve.gov") and "federal funds" in self.text
         )
 
-    def citation(self) -> Citation:
-        return Citation(
+    def citation(self) -> ReportSource:
+        return ReportSource(
             id=self.id, kind="document", title=self.title, source=self.source,
             synthetic=self.synthetic, url=self.url,
             published_at=datetime.fromtimestamp(self.published_at / 1000).isoformat()

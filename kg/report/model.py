@@ -31,7 +31,7 @@ class Section(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
-class Citation(BaseModel):
+class ReportSource(BaseModel):
     """A graph item a report statement rests on: a document, an observation, a triple."""
 
     id: str
@@ -81,15 +81,15 @@ class PolicyView(BaseModel):
     added: list[str] = Field(default_factory=list)  # sentences new against the previous statement
     dropped: list[str] = Field(default_factory=list)
     changed: list[tuple[str, str]] = Field(default_factory=list)  # (previous, new) wording
-    statement: Citation | None = None
-    previous: Citation | None = None
+    statement: ReportSource | None = None
+    previous: ReportSource | None = None
 
 
 class Driver(BaseModel):
     indicator: str
     move: str  # the move it may explain, as text
-    citations: list[Citation] = Field(default_factory=list)
-    facts: list[Citation] = Field(default_factory=list)  # extracted facts of the cited docs
+    citations: list[ReportSource] = Field(default_factory=list)
+    facts: list[ReportSource] = Field(default_factory=list)  # extracted facts of the cited docs
 
 
 class BondReportDoc(BaseModel):
@@ -132,4 +132,4 @@ class BondReportDoc(BaseModel):
     synthetic: list[str] = Field(default_factory=list)  # which inputs are synthetic
     narrative: str = ""  # model prose over the selected facts (served model only)
     model_note: str = ""  # one line when there is no model prose
-    citations: list[Citation] = Field(default_factory=list)  # everything cited, once
+    citations: list[ReportSource] = Field(default_factory=list)  # everything cited, once

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.records import BondReport, Citation
+from core.records import BondReport, CitedRef
 from kg.report.model import BondReportDoc
 
 SOURCE = "livekg.report"
@@ -18,12 +18,12 @@ def records_for(doc: BondReportDoc) -> list[BondReport]:
         triples = []
         for t in s.triples:
             src = ", ".join((t.provenance.doc_ids or t.provenance.sources)[:3])
-            triples.append(Citation(ref=t.id, text=f"{t.text} [sources: {src or 'static'}]"))
+            triples.append(CitedRef(ref=t.id, text=f"{t.text} [sources: {src or 'static'}]"))
         out.append(BondReport(
             id=f"{doc.id}:{s.question_id}", source=SOURCE, event_time=at,
             question=s.question, answer=s.text, model_id=model, report_id=doc.id,
             question_id=s.question_id,
-            facts=[Citation(ref=f.id, text=f.text) for f in s.facts], triples=triples,
+            facts=[CitedRef(ref=f.id, text=f.text) for f in s.facts], triples=triples,
             unsupported_numbers=s.unsupported_numbers,
             removed=[r.sentence for r in s.removed], missing=s.missing, stale=s.stale,
             chart=doc.chart, timings=doc.timings,

@@ -104,7 +104,7 @@ class ContextUnit(BaseModel):
     overlap: float
 
 
-class RagResult(BaseModel):
+class SentimentContext(BaseModel):
     query: RagQuery
     units: list[ContextUnit] = Field(default_factory=list)
     candidates: int = 0  # documents the sources returned (in the window)
@@ -138,7 +138,7 @@ def _keys(query: RagQuery) -> list[str]:
 
 
 class RagSettingsLike(Protocol):
-    """The ``sentiment.*`` settings a retriever takes (``Retriever.from_settings``)."""
+    """The ``sentiment.*`` settings a retriever takes (``ContextRetriever.from_settings``)."""
 
     rag_max_docs_per_source: int
     rag_max_context_chars: int
@@ -182,12 +182,12 @@ def filter_context(
     unit_min: float = UNIT_OVERLAP_MIN,
     min_shared: int = MIN_SHARED_TOKENS,
     max_chars: int = 2000,
-) -> RagResult:
+) -> SentimentContext:
     """Algorithm 1 lines 2-12 over already-retrieved documents ``D``, with the
     ``min_shared`` guard against the coefficient's small-set degeneracy."""
     q = relevant_tokens(query.cleaned)
     own = relevant_tokens(query.text)
-    result = RagResult(query=query)  # a query under ``min_shared`` tokens gets no context
+    result = SentimentContext(query=query)  # a query under ``min_shared`` tokens gets no context
     seen_units: set[str] = set()
     used = 0
     for doc in docs:
@@ -220,7 +220,7 @@ def filter_context(
     return result
 
 
-class Retriever:
+class ContextRetriever:
     """Multi-source query (Algorithm 1 line 1) + similarity filter, bounded in time."""
 
     def __init__(
@@ -237,7 +237,9 @@ class Retriever:
         self.timeout_s = timeout_s
 
     @classmethod
-    def from_settings(cls, sources: Sequence[KnowledgeSource], cfg: RagSettingsLike) -> Retriever:
+    def from_settings(
+        cls, sources: Sequence[KnowledgeSource], cfg: RagSettingsLike
+    ) -> ContextRetriever:
         """The retriever the stream and ``livekg eval`` build from ``sentiment.*``."""
         return cls(
             sources,
@@ -276,10 +278,10 @@ class Retriever:
             return [[] for _ in queries]
         return list(found)
 
-    async def retrieve(self, query: RagQuery) -> RagResult:
+    async def retrieve(self, query: RagQuery) -> SentimentContext:
         return (await self.retrieve_many([query]))[0]
 
-    async def retrieve_many(self, queries: Sequence[RagQuery]) -> list[RagResult]:
+    async def retrieve_many(self, queries: Sequence[RagQuery]) -> list[SentimentContext]:
         """One round per source for a whole micro-batch.
 
         Per-item queries (three sources x every document) queued on the graph's
@@ -287,7 +289,7 @@ class Retriever:
         asked per batch (``livekg bench sentiment-stream``).
         """
         active = [i for i, q in enumerate(queries) if self.sources and q.cleaned]
-        results = [RagResult(query=q) for q in queries]
+        results = [SentimentContext(query=q) for q in queries]
         if not active:
             return results
         asked = [queries[i] for i in active]

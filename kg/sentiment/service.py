@@ -23,7 +23,7 @@ from kg.models.prompts.lib import get
 from kg.sentiment.instructions import format_input
 from kg.sentiment.labels import map_generated_output, one_hot
 from kg.sentiment.model import SentimentClassifier
-from kg.sentiment.rag import RagResult, Retriever, build_query
+from kg.sentiment.rag import ContextRetriever, SentimentContext, build_query
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class SentimentEngine:
         self,
         classifier: SentimentClassifier | None = None,
         *,
-        retriever: Retriever | None = None,
+        retriever: ContextRetriever | None = None,
         llm: LLMSentiment | None = None,
         context_weight: float = 0.0,
         window: timedelta = timedelta(hours=72),
@@ -94,7 +94,7 @@ class SentimentEngine:
     def model_id(self) -> str:
         return self.llm.model_id if self.llm else self.classifier.model_id  # type: ignore[union-attr]
 
-    async def _retrieve(self, items: Sequence[ScoreInput]) -> list[RagResult | None]:
+    async def _retrieve(self, items: Sequence[ScoreInput]) -> list[SentimentContext | None]:
         """Context for a whole micro-batch: one round per knowledge source."""
         if self.retriever is None:
             return [None] * len(items)

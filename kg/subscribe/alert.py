@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from core.records import Alert, AlertKind, Evidence, GraphChange, stable_id
-from kg.subscribe.conditions import Outcome
+from kg.subscribe.conditions import ConditionOutcome
 from kg.subscribe.model import Subscription
 
 SOURCE = "livekg.subscriptions"
@@ -53,7 +53,7 @@ def _evidence(rows: Sequence[dict[str, Any]], change: GraphChange | None) -> Evi
     )
 
 
-def message(sub: Subscription, outcome: Outcome) -> str:
+def message(sub: Subscription, outcome: ConditionOutcome) -> str:
     d = outcome.diff
     if "value" in d:
         return f"{sub.name}: {d.get('value')} is {d.get('direction')} {d.get('threshold')}"
@@ -67,7 +67,7 @@ def build_alert(
     sub: Subscription,
     change: GraphChange,
     rows: Sequence[dict[str, Any]],
-    outcome: Outcome,
+    outcome: ConditionOutcome,
     *,
     now: datetime | None = None,
 ) -> Alert:

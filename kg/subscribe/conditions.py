@@ -43,7 +43,7 @@ def _number(v: Any) -> float | None:
 
 
 @dataclass
-class Outcome:
+class ConditionOutcome:
     fired: bool
     state: dict[str, Any]
     diff: dict[str, Any] = field(default_factory=dict)
@@ -100,7 +100,7 @@ def evaluate(
     rows: Sequence[Row],
     *,
     previous_value: float | None = None,
-) -> Outcome:
+) -> ConditionOutcome:
     """Fire or not on the new answer ``rows`` given the previous state (None: none yet).
     ``previous_value``: the threshold value last seen, for the diff only."""
     prev = previous or {}
@@ -115,12 +115,12 @@ def evaluate(
             "threshold": cond.threshold,
             "direction": cond.direction,
         }
-        return Outcome(fired=fired, state=new, diff=diff, value=value)
+        return ConditionOutcome(fired=fired, state=new, diff=diff, value=value)
     if kind == ConditionKind.COUNT_WINDOW:
         newly = sorted(set(new["over"]) - set(prev.get("over") or ()))
         counts = window_counts(cond, rows)
         diff = {"keys": newly, "counts": {k: counts[k] for k in newly}, "over": cond.count}
-        return Outcome(fired=bool(newly), state=new, diff=diff)
+        return ConditionOutcome(fired=bool(newly), state=new, diff=diff)
     before = set(prev.get("rows") or ())
     after = set(new["rows"])
     added = [r for r in rows if row_digest(r) not in before][:MAX_DIFF_ROWS]
@@ -129,4 +129,4 @@ def evaluate(
         fired = before != after
     else:
         fired = bool(after - before)
-    return Outcome(fired=fired, state=new, diff=diff)
+    return ConditionOutcome(fired=fired, state=new, diff=diff)

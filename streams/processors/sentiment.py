@@ -29,7 +29,7 @@ from kg.models.llm import make_llm_client
 from kg.sentiment.external_search import external_sources
 from kg.sentiment.labels import LABELS, label_of, polarity
 from kg.sentiment.model import load_from_settings, load_parts
-from kg.sentiment.rag import GraphFactsSource, GraphNewsSource, Retriever, filings_source
+from kg.sentiment.rag import ContextRetriever, GraphFactsSource, GraphNewsSource, filings_source
 from kg.sentiment.service import LLMSentiment, ScoreInput, ScoreOutput, SentimentEngine
 from kg.sentiment.state import AlertRules, EntityState, update
 from streams import tables
@@ -81,7 +81,7 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     if cfg.rag and store is not None:
         external = external_sources(cfg.rag_search)
         ctx.closers += [source.aclose for source in external]
-        retriever = Retriever.from_settings(
+        retriever = ContextRetriever.from_settings(
             [GraphNewsSource(store), filings_source(store), GraphFactsSource(store), *external],
             cfg,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kg.extract.pipeline import bundled_index
 from kg.graph.canonical import (
     AliasIndex,
-    Method,
+    MatchMethod,
     add_former_names,
     add_sec_companies,
     bundled_sec_tickers,
@@ -39,7 +39,7 @@ def test_sec_list_joins_known_companies_and_adds_unknown_by_ticker() -> None:
         assert index.resolve(mention, "Company").id == "MSFT", mention
     for mention in ("BA", "Boeing Co", "The Boeing Company", "CIK0000012927"):
         res = index.resolve(mention, "Company")
-        assert res.id == "BA" and res.method != Method.NEW, mention
+        assert res.id == "BA" and res.method != MatchMethod.NEW, mention
     assert index.resolve("Bank of America Corp", "Company").id == "BAC"
     assert cik_code(12927) == "CIK0000012927" == cik_code("CIK12927")
 
@@ -62,7 +62,7 @@ def test_self_references_are_the_subject() -> None:
         assert is_self_reference(m), m
         assert resolve_mention(index, m, "Company", subject).id == "MSFT"
     assert not is_self_reference("Company A")
-    assert resolve_mention(index, "the Company", "Company").method == Method.NEW  # no subject
+    assert resolve_mention(index, "the Company", "Company").method == MatchMethod.NEW  # no subject
 
 
 def test_duplicate_entity_rate() -> None:

@@ -12,7 +12,7 @@ from kg.graph.canonical import (
     FUZZY_MARGIN,
     FUZZY_THRESHOLD,
     AliasIndex,
-    Method,
+    MatchMethod,
     _trigrams,
     is_new_id,
     normalize_key,
@@ -38,24 +38,24 @@ def test_normalize_key() -> None:
 @pytest.mark.parametrize(
     ("mention", "label", "expected", "method"),
     [
-        ("AAPL", "Company", "AAPL", Method.ID),
-        ("Apple", "Company", "AAPL", Method.EXACT),
-        ("$AAPL", "Company", "AAPL", Method.EXACT),
-        ("苹果公司", "Company", "AAPL", Method.EXACT),
-        ("600519", "Company", "600519.SH", Method.EXACT),
-        ("贵州茅台", "Company", "600519.SH", Method.EXACT),
-        ("Kweichow Moutai", "Company", "600519.SH", Method.EXACT),
-        ("ICBC", "Company", "601398.SH", Method.EXACT),
-        ("央行", "Institution", "PBOC", Method.EXACT),
-        ("PBOC", "Company", "PBOC", Method.ID),  # an ORG mention may name an Institution
-        ("Jerome Powell", "Person", "PERSON_JEROME_POWELL", Method.EXACT),
-        ("十年期国债", "Bond", "CGB_10Y", Method.EXACT),
-        ("China 10-year yield", "Indicator", "CN10Y", Method.EXACT),
-        ("Contemporary Amperex Technologies", "Company", "300750.SZ", Method.FUZZY),
+        ("AAPL", "Company", "AAPL", MatchMethod.ID),
+        ("Apple", "Company", "AAPL", MatchMethod.EXACT),
+        ("$AAPL", "Company", "AAPL", MatchMethod.EXACT),
+        ("苹果公司", "Company", "AAPL", MatchMethod.EXACT),
+        ("600519", "Company", "600519.SH", MatchMethod.EXACT),
+        ("贵州茅台", "Company", "600519.SH", MatchMethod.EXACT),
+        ("Kweichow Moutai", "Company", "600519.SH", MatchMethod.EXACT),
+        ("ICBC", "Company", "601398.SH", MatchMethod.EXACT),
+        ("央行", "Institution", "PBOC", MatchMethod.EXACT),
+        ("PBOC", "Company", "PBOC", MatchMethod.ID),  # an ORG mention may name an Institution
+        ("Jerome Powell", "Person", "PERSON_JEROME_POWELL", MatchMethod.EXACT),
+        ("十年期国债", "Bond", "CGB_10Y", MatchMethod.EXACT),
+        ("China 10-year yield", "Indicator", "CN10Y", MatchMethod.EXACT),
+        ("Contemporary Amperex Technologies", "Company", "300750.SZ", MatchMethod.FUZZY),
     ],
 )
 def test_resolves_to_one_canonical_id(
-    index: AliasIndex, mention: str, label: str, expected: str, method: Method
+    index: AliasIndex, mention: str, label: str, expected: str, method: MatchMethod
 ) -> None:
     res = index.resolve(mention, label)
     assert (res.id, res.method) == (expected, method)
@@ -64,7 +64,7 @@ def test_resolves_to_one_canonical_id(
 
 def test_type_incompatible_names_do_not_merge(index: AliasIndex) -> None:
     res = index.resolve("Apple", "Product")  # the fruit-named product is not the company
-    assert res.method == Method.NEW and is_new_id(res.id) and not res.canonical
+    assert res.method == MatchMethod.NEW and is_new_id(res.id) and not res.canonical
     assert res.id == "new:product:apple"
 
 
@@ -72,7 +72,7 @@ def test_unknown_mentions_get_deterministic_marked_ids(index: AliasIndex) -> Non
     a = index.resolve("Zephyr Robotics Ltd.", "Company")
     b = index.resolve("zephyr robotics", "Company")
     assert a.id == b.id == "new:company:zephyrrobotics"
-    assert a.method == Method.NEW
+    assert a.method == MatchMethod.NEW
 
 
 def test_fuzzy_takes_a_clear_winner_and_refuses_a_tie() -> None:
@@ -80,9 +80,9 @@ def test_fuzzy_takes_a_clear_winner_and_refuses_a_tie() -> None:
     idx.add("X1", "Company", "Orion Capital East")
     idx.add("X2", "Company", "Orion Capital West")
     clear = idx.resolve("Orion Capital Eas", "Company")
-    assert (clear.id, clear.method) == ("X1", Method.FUZZY)
+    assert (clear.id, clear.method) == ("X1", MatchMethod.FUZZY)
     tie = idx.resolve("Orion Capital Wast", "Company")  # as close to East as to West
-    assert tie.method == Method.NEW
+    assert tie.method == MatchMethod.NEW
 
 
 def _fuzzy_scoring_every_candidate(idx: AliasIndex, key: str, label: str) -> object:

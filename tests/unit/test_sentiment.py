@@ -25,8 +25,8 @@ from kg.sentiment.labels import LABELS, label_of, map_generated_output, polarity
 from kg.sentiment.metrics import evaluate
 from kg.sentiment.rag import (
     ContextDoc,
+    ContextRetriever,
     CorpusSource,
-    Retriever,
     build_query,
     filter_context,
     overlap,
@@ -190,7 +190,7 @@ async def test_retriever_survives_failing_source() -> None:
     corpus = CorpusSource(
         [ContextDoc(id="c1", source="corpus", text="Nvidia raises guidance on AI demand")]
     )
-    r = Retriever([Broken(), corpus])
+    r = ContextRetriever([Broken(), corpus])
     res = await r.retrieve(build_query("$NVDA Nvidia raises guidance on AI demand"))
     assert res.context_ids == ["c1"]
 
@@ -219,7 +219,7 @@ async def test_retriever_asks_batch_sources_once_per_micro_batch() -> None:
     corpus = CorpusSource(
         [ContextDoc(id="c1", source="corpus", text="Tesla recalls cars in Europe")]
     )
-    r = Retriever([batched, broken, corpus])
+    r = ContextRetriever([batched, broken, corpus])
     texts = ["Nvidia raises guidance on AI demand", "", "Tesla recalls cars"]
     out = await r.retrieve_many([build_query(t) for t in texts])
     assert batched.calls == [2] and broken.calls == [2]  # the empty text asks nothing
@@ -380,7 +380,7 @@ async def test_engine_with_and_without_rag() -> None:
     clf = KeywordClassifier()
     plain = await SentimentEngine(clf).score([ScoreInput(text="$ACME Acme guidance update")])
     assert plain[0].context_ids == [] and np.argmax(plain[0].probabilities) == 1
-    rag = SentimentEngine(clf, retriever=Retriever([corpus]), context_weight=0.6)
+    rag = SentimentEngine(clf, retriever=ContextRetriever([corpus]), context_weight=0.6)
     out = await rag.score([ScoreInput(text="$ACME Acme guidance update")])
     assert out[0].context_ids == ["ctx1"]
     assert "Context:" in clf.seen[-1]  # context concatenated to the input
@@ -559,7 +559,9 @@ def test_eval_compares_with_and_without_context_on_the_items_that_got_some() -> 
     corpus = CorpusSource(
         [ContextDoc(id="ctx1", source="corpus", text="Acme guidance update: Acme guidance plunges")]
     )
-    engine = SentimentEngine(KeywordClassifier(), retriever=Retriever([corpus]), context_weight=0.6)
+    engine = SentimentEngine(
+        KeywordClassifier(), retriever=ContextRetriever([corpus]), context_weight=0.6
+    )
     examples = [
         Example(text="$ACME Acme guidance update", label=SentimentLabel.NEGATIVE),
         Example(text="Beta Corp widget sales flat", label=SentimentLabel.NEUTRAL),

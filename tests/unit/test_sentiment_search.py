@@ -18,7 +18,7 @@ from kg.sentiment.external_search import (
     external_sources,
     searxng_time_range,
 )
-from kg.sentiment.rag import Retriever, build_query
+from kg.sentiment.rag import ContextRetriever, build_query
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "search"
 HEADLINE = "$ACME Acme Corp cuts full-year guidance after weak quarter https://t.co/x"
@@ -90,7 +90,7 @@ def test_elasticsearch_msearch_request_and_hits() -> None:
 def test_elasticsearch_context_through_algorithm_1() -> None:
     """Hits pass the same window and overlap filters as the graph's own documents."""
     src = ElasticsearchSource(es_cfg(name="archive"), es_transport([]))
-    retriever = Retriever([src], timeout_s=5.0)
+    retriever = ContextRetriever([src], timeout_s=5.0)
     result = asyncio.run(retriever.retrieve(build_query(HEADLINE, event_time=EVENT)))
 
     assert "archive:rt-20240501-acme" in result.context_ids
@@ -106,7 +106,7 @@ def test_elasticsearch_failure_costs_the_context_only() -> None:
     src = ElasticsearchSource(es_cfg(), es_transport(log, status=503))
     with pytest.raises(httpx.HTTPStatusError):
         asyncio.run(src.search(build_query(HEADLINE), 5))
-    retriever = Retriever([src], timeout_s=5.0)
+    retriever = ContextRetriever([src], timeout_s=5.0)
     result = asyncio.run(retriever.retrieve(build_query(HEADLINE, event_time=EVENT)))
     assert result.units == [] and result.candidates == 0
     assert len(log) == 2
@@ -191,7 +191,7 @@ def test_per_source_timeout() -> None:
 
     patient = Slow("patient", 0.15, timeout_s=2.0)
     hasty = Slow("hasty", 0.15, timeout_s=None)  # the retriever's 0.05 s
-    retriever = Retriever([patient, hasty], timeout_s=0.05)
+    retriever = ContextRetriever([patient, hasty], timeout_s=0.05)
     result = asyncio.run(retriever.retrieve(build_query(HEADLINE)))
     assert result.context_ids == ["patient:1"]
 
