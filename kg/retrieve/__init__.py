@@ -10,6 +10,7 @@ HybridRAG section 4.4). Public surface:
 
 from __future__ import annotations
 
+from kg.graph.vectors import vector_index_ddl
 from kg.retrieve.index import DocRow, RetrievalIndex, TripleRow
 from kg.retrieve.service import (
     MethodRetriever,
@@ -18,7 +19,6 @@ from kg.retrieve.service import (
     hybrid_search,
 )
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem, Retriever
-from kg.retrieve.vector_ddl import vector_index_ddl
 
 __all__ = [
     "DocRow",

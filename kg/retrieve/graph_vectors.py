@@ -24,7 +24,7 @@ import numpy as np
 
 from kg.graph.store.base import GraphStore, IndexSpec
 from kg.graph.store.neo4j import Neo4jStore
-from kg.retrieve.vector_ddl import ensure_vector_index, index_name, vector_query
+from kg.graph.vectors import ensure_vector_index, index_name, vector_query
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ head/tail ids, validity, provenance), node embeddings and their clusters, docume
 their chunks (embeddings and a BM25 index), and the triple adjacency of every entity.
 Searching a numpy matrix keeps every method well under the 50 ms p95 budget at 100k
 triples on 2 cores; the graph stays the source of truth (``kg.retrieve.service`` loads
-and refreshes the index from it; ``kg.retrieve.vector_ddl`` creates the graph-side
+and refreshes the index from it; ``kg.graph.vectors`` creates the graph-side
 vector indexes where the backend has them).
 """
 

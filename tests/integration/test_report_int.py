@@ -20,9 +20,9 @@ from kg.graph import sink
 from kg.graph.canonical import load_alias_index
 from kg.graph.static import load_universe
 from kg.graph.store import GraphStore, open_store
+from kg.graph.vectors import ensure_vector_index, vector_query, write_embeddings
 from kg.report import build_bond_report, latest_report, store_in_graph
 from kg.retrieve import Method, MethodRetriever, RetrievalService, hybrid_search
-from kg.retrieve.vector_ddl import ensure_vector_index, vector_query, write_embeddings
 from tests.conftest import GRAPH_BACKENDS, Isolated
 from tests.fakes.embed import FakeEmbedder
 

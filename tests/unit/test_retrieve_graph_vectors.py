@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from kg.graph.store.base import GraphProvider
+from kg.graph.vectors import index_name, vector_index_ddl, vector_query
 from kg.retrieve.index import DocRow, RetrievalIndex
-from kg.retrieve.vector_ddl import index_name, vector_index_ddl, vector_query
 
 
 def test_neo4j_index_is_exact_cosine_and_query_returns_the_cosine() -> None:
