@@ -410,6 +410,9 @@ class CypherQA:
                 rows_found=bool(kw.get("rows")),
                 method=method,
                 entities=self.lexicon.entities,
+                rows_fit=rows_fit(*answer_kind(frame), kw["rows"], self.lexicon)
+                if kw.get("rows")
+                else None,
             )
             text = sentence(frame, fields)
             source = "rules"

@@ -29,14 +29,15 @@ PENALTIES: dict[str, float] = {
     "uncovered_word": 0.12,  # per word the reading does not account for (at most 3 count)
     "uncovered_number": 0.45,  # a number, ordinal, tenor or clock word left unread
     "unused_aggregate": 0.45,  # an aggregate or a daily close asked; the query has none
+    "rows_of_another_kind": 0.2,  # rows that are not what the question asks (check.py)
     "unused_entity": 0.45,  # a linked entity the query does not use
     "unused_value": 0.3,  # a property value the query does not filter on
     "unused_number": 0.45,  # a comparison whose number the query does not use
     "unused_time": 0.45,  # a time window the query does not read
     "unplaced_negation": 0.45,  # a negation word with nothing negated in the query
-    "close_competitor": 0.1,  # another reading within CLOSE of the chosen one's score
-    "fell_through": 0.15,  # the best reading found nothing; a later one answered
-    "no_rows": 0.1,  # the reading ran and found nothing ("not known")
+    "close_competitor": 0.3,  # another reading within CLOSE of the chosen one's score
+    "fell_through": 0.3,  # the best reading found nothing; a later one answered
+    "no_rows": 0.25,  # the reading ran and found nothing ("not known")
     "retrieval": 0.6,  # answered by retrieval, not by a reading of the question
     "description": 0.6,  # only "what X is" (no reading of the question's ask)
     "no_reading": 1.0,  # nothing was read
@@ -48,15 +49,17 @@ MAX_CHOICES = 3
 WINDOW_PARAMS = ("from", "to", "from_v", "to_v", "from_d", "to_d", "months", "mom_from", "at")
 _ZH = re.compile(r"[\u3400-\u9fff]")
 # Words that carry a number, a rank or a time: left unread, the answer is likely off
-# ("above four point two", "second highest", "十八号", "早上六点", "five a m utc", "10y").
-_NUMBERISH = re.compile(
-    r"\d|^(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+# ("above four point two", "second highest", "十八号", "早上六点", "five a m utc").
+_NUM_WORDS = re.compile(
+    r"^(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
     r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty"
-    r"|sixty|seventy|eighty|ninety|hundred|point|half|first|second|third|fourth|fifth"
-    r"|\w+teenth|\w+tieth|twentieth|clock|utc|gmt|am|pm|bp|bps)$"
-    r"|[零一二两三四五六七八九十百点号第]",
+    r"|sixty|seventy|eighty|ninety|hundred|thousand|point)$",
     re.I,
 )
+_ORDINALS = re.compile(r"^(first|second|third|fourth|fifth)$|第[一二三四五六七八九十]", re.I)
+_DAY_ORDINALS = re.compile(r"^(sixth|seventh|eighth|ninth|tenth|\w+teenth|\w+tieth)$", re.I)
+_CLOCK = re.compile(r"^(clock|utc|gmt|am|pm)$|[零一二两三四五六七八九十]点|早上|下午|晚上", re.I)
+_ZH_NUM = re.compile(r"[零一二两三四五六七八九十百][号]|^[零一二两三四五六七八九十百点]+$")
 _AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(", "order by")
 _RELS = re.compile(r"\[\w*:([A-Z_]+)")
 
@@ -332,6 +335,7 @@ def assess(
     rows_found: bool,
     method: str,
     entities: dict[str, dict[str, Any]] | None = None,
+    rows_fit: bool | None = None,
 ) -> tuple[float, list[str], list[str]]:
     """(confidence, evidence names, what could not be placed, in words). A named entity
     or value the query does not use is accounted for when an entity the query does use
@@ -347,7 +351,7 @@ def assess(
         unplaced.extend(frame.uncovered)
         return _score(evidence), evidence, unplaced or ["the question's ask"]
     used = _flat(chosen.params)
-    numbers = [w for w in frame.uncovered if _NUMBERISH.search(w)]
+    numbers = _unread_numbers(frame)
     words = [w for w in frame.uncovered if w not in numbers]
     evidence.extend(["uncovered_number"] * min(len(numbers), 1))
     evidence.extend(["uncovered_word"] * min(len(words), MAX_UNCOVERED))
@@ -375,6 +379,8 @@ def assess(
     for v in frame.values:
         if any(str(e.get(v.key, "")).casefold() == v.label.casefold() for e in carried):
             continue
+        if v.key == "frequency" and frame.daily is not None and chosen.kind in ("series", "when"):
+            continue  # "daily closes": the measure, read as one value a day
         if not _has(used, v.label) and not _has(used, v.key):
             evidence.append("unused_value")
             unplaced.append(f"{v.key} = {v.label}")
@@ -390,7 +396,7 @@ def assess(
         if not reads_window and not frame.known_at:
             evidence.append("unused_time")
             unplaced.append(win.text)
-    if any(is_negation(t) for t in tokens) and not _negation_used(frame, chosen):
+    if _negation_words(frame, tokens) and not _negation_used(frame, chosen):
         evidence.append("unplaced_negation")
         unplaced.append("a negation")
     if chosen.kind == "describe":
@@ -403,14 +409,68 @@ def assess(
             evidence.append("close_competitor")
     if not rows_found and method != "hybrid":
         evidence.append("no_rows")
+    if rows_found and rows_fit is False:
+        evidence.append("rows_of_another_kind")
+        unplaced.append("the kind of answer asked")
     return _score(evidence), evidence, unplaced
+
+
+def _unread_numbers(frame: Frame) -> list[str]:
+    """Uncovered words that carry a number, a rank or a clock time the frame did not read
+    in another form (a digit that is a comparison's number or the window's year, an
+    ordinal beside a rank or top-n, number words beside a filled number or date slot)."""
+    win = frame.units.time
+    nums = {f"{c.value:g}" for c in frame.units.comparisons}
+    if win is not None and win.start_ms is not None:
+        nums.add(str(datetime.fromtimestamp(win.start_ms / 1000, UTC).year))
+    short = win is not None and win.start_ms is not None and win.end_ms is not None
+    short = short and (win.end_ms or 0) - (win.start_ms or 0) <= 3_600_000  # a time of day
+    short = short or (win is not None and win.point)  # "at 07:00 UTC": read as a point
+    ranked = bool(frame.rank or frame.top or frame.last_n or frame.most)
+    filled = bool(frame.units.comparisons) or win is not None
+    out = []
+    for w in frame.uncovered:
+        digits = re.findall(r"\d+", w)
+        if digits:
+            if not all(d in nums or d.lstrip("0") in nums for d in digits):
+                out.append(w)
+        elif _ORDINALS.search(w):
+            if not ranked:
+                out.append(w)
+        elif _DAY_ORDINALS.match(w):
+            if win is None:  # "the eighteenth" with no day read
+                out.append(w)
+        elif _CLOCK.search(w):
+            if not short:
+                out.append(w)
+        elif _NUM_WORDS.match(w) or _ZH_NUM.search(w):
+            if w.lower() == "point" or not filled:
+                out.append(w)
+    return out
 
 
 def _negation_used(frame: Frame, chosen: Candidate) -> bool:
     if frame.negated or any(neg for _r, neg in frame.bare_relations):
         return True
-    cy = chosen.cypher.upper()
-    return any(w in cy for w in ("NOT ", "<>", "NONE("))
+    cy = re.sub(r"\w+\.valid_to IS NULL", "", chosen.cypher.upper().replace("VALID_TO", "valid_to"))
+    return any(w in cy for w in ("NOT ", "<>", "NONE(", "IS NULL", "= 0"))
+
+
+_CMP_ZH = ("超过", "低于", "高于", "少于", "多于", "大于", "小于", "到", "及")
+_CMP_EN = ("more", "less", "above", "below", "over", "under", "greater", "fewer", "higher", "lower")
+
+
+def _negation_words(frame: Frame, tokens: Sequence[str]) -> bool:
+    """A negation word in the question that is not part of a comparison ("不超过10年",
+    "no more than 3")."""
+    for i, t in enumerate(tokens):
+        if not is_negation(t):
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if frame.units.comparisons and (t[1:] in _CMP_ZH or nxt in _CMP_EN or nxt in _CMP_ZH):
+            continue
+        return True
+    return False
 
 
 def _score(evidence: list[str]) -> float:

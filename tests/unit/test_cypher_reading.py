@@ -133,3 +133,40 @@ def test_the_scorer_counts_abstentions_apart_from_wrong_answers() -> None:
     assert (s["answered"], s["abstained"], s["answered_wrong"]) == (2, 2, 1)
     assert s["accuracy"] == 0.25 and s["precision"] == 0.5
     assert s["answered_wrong_share"] == 0.25 and s["rows_right"] == 0.5
+
+
+def test_an_unread_number_costs_more_than_a_chat_word_and_a_read_one_costs_nothing() -> None:
+    f, best, ranked = read("how many days this week did the US 10Y close above four point two")
+    toks, _ = universe_lexicon().match(f.question)
+    f.uncovered = ("four", "point", "two")  # as a reader without spoken numbers leaves them
+    _, evidence, _ = assess(f, best, ranked, tokens=toks, rows_found=True, method="cypher")
+    assert "uncovered_number" in evidence
+    g, best, ranked = read("期限不超过10年的美元债有几只")
+    toks, _ = universe_lexicon().match(g.question)
+    _, evidence, _ = assess(g, best, ranked, tokens=toks, rows_found=True, method="cypher")
+    # "10y" is the comparison's number and "不超过" a comparison, not a negation
+    assert "uncovered_number" not in evidence and "unplaced_negation" not in evidence
+
+
+def test_every_series_the_sample_brings_has_a_static_record() -> None:
+    import json
+
+    from evaluation.scorers.cypher_fixture import INDICATOR_RECORDS, SAMPLE_DAY
+    from kg.graph.static import bundled_universe_path, read_file
+
+    records = read_file(INDICATOR_RECORDS)
+    universe = read_file(bundled_universe_path())
+    static = {e.id: e for e in [*universe.entities, *records.entities]}
+    ticked = {
+        json.loads(line)["indicator_id"]
+        for path in SAMPLE_DAY
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    }
+    assert ticked <= set(static), ticked - set(static)
+    for e in records.entities:
+        assert e.type == "Indicator" and e.country == "US"
+        assert e.properties["frequency"] == "daily" and e.properties["category"]
+    assert {e.id for e in records.entities} & {e.id for e in universe.entities} == set()
+    tracks = {(r.head, r.tail) for r in records.relations if r.relation == "TRACKS"}
+    assert ("US30Y", "UST_30Y") in tracks
