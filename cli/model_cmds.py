@@ -84,9 +84,9 @@ def llm_prompts() -> None:
 
 @bench_app.command("llm")
 def bench_llm(
-    requests: Annotated[int, typer.Option(help="requests in the concurrent phase")] = 16,
-    requests_c1: Annotated[int, typer.Option(help="requests in the sequential phase")] = 4,
-    concurrency: Annotated[int, typer.Option(help="in-flight requests, concurrent phase")] = 8,
+    requests: Annotated[int, typer.Option(help="requests in the concurrent phase")] = 6,
+    requests_c1: Annotated[int, typer.Option(help="requests in the sequential phase")] = 3,
+    concurrency: Annotated[int, typer.Option(help="in-flight requests, concurrent phase")] = 3,
     max_tokens: Annotated[int, typer.Option(help="completion tokens per request")] = 64,
     rounds: Annotated[int, typer.Option(help="alternating c1/cN rounds")] = 2,
     base_url: Annotated[
@@ -94,7 +94,8 @@ def bench_llm(
     ] = None,
     json_: AlwaysJson = True,
 ) -> None:
-    """Generation throughput at concurrency 1 vs N (starts the embedded LLM if none runs)."""
+    """The served model's tokens/s at concurrency 1 and N beside bare requests, and the
+    prompt-prefix cache's effect (starts the embedded LLM if none runs)."""
     bench = functools.partial(
         run_llm_bench,
         requests_c1=requests_c1,
@@ -111,7 +112,12 @@ def bench_llm(
         state = read_state(settings.state_file)
         server = running_service(state, "llm") if not settings.llm.base_url else None
         result = asyncio.run(
-            bench(settings, ep.llm_base_url, server_pid=server.pid if server else None)
+            bench(
+                settings,
+                ep.llm_base_url,
+                server_pid=server.pid if server else None,
+                embedded=server is not None,
+            )
         )
     emit_json(result)
 

@@ -354,7 +354,7 @@ class LLMClient(ABC):
             wait=wait_exponential_jitter(
                 multiplier=self.backoff_s, jitter=self.backoff_s, max=self.backoff_max_s
             ),
-            retry=retry_if_exception(lambda e: isinstance(e, LLMError) and e.retryable),
+            retry=retry_if_exception(self._retry_now),
             before_sleep=lambda state: self._before_retry(prompt_name, state),
             reraise=True,
         )
@@ -364,6 +364,16 @@ class LLMClient(ABC):
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True
 
     # -- internals -------------------------------------------------------------------
+    def _retry_now(self, exc: BaseException) -> bool:
+        """Retry retryable errors here, except a timeout on a llama.cpp backend: neither
+        llama.cpp's server nor the in-process model stops a request its client gave up
+        on, so a retry would queue behind its own abandoned attempt on the same CPU. The
+        ``LLMTimeout`` stays ``retryable`` for the caller to try later."""
+        if not (isinstance(exc, LLMError) and exc.retryable):
+            return False
+        llama = self.backend in (Backend.LLAMACPP_SERVER, Backend.INPROCESS)
+        return not (isinstance(exc, LLMTimeout) and llama)
+
     async def _attempt(self, req: CompletionRequest, prompt_name: str) -> Completion:
         async with self._sem:
             t0 = time.perf_counter()
@@ -374,7 +384,10 @@ class LLMClient(ABC):
             except TimeoutError as exc:
                 self._count(prompt_name, "errors")
                 _observe_failure(self.model, prompt_name, "LLMTimeout")
-                raise LLMTimeout(f"{prompt_name}: no answer within {self.timeout_s}s") from exc
+                raise LLMTimeout(
+                    f"{prompt_name}: no answer from {self.model} ({self.backend.value}) "
+                    f"within {self.timeout_s}s"
+                ) from exc
             except LLMError as exc:
                 self._count(prompt_name, "errors")
                 _observe_failure(self.model, prompt_name, type(exc).__name__)

@@ -258,10 +258,19 @@ async def test_malformed_completion_body() -> None:
 
 async def test_read_timeout_retried_then_typed_error() -> None:
     srv = Server(httpx.ReadTimeout("slow"))
-    async with client(srv, max_retries=1) as llm:
+    async with client(srv, backend="vllm", max_retries=1) as llm:
         with pytest.raises(LLMTimeout):
             await llm.chat(MSGS, prompt_name="t")
     assert len(srv.requests) == 2
+
+
+async def test_a_llama_cpp_timeout_is_not_retried_at_once() -> None:
+    """llama.cpp keeps computing an abandoned request: a retry would queue behind it."""
+    srv = Server(httpx.ReadTimeout("slow"))
+    async with client(srv, max_retries=3) as llm:
+        with pytest.raises(LLMTimeout) as err:
+            await llm.chat(MSGS, prompt_name="t")
+    assert len(srv.requests) == 1 and err.value.retryable  # the caller may try later
 
 
 @pytest.mark.timeout(20)
@@ -270,8 +279,8 @@ async def test_hanging_server_hits_the_deadline() -> None:
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 
-    async with client(hang, timeout_s=0.2, max_retries=1) as llm:
-        with pytest.raises(LLMTimeout):
+    async with client(hang, backend="vllm", timeout_s=0.2, max_retries=1) as llm:
+        with pytest.raises(LLMTimeout, match=r"no answer from m \(vllm\) within 0\.2s"):
             await llm.chat(MSGS, prompt_name="t")
         assert llm.stats.errors == 2
 
