@@ -41,6 +41,7 @@ from core.runtime_state import (
 )
 from core.settings import GraphBackend, Settings
 from kg.graph import sink
+from kg.graph.queries import cypher
 from kg.graph.static import load_universe
 from kg.graph.store import open_store
 from kg.models.llm_runtime import server_command, server_env
@@ -525,11 +526,6 @@ async def _ensure_graph_schema(settings: Settings, ep: Endpoints) -> None:
         await store.close()
 
 
-STATIC_PRESENT_CYPHER = (
-    "MATCH (e:Entity) WHERE e.partition = 'static' AND e.canonical = true RETURN e.id AS id LIMIT 1"
-)
-
-
 async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
     """Load the bundled static universe into the graph once: an embedded graph once per
     data directory; an external one (Neo4j, a FalkorDB server) when it has no static
@@ -539,7 +535,7 @@ async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
         return
     store = open_store(settings, ep.falkordb_url)
     try:
-        if not settings.embedded_graph and await store.query(STATIC_PRESENT_CYPHER):
+        if not settings.embedded_graph and await store.query(cypher("static_present")):
             marker.write_text("external graph already had static entities\n")
             return
         report = await load_universe(store)

@@ -25,6 +25,7 @@ from confluent_kafka import Producer
 
 from core.records import IndicatorTick
 from core.settings import Settings
+from kg.graph.queries import cypher
 from kg.graph.store import open_store
 from ops.runtime import EmbeddedRuntime
 
@@ -64,9 +65,7 @@ def _first_record_ms(settings: Settings, bootstrap: str, falkordb_url: str, tag:
             prod.produce(topic, key=tick.key().encode(), value=tick.model_dump_json().encode())
             prod.flush(10)
             while time.perf_counter() - started < 60:
-                rows = await store.query(
-                    "MATCH (o:Observation {id: $id}) RETURN o.id AS id", {"id": tick.id}
-                )
+                rows = await store.query(cypher("observation_by_id"), {"id": tick.id})
                 if rows:
                     return (time.perf_counter() - started) * 1000
                 await asyncio.sleep(0.005)

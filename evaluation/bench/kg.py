@@ -59,6 +59,7 @@ from evaluation.bench.reference import raw_merge_rate
 from evaluation.bench.rounds import alternate, medians
 from kg.graph.canonical import load_alias_index
 from kg.graph.ontology import Cardinality, Ontology, default_ontology
+from kg.graph.queries import cypher
 from kg.graph.sink import prepare_triples
 from kg.graph.static import bundled_universe_path, load_universe, read_file
 from kg.graph.store import GraphProvider, GraphStore
@@ -70,12 +71,7 @@ from streams.processors.graph_sink import TripleSink
 
 WARMUP_TRIPLES = 10_000
 
-TWO_HOP_CYPHER = """
-MATCH (a:Entity {id: $id})-[]-(b:Entity)-[]-(c:Entity)
-WHERE c.id <> $id
-RETURN DISTINCT c.id AS id
-LIMIT 100
-"""
+TWO_HOP_CYPHER = cypher("two_hop_neighbours")
 
 
 class NoBrokerContext(WorkerContext):
@@ -462,7 +458,7 @@ async def _bench(
     nodes = (await store.label_counts()).get("Entity", 0)  # static + new entities
     replay_s = await _sink_pass(handler, payloads, batch) if replay else None
     rels_after = sum((await store.relationship_counts()).values())
-    rows = await store.query("MATCH (e:Entity) RETURN e.id AS id")
+    rows = await store.query(cypher("entity_ids"))
     rng = random.Random(1)
     ids = [r["id"] for r in rng.sample(rows, min(queries, len(rows)))]
     await _latencies(store, TWO_HOP_CYPHER, ids[:20])  # warm-up

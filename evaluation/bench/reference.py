@@ -30,6 +30,7 @@ from falkordb.asyncio import FalkorDB
 from core.runtime_state import Endpoints
 from core.settings import Settings
 from evaluation.bench.embed import bench_texts
+from kg.graph import queries
 from kg.graph.store import GraphStore, IndexSpec
 from kg.graph.store.scratch import scratch_graph
 from kg.models.embed import make_embedder
@@ -150,7 +151,8 @@ def model_server_rate(base_url: str, model: str, requests: int = 3, max_tokens: 
 # starts. Cypher cannot take labels or relationship types as parameters, so the fewest
 # statements a batch allows are one per concept label (entities) and one per
 # relationship type (facts with validity and provenance), plus one in-graph pass over
-# the validity chains of cardinality-ONE relations.
+# the validity chains of cardinality-ONE relations: that one is the catalogue's
+# ``validity_chains``, the very text the sink runs (one copy of the rule), sent bare.
 
 SAME_WORK_ENTITY = """
 UNWIND $rows AS r
@@ -176,20 +178,6 @@ MERGE (h)-[f:{rel} {{id: r.id}}]->(t)
                                    THEN r.confidence ELSE f.confidence END
 """
 
-SAME_WORK_CHAIN = """
-UNWIND $heads AS hid
-MATCH (:Entity {{id: hid}})-[f:{rel}]->()
-WITH hid, f ORDER BY f.valid_from, f.id
-WITH hid, collect(f) AS fs
-UNWIND range(0, size(fs) - 1) AS i
-WITH fs[i] AS f, CASE WHEN i + 1 < size(fs) THEN fs[i + 1] ELSE null END AS nxt
-WITH f, nxt, CASE WHEN nxt IS NOT NULL AND (f.stated_valid_to IS NULL
-                                             OR nxt.valid_from < f.stated_valid_to)
-                  THEN nxt.valid_from ELSE f.stated_valid_to END AS vt
-SET f.valid_to = vt,
-    f.superseded_by = CASE WHEN nxt IS NOT NULL AND vt = nxt.valid_from THEN nxt.id END
-"""
-
 
 def same_work_statements(
     batches: list[Any], label_path: Any
@@ -210,7 +198,9 @@ def same_work_statements(
             ]
             stmts.append((SAME_WORK_FACT.format(rel=rel), {"rows": rows}))
         for rel, heads in sorted(p.functional_heads.items()):
-            stmts.append((SAME_WORK_CHAIN.format(rel=rel), {"heads": sorted(heads)}))
+            # the sink's own statement text (one copy, kg/data/queries.toml), run bare
+            chain = queries.cypher("validity_chains", rel_type=rel)
+            stmts.append((chain, {"heads": sorted(heads)}))
         out.append(stmts)
     return out
 

@@ -39,6 +39,7 @@ from kg.extract.pipeline import Extractor
 from kg.graph import sink
 from kg.graph.canonical import AliasIndex, load_alias_index
 from kg.graph.ontology import Ontology, default_ontology
+from kg.graph.queries import cypher
 from kg.graph.store import GraphStore
 from kg.graph.store.scratch import scratch_graph
 from kg.subscribe import storage
@@ -175,7 +176,7 @@ async def run_async(
     async with scratch_graph(settings, ep.falkordb_url, purpose="bench_subs") as (_s, store):
         await load_graph(store, None)
         await store.ensure_indexes([storage.INDEX])
-        rows = await store.query("MATCH (e:Entity) RETURN e.id AS id, labels(e) AS labels")
+        rows = await store.query(cypher("entity_ids_labels"))
         entity_ids = sorted(str(r["id"]) for r in rows)
         indicators = sorted({t.indicator_id for t in stream if isinstance(t, IndicatorTick)})
         ev = Evaluator(timeout_s=settings.query.timeout_s, row_limit=settings.query.row_limit)

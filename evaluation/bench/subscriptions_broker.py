@@ -34,6 +34,7 @@ from evaluation.bench.subscriptions import (
 from evaluation.scorers.cypher_fixture import load_graph
 from kg.graph.canonical import load_alias_index
 from kg.graph.ontology import default_ontology
+from kg.graph.queries import cypher
 from kg.graph.store import GraphStore
 from kg.graph.store.scratch import scratch_graph
 from kg.subscribe import storage
@@ -117,7 +118,7 @@ async def run_async(
         await load_graph(store, None)
         await store.ensure_indexes([storage.INDEX])
         await store.execute(f"CREATE (:Entity {{id: '{CANARY}', round: 0}})")
-        rows = await store.query("MATCH (e:Entity) RETURN e.id AS id")
+        rows = await store.query(cypher("entity_ids"))
         entity_ids = sorted(str(r["id"]) for r in rows if r["id"] != CANARY)
         indicators = sorted({t.indicator_id for t in stream if isinstance(t, IndicatorTick)})
         ev = Evaluator(timeout_s=settings.query.timeout_s, row_limit=settings.query.row_limit)

@@ -28,6 +28,7 @@ from core.errors import ServiceUnavailable
 from core.records import Record
 from core.runtime_state import Endpoints, pid_alive
 from core.settings import GraphBackend, Settings
+from kg.graph.queries import cypher
 from kg.graph.store import open_store
 from ops.runtime import EmbeddedRuntime, free_port, spawn_worker, stop_pid
 from streams.admin import create_topics
@@ -217,10 +218,7 @@ class Scope:
             store = open_store(self.settings, self.endpoints.falkordb_url)
             try:
                 while True:
-                    rows = await store.execute(
-                        "MATCH (n) WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n",
-                        {"batch": batch},
-                    )
+                    rows = await store.execute(cypher("graph_clear_batch"), {"batch": batch})
                     if not rows or not rows[0]["n"]:
                         return
             finally:

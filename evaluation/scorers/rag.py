@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from evaluation.scorers.retrieval import context_precision, load_sample_graph
+from kg.graph.queries import cypher
 from kg.graph.store import open_store
 from kg.models.embed import make_embedder
 from kg.models.llm import LLMClient, make_llm_client
@@ -277,7 +278,7 @@ async def _run(settings: Any, falkordb_url: str | None, llm_url: str | None,
     store = open_store(settings, falkordb_url)
     client = make_llm_client(settings, llm_url) if use_llm else None
     try:
-        if not (await store.query("MATCH (d:Document) RETURN count(d) AS n"))[0]["n"]:
+        if not (await store.query(cypher("documents_count")))[0]["n"]:
             await load_sample_graph(store)
         embedder = make_embedder(settings.embed)
         r = settings.report.retrieve

@@ -31,6 +31,7 @@ from core.records import CleanDocument, DocKind, content_hash
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.graph import sink
 from kg.graph.canonical import load_alias_index
+from kg.graph.queries import cypher
 from kg.graph.static import load_universe
 from kg.graph.store import open_store
 from kg.models.embed import make_embedder
@@ -230,7 +231,7 @@ async def _run_eval(settings: Any, falkordb_url: str | None, queries: list[EvalQ
     store = open_store(settings, falkordb_url)
     try:
         loaded = None
-        if not (await store.query("MATCH (d:Document) RETURN count(d) AS n"))[0]["n"]:
+        if not (await store.query(cypher("documents_count")))[0]["n"]:
             loaded = await load_sample_graph(store)
         embedder = make_embedder(settings.embed)
         r = settings.report.retrieve

@@ -23,6 +23,7 @@ from typing import Any
 from core.metrics import XBRL_CHECKS, XBRL_DISAGREEMENT
 from core.records import Triple, stable_id
 from kg.extract.tables import parse_amount
+from kg.graph.queries import cypher
 
 CONCEPTS_PATH = Path(__file__).resolve().parent.parent / "data" / "table_xbrl_concepts.json"
 PERIOD_SLACK_DAYS = 7
@@ -176,15 +177,6 @@ def _update_gauge() -> None:
     XBRL_DISAGREEMENT.set(disagree / total if total else 0.0)
 
 
-XBRL_FACTS_CYPHER = """
-UNWIND $filers AS fid
-MATCH (c:Entity {id: fid})-[f:DISCLOSES]->(m:Entity)
-WHERE f.concept IN $concepts
-RETURN c.id AS filer, m.name AS metric, f.concept AS concept, f.value AS value,
-       f.unit AS unit, f.period_end AS period_end, f.period_start AS period_start
-"""
-
-
 def table_value_facts(triples: Iterable[Triple]) -> list[Triple]:
     """The table facts of a batch that an XBRL fact could confirm."""
     return [
@@ -205,7 +197,7 @@ async def check_against_graph(store: Any, triples: Iterable[Triple], index: Any)
     ids = {t.head: index.resolve(t.head, t.head_type).id for t in table}
     concepts = sorted({c for t in table for c in concepts_for(str(t.attributes.get("row_label")))})
     rows = await store.query(
-        XBRL_FACTS_CYPHER, {"filers": sorted(set(ids.values())), "concepts": concepts}
+        cypher("xbrl_facts_of_filers"), {"filers": sorted(set(ids.values())), "concepts": concepts}
     )
     keys = ("concept", "value", "unit", "period_end", "period_start")
     xbrl = [_graph_triple(r, keys) for r in rows if r.get("value") is not None]

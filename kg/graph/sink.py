@@ -26,6 +26,7 @@ from typing import Any
 from core.records import CleanDocument, IndicatorTick, Triple, to_epoch_ms
 from kg.graph.canonical import AliasIndex
 from kg.graph.ontology import Ontology, TripleCheck, default_ontology
+from kg.graph.queries import cypher
 from kg.graph.store.base import GraphProvider, GraphStore, IndexSpec, PortableParams
 
 DOC_TEXT_LIMIT = 20_000
@@ -268,22 +269,7 @@ def chain_cypher(rel_type: str) -> str:
     statement instead of a read, a Python pass and a write; only changed facts are
     written (-1 stands for null in the comparison: times are epoch ms, never negative).
     """
-    return f"""
-UNWIND $heads AS hid
-MATCH (:Entity {{id: hid}})-[f:{rel_type}]->()
-WITH hid, f ORDER BY f.valid_from, f.id
-WITH hid, collect(f) AS fs
-UNWIND range(0, size(fs) - 1) AS i
-WITH fs[i] AS f, CASE WHEN i + 1 < size(fs) THEN fs[i + 1] ELSE null END AS nxt
-WITH f, nxt, CASE WHEN nxt IS NOT NULL AND (f.stated_valid_to IS NULL
-                                             OR nxt.valid_from < f.stated_valid_to)
-                  THEN nxt.valid_from ELSE f.stated_valid_to END AS vt
-WITH f, vt, CASE WHEN nxt IS NOT NULL AND vt = nxt.valid_from THEN nxt.id END AS by
-WHERE coalesce(f.valid_to, -1) <> coalesce(vt, -1)
-   OR coalesce(f.superseded_by, '') <> coalesce(by, '')
-SET f.valid_to = vt, f.superseded_by = by
-RETURN count(*) AS n
-"""
+    return cypher("validity_chains", rel_type=rel_type)
 
 
 async def apply_chains(store: GraphStore, rel_type: str, heads: Sequence[str]) -> int:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from kg.graph.queries import cypher
 from kg.graph.static import bundled_universe_path
 from kg.graph.store.base import GraphStore
+from kg.report.rules import Rules, load_rules
 
 DAY_MS = 86_400_000
 Unit = Literal["%", "bp", "pp", "index", "pts"]
@@ -355,3 +356,11 @@ async def load_history(
             category=r.get("category") or (base.category if base else ""),
         )  # fmt: skip
     return series_from_rows(rows, meta)
+
+
+async def curve_history_count(store: GraphStore, rules: Rules | None = None) -> int:
+    """Observations of the first curve's long and front ends (US10Y, US2Y in the bundled
+    rules): the report has something to say once both have history."""
+    curve = (rules or load_rules()).curves[0]
+    rows = await store.query(cypher("observation_count_of"), {"ids": [curve.long, curve.front]})
+    return int(rows[0]["n"]) if rows else 0

@@ -26,6 +26,7 @@ from core import metrics
 from kg.models.embed import make_embedder
 from kg.models.llm import make_llm_client
 from kg.report.build import build_bond_report, report_llm, reports_dir, store_in_graph
+from kg.report.facts import curve_history_count
 from kg.report.model import BondReportDoc
 from kg.report.narrative import Narrative, Narrator, apply_narrative, write_narrative
 from kg.report.publish import records_for
@@ -128,17 +129,8 @@ async def run_report(
     return doc
 
 
-HISTORY_CYPHER = """
-MATCH (o:Observation)
-WHERE o.indicator_id IN ['US10Y', 'US2Y']
-RETURN count(o) AS n
-"""
-
-
 async def curve_count(ctx: WorkerContext) -> int:
-    store = await ctx.graph()
-    rows = await store.query(HISTORY_CYPHER, {})
-    return int(rows[0]["n"]) if rows else 0
+    return await curve_history_count(await ctx.graph())
 
 
 async def first_report(ctx: WorkerContext, state: ReportState, *, poll_s: float = 5.0,
