@@ -379,6 +379,9 @@ class ExtractTierSettings(BaseModel):
     max_windows: int = 2  # windows per document
     max_tokens: int = 200
     queue_bound: int = 16  # documents queued for the tier in a worker (put waits beyond)
+    # grammar-constrained JSON: None = only with vLLM (llama.cpp's grammar over Qwen's 151k
+    # tokens was most of a call's time here); False: examples + per-fact validation
+    constrained: bool | None = None
 
 
 class ExtractSettings(BaseModel):

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import re
 import time
@@ -111,8 +112,9 @@ _SLICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("SETS_POLICY", "HAS_VALUE", "EXECUTIVE_OF", "HAS_CHAIRMAN", "DISCLOSES"),
     ),
     "zh_bond": (
-        ("Institution", "Indicator", "Policy", "FinMetric", "MarketStatus", "Bond", "Company"),
-        ("SETS_POLICY", "HAS_VALUE", "IMPACTED_BY", "ISSUED_BY"),
+        ("Institution", "Indicator", "Policy", "FinMetric", "MarketStatus", "Bond", "Company",
+         "Person", "Event"),
+        ("SETS_POLICY", "HAS_VALUE", "IMPACTED_BY", "ISSUED_BY", "INVOLVED_IN", "EXECUTIVE_OF"),
     ),
     "firms": (
         ("Company", "Person", "FinMetric", "Event", "Product", "Region", "Industry",
@@ -336,6 +338,11 @@ _INJECTION = re.compile(
 )
 
 
+# relations between two named parties: both must be named in the one sentence
+_PARTIES = frozenset({"EXECUTIVE_OF", "HAS_CEO", "HAS_CHAIRMAN", "PARTNERS_WITH", "HAS_STAKE_IN",
+                      "SUPPLIES"})  # fmt: skip
+
+
 @dataclass
 class Proposal:
     row: dict[str, str]
@@ -368,6 +375,8 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
             return Proposal(row, None, "metric_without_value")
         both = [(s, e) for s, e in spans if _find(head, window[s:e]) and _find(tail, window[s:e])]
         one = [(s, e) for s, e in spans if _find(tail, window[s:e]) or _find(head, window[s:e])]
+        if rel in _PARTIES and not both:  # a person and an employer named apart: no fact
+            return Proposal(row, None, "parties_apart")
         sent = (both or one or [None])[0]
     start, end = sent if sent else (-1, -1)
     sentence = window[start:end] if sent else ""
@@ -394,6 +403,40 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
     cand = Candidate(head, row["head_type"], rel, tail, tail_type, start, end, Component.LLM,
                      f"tier:{profile}", None, props, 0.6)  # fmt: skip
     return Proposal(row, cand)
+
+
+def lenient(text: str, model: type[Any], dropped: Counter[str]) -> Any:
+    """``model`` (a ``FactList`` or ``Critique``) from free model output: the first JSON
+    object in it, each list item validated on its own (an item outside the schema is
+    dropped and counted, the others kept); ``StructuredOutputError`` when there is none."""
+    from pydantic import ValidationError
+
+    from kg.models.llm import _json_candidates
+    from kg.models.llm_errors import StructuredOutputError
+
+    field_name = "facts" if "facts" in model.model_fields else "issues"
+    item_model = model.model_fields[field_name].annotation.__args__[0]  # type: ignore[union-attr]
+    cap = next((m.max_length for m in model.model_fields[field_name].metadata
+                if hasattr(m, "max_length")), 6)  # fmt: skip
+    for cand in _json_candidates(text):
+        try:
+            data = json.loads(cand)
+        except json.JSONDecodeError:
+            continue
+        items = data.get(field_name) if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            continue
+        ok = []
+        for item in items[: cap or 6]:
+            if field_name == "facts" and isinstance(item, dict):  # "value": 14.2 -> "14.2"
+                item = {k: str(v) if isinstance(v, int | float) else v for k, v in item.items()}
+            try:
+                ok.append(item_model.model_validate(item))
+            except ValidationError:
+                dropped["schema_output"] += 1
+        return model.model_validate({field_name: ok})
+    raise StructuredOutputError("no JSON object with a list in the output", raw=text,
+                                problems=["no JSON object"])  # fmt: skip
 
 
 def _rows(facts: Any) -> list[dict[str, str]]:
@@ -442,6 +485,7 @@ class ModelTier:
         max_windows: int = 2,
         max_tokens: int = 200,
         seen_limit: int = 100_000,
+        constrained: bool | None = None,
     ) -> None:
         self.extractor = extractor
         self.verifier = extractor.verifier
@@ -453,6 +497,15 @@ class ModelTier:
         self.max_windows = max_windows
         self.max_tokens = max_tokens
         self.stats = TierStats()
+        # grammar-constrained output: where it is cheap (vLLM's guided decoding); llama.cpp
+        # checks every one of Qwen's 151k tokens against the grammar at each step (on this
+        # CPU most of a call's time), so there the examples set the format and each fact
+        # is validated on its own (``lenient``)
+        self.constrained = (
+            constrained
+            if constrained is not None
+            else str(getattr(getattr(client, "backend", ""), "value", "")) == "vllm"
+        )
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_limit = seen_limit
 
@@ -550,11 +603,16 @@ class ModelTier:
         self.stats.calls += 1
         started = time.perf_counter()
         try:
-            return await self.budget.call(
-                lambda: self.client.structured(
-                    messages, model, prompt_name=name, max_tokens=max_tokens, max_repairs=1
+            if self.constrained:  # the schema as a grammar / guided decoding, one repair
+                return await self.budget.call(
+                    lambda: self.client.structured(
+                        messages, model, prompt_name=name, max_tokens=max_tokens, max_repairs=1
+                    )
                 )
+            text = await self.budget.call(
+                lambda: self.client.chat(messages, prompt_name=name, max_tokens=max_tokens)
             )
+            return lenient(str(text), model, self.stats.dropped)
         finally:
             took = time.perf_counter() - started
             run.latency_s += took
@@ -641,7 +699,7 @@ def make_tier(extractor: Any, client: Any, cfg: Any) -> ModelTier:
     return ModelTier(
         extractor, client, budget=ModelBudget(cfg.share_cores, cfg.threads), mode=mode,
         n_max=cfg.n_max, max_chars=cfg.max_chars, max_windows=cfg.max_windows,
-        max_tokens=cfg.max_tokens,
+        max_tokens=cfg.max_tokens, constrained=getattr(cfg, "constrained", None),
     )  # fmt: skip
 
 

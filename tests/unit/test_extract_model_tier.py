@@ -5,6 +5,7 @@ schema). Every text here is written for this test."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -123,10 +124,12 @@ def test_kept_facts_pass_the_checks_and_name_model_and_prompt() -> None:
 
 
 def test_value_must_be_in_the_span_and_metrics_need_a_value() -> None:
-    ex, tier, _ = _tier({"extract.facts": {"facts": [INVENTED, NO_VALUE]}}, mode=Mode.SINGLE)
+    facts = {"facts": [INVENTED, NO_VALUE, HARROW]}
+    ex, tier, _ = _tier({"extract.facts": facts}, mode=Mode.SINGLE)
     assert _tier_triples(_run(ex, CALL)) == []
     assert tier.stats.dropped["value_not_in_span"] == 1
     assert tier.stats.dropped["metric_without_value"] == 1
+    assert tier.stats.dropped["parties_apart"] == 1  # a speaker line names no employer
 
 
 def test_the_tier_reads_only_where_the_rules_are_silent() -> None:
@@ -253,3 +256,23 @@ def test_queue_priority_backpressure_and_idle() -> None:
         return got
 
     assert asyncio.run(go()) == ["call", "firms", "filing"]
+
+
+def test_free_output_keeps_each_valid_fact_and_drops_the_rest() -> None:
+    out = "Sure!\n```json\n" + json.dumps({"facts": [
+        MARGIN, _fact("Brontide Foods", "SETS_POLICY", "rates", tt="Policy"),
+        {**MARGIN, "value": 14.2}]}) + "\n```"  # fmt: skip
+    ex, tier, llm = _tier({"extract.facts": out}, mode=Mode.SINGLE)
+    assert not tier.constrained and llm.calls == []
+    kept = _tier_triples(_run(ex, CALL))
+    assert [t.tail for t in kept] == ["adjusted operating margin"]  # the number one merges
+    assert tier.stats.dropped["schema_output"] == 1  # a relation outside the call slice
+    assert llm.calls[0].schema is None  # no grammar asked for
+
+
+def test_constrained_output_through_the_schema() -> None:
+    ex, _, llm = _tier({"extract.facts": {"facts": [MARGIN]}}, mode=Mode.SINGLE,
+                          constrained=True)  # fmt: skip
+    kept = _tier_triples(_run(ex, CALL))
+    assert [t.tail for t in kept] == ["adjusted operating margin"]
+    assert llm.calls[0].schema is not None

@@ -323,8 +323,10 @@ def critique_v2(ctx: Context) -> list[ChatMessage]:
         user(
             f"Check these facts against the text:\n{_fact_lines(ctx['facts'])}\n"
             "Is each one stated by the text, with names as written, the right relation and "
-            "direction, and its value as written? Return the problems as issues "
-            "(triple_number, rule, issue, suggestion); an empty list if all are right."
+            'direction, and its value as written? Answer JSON: {"issues": [{"triple_number": '
+            '1, "rule": "unsupported", "issue": "...", "suggestion": "..."}]} with rule '
+            "one of subject_reference, entity_length, entity_schema, relation_schema, "
+            'unsupported, direction, other; {"issues": []} if all are right.'
         ),
     ]
 
@@ -337,6 +339,6 @@ def correct_v2(ctx: Context) -> list[ChatMessage]:
     return [
         *critique_v2(ctx),
         assistant(issues),
-        user("Return the corrected facts: fix or drop each fact with an issue, keep the "
-             "right ones, add none the text does not state."),
+        user("Return the corrected facts as {\"facts\": [...]}: fix or drop each fact with "
+             "an issue, keep the right ones, add none the text does not state."),
     ]  # fmt: skip
