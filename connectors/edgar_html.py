@@ -72,8 +72,8 @@ def table_html(table: lxml.etree._Element, caption: str = "") -> str:
     return "".join(out)
 
 
-def _caption(text: str, pos: int) -> str:
-    above = text[max(0, pos - 2000) : pos]
+def _caption(text: str, pos: int, since: int = 0) -> str:
+    above = text[max(0, since, pos - 2000) : pos]
     # the lines above, not the rows of a table above (tab-separated in the text)
     lines = [" ".join(ln.split()) for ln in above.splitlines() if ln.strip() and "\t" not in ln]
     # a long line is the paragraph that ends "... as follows (in millions):"
@@ -105,7 +105,11 @@ def filing_document(source: str | bytes) -> HtmlDoc:
     if len(grids) != len(doc.tables):  # the two readings disagree: keep the flat rows
         return doc
     tables = []
+    since = 0  # the end of the table above: its one-cell rows are no caption of this one
     for el, pos, rows in zip(grids, doc.table_pos, doc.tables, strict=True):
-        markup = table_html(el, _caption(doc.text, pos))
+        markup = table_html(el, _caption(doc.text, pos, since))
+        last = "\t".join(rows[-1]) if rows else ""
+        at = doc.text.find(last, pos) if last else -1
+        since = at + len(last) if at >= 0 else pos
         tables.append([[markup]] if len(markup) <= MAX_TABLE_HTML else rows)
     return HtmlDoc(doc.text, tables, list(doc.table_pos))

@@ -149,7 +149,10 @@ def attrs_agree(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
     if gold.get("period") and re.search(r"\d", str(gold["period"])):  # "week": nothing to compare
         g = normalise_period(str(gold["period"]))
         p = normalise_period(str(pred.get("period") or pred.get("date") or ""))
-        if not p or (g != p and g not in p and p not in g):
+        # a gold period written as the period's last day ("2024-12-31" under a "2024"
+        # column) agrees with a fact of the period ending that day (FY2024)
+        end = str(pred.get("period_end") or "")
+        if not p or (g != p and g not in p and p not in g and g != end):
             return False
     return True
 
@@ -221,6 +224,7 @@ def attach_texts(docs: list[GoldDoc], root: Path) -> list[GoldDoc]:
         elif html.exists():
             raw = gzip.open(html).read() if html.suffix == ".gz" else html.read_bytes()
             filing = filing_document(raw)
+            cells = _gold_cells(d, extra)
             ticker = d.id.split("-")[0].upper()
             fields = {"text": filing.text, "tables": filing.tables, "kind": "filing",
                       "form_type": "10-K", "company": ticker}  # fmt: skip
@@ -233,9 +237,40 @@ def attach_texts(docs: list[GoldDoc], root: Path) -> list[GoldDoc]:
         if extra.get("kind") in ("tenk", "call") and extra.get("company"):
             keep["company"] = extra["company"]
         merged = {**fields, **{k: v for k, v in keep.items() if v}}
+        if html.exists() and rec is None and cells:
+            merged["scored_cells"] = cells
         out.append(GoldDoc.model_validate({**merged, "id": d.id, "text": fields["text"],
                                            "gold": [g.model_dump() for g in d.gold]}))  # fmt: skip
     return out
+
+
+def _row_key(label: str) -> str:
+    last = label.split(":")[-1] if label.split(":")[-1].strip() else label
+    return " ".join(re.sub(r"\(\d\)|\([a-z]\)|[*†‡]", " ", last).casefold().split()).strip(" :")
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", str(text))
+
+
+def cell_key(row: str, printed: str) -> str:
+    """A table cell as the gold and a prediction both name it: the row's own label (the
+    part after the last ":" of a composed metric) and the digits printed in the cell."""
+    return f"{_row_key(row)}|{_digits(printed)}"
+
+
+def _gold_cells(doc: GoldDoc, extra: dict[str, Any]) -> list[str]:
+    """The cells a 10-K gold line speaks about: its facts' cells and its ``negatives``
+    (cells that are no fact). A filing's other cells and sentences are not in the gold."""
+    keys = [
+        cell_key(str(g.attributes.get("row", "")), str(g.attributes.get("value", "")))
+        for g in doc.gold
+        if g.attributes.get("row")
+    ]
+    for n in extra.get("negatives") or []:
+        if isinstance(n, dict) and _digits(str(n.get("cell", ""))):
+            keys.append(cell_key(str(n.get("row", "")), str(n.get("cell", ""))))
+    return sorted(set(keys))
 
 
 @dataclass
@@ -296,11 +331,17 @@ def score(
     for doc in docs:
         preds: list[tuple[str, str, str, dict[str, Any]]] = []
         keys: set[tuple[Any, ...]] = set()
+        cells = (doc.model_extra or {}).get("scored_cells")
         for p in predicted.get(doc.id, ()):
             h, r, t = p[0], p[1], p[2]
             attrs: dict[str, Any] = p[3] if len(p) > 3 else {}  # type: ignore[misc]
             if r not in scored:
                 out.unscored[r] += 1
+                continue
+            if cells is not None and (
+                cell_key(str(attrs.get("row_label", "")), str(attrs.get("raw", ""))) not in cells
+            ):
+                out.unscored["outside_gold_cells"] += 1  # a 10-K's unannotated cells
                 continue
             k: tuple[Any, ...] = (normalise(h), r, normalise(t))
             if strict_attrs:

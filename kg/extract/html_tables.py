@@ -48,6 +48,7 @@ from kg.extract.types import DocContext
 
 _WS = re.compile(r"\s+")
 _SIGN_ONLY = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
+_FOOTNOTE = re.compile(r"^\((?:\d|[a-z])\)$|^[*†‡]+$")
 _AFTER = re.compile(r"^(?:%|\)|\)%|%\)|pts?\.?|bps?)$", re.I)
 _HIDDEN = ("script", "style", "head", "title", "ix:header")
 _BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr"}
@@ -190,13 +191,14 @@ def read_filing(source: str | bytes) -> Filing:
         if el.getparent() is not None:
             el.drop_tree()
     parts: list[str] = []
+    after = [0]  # index in ``parts`` where the text after the last table begins
 
     def walk(el: lxml.etree._Element) -> None:
         tag = _tag(el)
         if tag == "table":
             grid = _grid(el)
             if grid:
-                above = "".join(parts[-300:])[-2000:]
+                above = "".join(parts[max(after[0], len(parts) - 300) :])[-2000:]
                 lines = [
                     " ".join(ln.split())
                     for ln in above.splitlines()
@@ -206,6 +208,7 @@ def read_filing(source: str | bytes) -> Filing:
                 ctx = " / ".join(ln[-160:] for ln in lines[-MAX_CONTEXT_LINES:])
                 out.tables.append(HtmlTable(len(out.tables), grid, ctx))
                 parts.append("\n" + "\n".join(_flat_row(r) for r in grid) + "\n")
+                after[0] = len(parts)
             if el.tail:
                 parts.append(el.tail)
             return
@@ -289,6 +292,8 @@ def _glue(row: list[GridCell]) -> list[tuple[GridCell, str]]:
         if _SIGN_ONLY.match(t):
             pending = t
             continue
+        if out and _FOOTNOTE.match(t) and out[-1][1] and out[-1][1][-1].isdigit():
+            continue  # "68,303,017 | (2)": a footnote marker in a cell of its own
         if out and _AFTER.match(t) and out[-1][1] and out[-1][1][-1].isdigit():
             prev, ptext = out[-1]
             out[-1] = (prev, ptext + t)
@@ -391,8 +396,17 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
     for r in header_rows:
         label = " ".join(c.text for c in r if c.last < limit)
         out.header.append([label] + [head_text(r, g) for g in groups])
+    group = ""  # "Ozurdex | United States": the first label column heads the rows under it
     for g in glued[first_body:]:
-        label = " ".join(t for c, t in g if c.last < limit)
+        parts = [(c, t) for c, t in g if c.last < limit]
+        label = " ".join(t for c, t in parts)
+        if len(parts) >= 2 and parts[0][0].col == 0:
+            group = parts[0][1]
+            label = f"{group}: {' '.join(t for _, t in parts[1:])}"
+        elif group and parts and parts[0][0].col > 0:
+            label = f"{group}: {label}"
+        elif parts:
+            group = ""
         cells = [Cell(label, -1)] + [Cell("", -1) for _ in groups]
         texts: list[list[str]] = [[] for _ in range(width)]
         for c, t in g:

@@ -40,6 +40,7 @@ from kg.extract.types import Candidate, Component, DocContext
 from kg.graph.quantities import currency_of, currency_words
 from kg.graph.quantities import scale as scale_factor
 
+MONTHS_FULL = {m.lower() for m in calendar.month_name if m}
 MAX_ROWS = 200
 MAX_COLS = 30
 MAX_HEADER_ROWS = 6
@@ -78,6 +79,7 @@ class Drop:
     SCALE_UNKNOWN = "scale_unknown"  # a currency amount with no stated scale
     SHARE_OF_TOTAL = "pct_of_total_column"
     NO_ROW_LABEL = "no_row_label"
+    REPEATED_CHANGE = "repeated_change"  # a second change column of the same two periods
     FUTURE = "future_period"  # a column after the report's end: a maturity schedule
     MISALIGNED = "misaligned_row"  # the row has a different number of cells
 
@@ -418,7 +420,11 @@ def _columns(
 ) -> list[Column]:
     cols = []
     # "Quarters Ended" / "As of" in the label column of a header row heads every column
-    lead = " ".join(h[0] for h in header if h[0] and _PERIOD_WORDS.search(h[0]))
+    lead = " ".join(
+        h[0]
+        for h in header
+        if h[0] and (_PERIOD_WORDS.search(h[0]) or (len(h[0]) < 30 and _AS_OF_DAY.fullmatch(h[0])))
+    )
     for j in range(1, width):
         text = " ".join([lead] + [h[j] for h in header if h[j]]).strip()
         kind = _column_kind(text, v)
@@ -457,6 +463,17 @@ def _columns(
     # A change column that names no periods compares the two value periods beside it.
     value_periods = [c.period for c in cols if c.kind == "value" and c.period]
     for c in cols:
+        own = parse_period(c.header, fye) if c.kind != "value" and c.period is None else None
+        if own is not None:
+            # "Percent change" over "2024": 2024 against the value column of the year before
+            earlier = sorted(
+                (p for p in value_periods if p.end < own.end and not p.instant),
+                key=lambda p: p.end,
+            )
+            same = [p for p in value_periods if p.end == own.end]
+            if same and earlier:
+                c.period, c.prior = same[0], earlier[-1]
+                continue
         if c.kind in ("pct_change", "bp_change", "change_amount") and c.period is None:
             left = [p.period for p in cols if p.index < c.index and p.kind == "value" and p.period]
             right = [p.period for p in cols if p.index > c.index and p.kind == "value" and p.period]
@@ -467,6 +484,13 @@ def _columns(
             if len(compared) == 2 and compared[0].end != compared[1].end:
                 cur, prior = sorted(compared, key=lambda p: p.end, reverse=True)
                 c.period, c.prior = cur, prior
+    seen: set[tuple[str, object, object]] = set()
+    for c in cols:
+        if c.kind in ("pct_change", "bp_change", "change_amount") and c.period and c.prior:
+            key = (c.kind, c.period.end, c.prior.end)
+            if key in seen:  # "At constant currency rates" beside "At actual": the first
+                c.kind = "repeated_change"
+            seen.add(key)
     return cols
 
 
@@ -483,6 +507,22 @@ _OPENING = re.compile(
     r"^(?:balance,?\s+)?beginning(?:\s+of\s+year)?\s+balance\b|^balance,?\s+beginning\b|"
     r"^(?:balance|balances)\s+(?:at|as\s+of)\s+(?:the\s+)?beginning\b|"
     r"\s[–-]\s*January\s+1$",
+    re.I,
+)
+# one day the caption states the table as of ("as of December 31, 2024", "at June 30, 2024")
+_AS_OF = re.compile(
+    r"\b(?:as\s+of|at)\s+((?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\s+\d{1,2},\s+(?:19|20)\d{2})",
+    re.I,
+)
+_AS_OF_DAY = re.compile(  # a header's label cell that is a day: "December 31, 2024"
+    r"\s*(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\s+\d{1,2},\s+(?:19|20)\d{2}\s*",
+    re.I,
+)
+_PERIODISH = re.compile(
+    r"(?:as\s+of\s+|at\s+)?(?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\s+\d{1,2},\s+(?:19|20)\d{2}",
     re.I,
 )
 _PCT_SECTION = re.compile(r"\bpercent(?:age)?\b|%|\bmix\b", re.I)
@@ -597,11 +637,20 @@ def read_frame(
         if _is_holdings(frame):  # "Name of Subsidiary | Percentage Owned": stakes
             out.candidates += _stakes(frame, ctx, span)
             return out
-        if _period_rows(frame) >= 2:  # "October 2024 | 410,225 | $ 141.18": rows are periods
+        if (
+            _period_rows(frame, around) >= 2
+        ):  # "October 2024 | 410,225 | $ 141.18": rows are periods
             _read_period_rows(out, frame, header, ctx, v, around, header_text, span)
             return out
-        out.dropped[Drop.NO_HEADER] += len(amounts)
-        return out
+        as_of = _AS_OF.findall(around)
+        if len(set(as_of)) == 1 and header and aligned:
+            # "Equity Compensation Plan Information (as of December 31, 2024)" over
+            # columns naming no period: every column is that day's
+            header = [["", *([as_of[0]] * (width - 1))], *header]
+            cols = _columns(header, width, fye, v)
+        if not any(c.period for c in cols):
+            out.dropped[Drop.NO_HEADER] += len(amounts)
+            return out
     out.columns = cols
     scale_text = f"{around} {' '.join(h[0] for h in header)}"
     table_scale = _scale(f"{scale_text} {header_text}", v)
@@ -617,6 +666,13 @@ def read_frame(
     )
     section = ""
     title = table_title(frame.caption, context, v)
+    if not title and aligned:
+        # "Approximate square footage (in millions)" over the one value column of a table
+        # whose rows are places: the column names what the rows measure
+        names = {_column_name(_PERIODISH.sub("", c.header)) for c in cols if c.kind == "value"}
+        names.discard("")
+        if len(names) == 1 and not any(parse_period(n) for n in names):
+            title = names.pop()
     out.title = title
     instant_re = v.instant_re()
     labels = Counter(strip_footnotes(r[0].text, v).casefold() for r in frame.body if r)
@@ -689,6 +745,9 @@ def read_frame(
             if col is not None and col.kind == "pct_of_total":
                 out.dropped[Drop.SHARE_OF_TOTAL] += 1
                 continue
+            if col is not None and col.kind == "repeated_change":
+                out.dropped[Drop.REPEATED_CHANGE] += 1
+                continue
             if col is None or col.period is None:
                 out.dropped[Drop.PERIOD_UNKNOWN] += 1
                 continue
@@ -697,10 +756,17 @@ def read_frame(
                 continue
             if pct_rows and not amount.percent and row_unit != "%":
                 amount = replace(amount, percent=True)  # "International 11" under "12 %"
+            # "Approximate square footage" / "# of shares to be issued" over the column: its
+            # unit where the row names none (or only a count of places: "locations")
+            col_unit = _row_unit(col.header, v) if col.kind == "value" else ""
+            if col_unit in ("sq ft", "shares") and row_unit in ("", "count"):
+                cell_unit = col_unit
+            else:
+                cell_unit = row_unit
             unit, value = _unit_value(
                 amount,
                 col,
-                row_unit,
+                cell_unit,
                 row_scale or table_scale,
                 except_per_share,
                 row_currency or table_currency,
@@ -819,8 +885,29 @@ def _stakes(frame: _Frame, ctx: DocContext, span: tuple[int, int]) -> list[Candi
     return out
 
 
-def _period_rows(frame: _Frame) -> int:
-    return sum(1 for r in frame.body if r and parse_span(strip_footnotes(r[0].text)))
+def _period_rows(frame: _Frame, context: str = "") -> int:
+    return sum(
+        1
+        for r in frame.body
+        if r and (parse_span(strip_footnotes(r[0].text)) or _month_in(r[0].text, context))
+    )
+
+
+_QUARTER_ENDED = re.compile(
+    r"\bquarter\s+ended\s+(?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)\s+\d{1,2},\s+((?:19|20)\d{2})",
+    re.I,
+)
+
+
+def _month_in(label: str, context: str) -> Period | None:
+    """ "October" in a table of the months of "the quarter ended December 31, 2024": that
+    month of the quarter's year (a month after the quarter's end is no match)."""
+    m = _QUARTER_ENDED.search(context) if context else None
+    name = strip_footnotes(label).strip().rstrip(".").lower()
+    if not m or name not in MONTHS_FULL:
+        return None
+    return parse_span(f"{name.capitalize()} {m.group(1)}")
 
 
 _COLUMN_NAME_CUT = re.compile(
@@ -859,11 +946,19 @@ def _read_period_rows(
     and gives nothing; share counts are read as written (these tables print them whole)."""
     line = max(header, key=lambda h: len({t for t in h[1:] if t})) if header else []
     table_scale = _scale(around, v)  # a column's own "(in millions)" is that column's
-    table_currency = _currency(f"{around} {header_text}", v)
+    table_currency = _currency(f"{around} {header_text}", v) or next(
+        (
+            a.currency
+            for r in frame.body
+            for c in r[1:]
+            if (a := parse_amount(c.text)) and a.currency
+        ),
+        "",
+    )
     for row in frame.body:
         if not row:
             continue
-        period = parse_span(strip_footnotes(row[0].text))
+        period = parse_span(strip_footnotes(row[0].text)) or _month_in(row[0].text, around)
         cells = [(j, c, parse_amount(c.text)) for j, c in enumerate(row[1:], start=1)]
         if period is None:
             out.dropped[Drop.PERIOD_UNKNOWN] += sum(1 for _, _, a in cells if a)
@@ -875,8 +970,9 @@ def _read_period_rows(
                 if amount is not None:
                     out.dropped[Drop.NO_ROW_LABEL] += 1
                 continue
+            money = re.search(r"\bdollar\s+value\b|\$|\bprice\b|\bamount\b", head, re.I)
             row_unit = _row_unit(head, v) or (
-                "shares" if re.search(r"\bshares\b", head, re.I) else ""
+                "shares" if re.search(r"\bshares\b", head, re.I) and not money else ""
             )
             scale = _scale(head, v) or table_scale
             if row_unit == "shares" and not amount.currency and scale is None:
@@ -922,7 +1018,11 @@ def _unit_value(
     if row_unit == "USD/share":
         return (f"{cur}/share", a.value) if cur else (Drop.UNIT_UNKNOWN, 0.0)
     if row_unit == "shares" and not a.currency and scale is None:
+        if abs(a.value) >= 1e6 and a.value == int(a.value):
+            return "shares", a.value  # "68,303,017": whole shares, printed in full
         return Drop.SCALE_UNKNOWN, 0.0  # '275' shares is 275 million more often than not
+    if row_unit == "sq ft" and not a.currency:
+        return "sq ft", a.value * (scale or 1)
     if row_unit in ("shares", "count", "tons") and not a.currency:
         factor = scale if scale and (row_unit == "shares" or not except_per_share) else 1
         return row_unit, a.value * factor
