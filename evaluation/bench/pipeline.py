@@ -46,6 +46,7 @@ from core.settings import Settings
 from evaluation.bench.reference import bare_falkordb_runner, broker_rate
 from evaluation.bench.rounds import alternate, medians
 from kg.graph import sink
+from kg.graph.queries import cypher
 from kg.graph.store import GraphStore, open_store
 from ops.runtime import spawn_worker, stop_pid
 from streams.admin import create_topics
@@ -151,7 +152,7 @@ async def _count(store: GraphStore) -> int:
     """Events in the graph: label counts are cheap (the run has a graph of its own)."""
     total = 0
     for label in ("Observation", "Document"):
-        rows = await store.query(f"MATCH (n:{label}) RETURN count(n) AS c")
+        rows = await store.query(cypher("label_count", label=label))
         total += int(rows[0]["c"]) if rows else 0
     return total
 
@@ -193,8 +194,7 @@ async def _latencies(store: GraphStore, since_ms: int) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for label in ("Observation", "Document"):
         rows = await store.query(
-            f"MATCH (n:{label}) WHERE n.ingested_at >= $since "
-            "RETURN n.ingested_at AS i, n.written_at - n.ingested_at AS l",
+            cypher("label_write_lags", label=label),
             {"since": since_ms},
         )
         out[label] = np.array([(r["i"], r["l"]) for r in rows], dtype=np.float64).reshape(-1, 2)
@@ -594,7 +594,7 @@ async def _phases(
             if reference is not None and rounds
             else []
         )
-        await store.execute("MATCH (n) DETACH DELETE n")  # the run's own graph
+        await store.execute(cypher("graph_clear"))  # the run's own graph
     finally:
         await store.close()
     return {

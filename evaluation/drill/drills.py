@@ -34,6 +34,7 @@ from evaluation.drill.cluster import KafkaCluster
 from evaluation.drill.harness import DrillStack, Scope, wait
 from evaluation.drill.llm_fault import SlowModelHop
 from evaluation.drill.result import DrillResult, Output, check_output, summarize
+from kg.graph.queries import cypher
 from kg.graph.store import open_store
 from kg.models.llm import make_llm_client
 from kg.report import build_bond_report
@@ -75,8 +76,8 @@ def done(sc: Scope, processors: Sequence[str]) -> Callable[[], bool]:
 
 
 def doc_count(sc: Scope) -> int:
-    rows = sc.graph("MATCH (d:Document) RETURN count(d) AS c")
-    return int(rows[0]["c"]) if rows else 0
+    rows = sc.graph(cypher("documents_count"))
+    return int(rows[0]["n"]) if rows else 0
 
 
 def expected_scores(docs: Sequence[CleanDocument], model_id: str, max_entities: int) -> list[str]:
@@ -124,9 +125,9 @@ def account(
     """Graph and outputs by id against what ``docs`` must produce (``extra``: outputs the
     drill checked itself)."""
     want = {d.id for d in docs}
-    rows = sc.graph("MATCH (d:Document) RETURN d.id AS id")
+    rows = sc.graph(cypher("document_ids"))
     found = [r["id"] for r in rows]
-    mentions = sc.graph("MATCH (d:Document)-[:MENTIONS]->(e:Entity) RETURN d.id AS d, e.id AS e")
+    mentions = sc.graph(cypher("document_mentions"))
     pairs = [(r["d"], r["e"]) for r in mentions]
     graph_dupes = (len(found) - len(set(found))) + (len(pairs) - len(set(pairs)))
     outputs: dict[str, Output] = {"docs.clean": check_output(want, ids(sc.read("docs.clean")))}

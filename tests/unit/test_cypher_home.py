@@ -28,15 +28,11 @@ ALLOWED = {
 }
 # Owned elsewhere and not moved yet (issue 41): the question reader's Cypher
 # (kg/cypher/shapes.toml is its catalogue), its prompt's examples, the retrieval chunk
-# vectors, and the two places whose owners have the change in hand.
+# vectors.
 NOT_YET = {
-    "kg/cypher/lexicon.py",
-    "kg/cypher/qa.py",
-    "kg/cypher/synth.py",
+    "kg/cypher/",  # the question reader, in parts (its builders own their fragments)
     "kg/models/prompts/cypher.py",
     "kg/retrieve/graph_vectors.py",
-    "evaluation/bench/pipeline.py",
-    "evaluation/drill/drills.py",
 }
 
 
@@ -80,9 +76,15 @@ def test_the_detector_tells_statements_from_words() -> None:
 def test_no_cypher_outside_kg_graph_but_the_named_files() -> None:
     found = files_with_cypher()
     assert len(ALLOWED) <= 3
-    unexpected = found - ALLOWED - NOT_YET
+
+    def listed(f: str) -> str | None:
+        """The list entry naming ``f``: the file, or a folder (ends in /) above it."""
+        names = ALLOWED | NOT_YET
+        return next((n for n in names if f == n or (n.endswith("/") and f.startswith(n))), None)
+
+    unexpected = {f for f in found if listed(f) is None}
     assert not unexpected, f"Cypher outside kg/graph: {sorted(unexpected)} (kg/data/queries.toml)"
-    moved = (ALLOWED | NOT_YET) - found
+    moved = (ALLOWED | NOT_YET) - {listed(f) for f in found}
     assert not moved, f"no Cypher left in {sorted(moved)}: take them off the lists"
 
 
