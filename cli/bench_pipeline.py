@@ -8,7 +8,7 @@ import typer
 
 from cli.groups import bench_app
 from cli.output import emit_json
-from core.settings import Settings
+from core.settings import GraphBackend, Settings
 from evaluation.bench.pipeline import run_pipeline_bench
 from evaluation.bench.sentiment_stream import run_sentiment_stream_bench
 from ops.runtime import services
@@ -23,16 +23,27 @@ def bench_pipeline(
     ] = None,
     mix: Annotated[str, typer.Option(help="docs | ticks | mixed")] = "mixed",
     workers: Annotated[int, typer.Option(help="worker processes in one group")] = 1,
+    partitions: Annotated[
+        int | None, typer.Option(help="partitions per topic (default: the setting)")
+    ] = None,
+    graph: Annotated[
+        GraphBackend | None,
+        typer.Option("--graph", help="neo4j: on a private local Neo4j and broker"),
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
 ) -> None:
     """Broker -> normalize -> graph sink throughput and produce-to-graph latency."""
     if mix not in {"docs", "ticks", "mixed"}:
         raise typer.BadParameter("mix must be docs, ticks or mixed")
     steady = steady_events if steady_events is not None else int(min(events, 10 * rate))
-    with services(Settings()) as (settings, ep):
+    base = Settings()
+    if graph is not None:
+        base = base.with_overrides(graph={"backend": graph.value})
+    # Neo4j has one database: the bench empties it, so it never uses a running stack's
+    with services(base, fresh=graph == GraphBackend.NEO4J) as (settings, ep):
         result = run_pipeline_bench(
             settings, ep, events=events, rate=rate, steady_events=steady, mix=mix,
-            workers=workers,
+            workers=workers, partitions=partitions,
         )  # fmt: skip
     emit_json(result)
 

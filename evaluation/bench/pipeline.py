@@ -300,6 +300,82 @@ async def _batch_metrics(url: str | None) -> dict[tuple[str, str], float]:
     return out
 
 
+_WORKER_COUNTERS = ("livekg_events_in_total", "livekg_graph_errors_total",
+                    "livekg_agent_errors_total")  # fmt: skip
+
+
+async def _worker_counters(url: str) -> dict[str, float]:
+    """One worker's counters: events consumed from the raw topics (``in``: each bench
+    event once, whichever agent took it), graph errors by kind (``graph_transient``,
+    ``graph_conflict``: retried attempts) and agent errors by kind ({} if unreachable)."""
+    try:
+        async with httpx.AsyncClient(timeout=5) as client:
+            text = (await client.get(url)).text
+    except httpx.HTTPError:
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        if name not in _WORKER_COUNTERS:
+            continue
+        value = float(line.rsplit(" ", 1)[1])
+        if name == "livekg_events_in_total":
+            if _label(rest, "topic").endswith(("raw.news", "raw.ticks")):
+                out["in"] = out.get("in", 0.0) + value
+        elif name == "livekg_graph_errors_total":
+            key = f"graph_{_label(rest, 'kind')}"
+            out[key] = out.get(key, 0.0) + value
+        else:
+            key = f"agent_{_label(rest, 'kind')}"
+            out[key] = out.get(key, 0.0) + value
+    return out
+
+
+async def _all_counters(urls: Sequence[str]) -> list[dict[str, float]]:
+    return list(await asyncio.gather(*(_worker_counters(u) for u in urls)))
+
+
+def _per_worker(
+    before: Sequence[dict[str, float]],
+    after: Sequence[dict[str, float]],
+    cpu: dict[str, float],
+    seconds: float,
+) -> list[dict[str, Any]]:
+    """Each worker's share of a phase: events it consumed, its events/s over the phase's
+    wall time, its CPU and events per CPU-second (per-worker rate on a core of its own)."""
+    rows = []
+    for i, (b, a) in enumerate(zip(before, after, strict=True)):
+        n = a.get("in", 0.0) - b.get("in", 0.0)
+        c = cpu.get(f"worker{i}") if len(before) > 1 else cpu.get("worker")
+        rate = round(n / seconds, 1) if seconds else None
+        per_cpu = round(n / c, 1) if c else None
+        rows.append({"worker": i, "events": int(n), "events_per_s": rate, "cpu_s": c,
+                     "events_per_cpu_s": per_cpu})  # fmt: skip
+    return rows
+
+
+def _diff(before: Sequence[dict[str, float]], after: Sequence[dict[str, float]]) -> dict[str, int]:
+    """Error counters over the run, summed over the workers (``in`` left out)."""
+    out: dict[str, int] = {}
+    for b, a in zip(before, after, strict=True):
+        for k, v in a.items():
+            if k != "in" and v - b.get(k, 0.0):
+                out[k] = out.get(k, 0) + int(v - b.get(k, 0.0))
+    return out
+
+
+async def _by_id(store: GraphStore, expected: set[str]) -> dict[str, int]:
+    """The run's events in the graph by id: lost (expected, absent) and duplicated
+    (nodes sharing an id: an event written twice)."""
+    found: list[str] = []
+    for label in ("Observation", "Document"):
+        rows = await store.query(cypher("label_ids", label=label))
+        found += [r["id"] for r in rows]
+    distinct = set(found)
+    return {"expected": len(expected), "in_graph": len(distinct & expected),
+            "lost": len(expected - distinct), "duplicated": len(found) - len(distinct)}  # fmt: skip
+
+
 def _fetch_delays(
     before: dict[tuple[str, str], float], after: dict[tuple[str, str], float]
 ) -> dict[str, dict[str, float | int | None]]:
@@ -404,6 +480,7 @@ def run_pipeline_bench(
     same_work: bool = True,
     workers: int = 1,
     rounds: int = 3,
+    partitions: int | None = None,
 ) -> dict[str, Any]:
     """The pipeline's burst and steady phases, then (``same_work``) ``rounds`` rounds of
     a pipeline burst and the same-work reference (``same_work_rate``), the order
@@ -413,11 +490,25 @@ def run_pipeline_bench(
 
     ``workers`` > 1: that many worker processes in one consumer group (the capacity
     model's check); ``ratio`` stays against the one-consumer reference, so it is no
-    longer a per-worker figure, and ``burst_cpu_s`` has each worker's CPU."""
+    longer a per-worker figure, and ``burst_cpu_s`` has each worker's CPU; ``per_worker``
+    has each worker's events, events/s and events per CPU-second in the burst.
+
+    On Neo4j (``ep.neo4j_uri``: a private server, ``livekg bench pipeline --graph neo4j``)
+    the same-work reference is left out (it writes through the bare FalkorDB client), and
+    ``graph_retries`` counts the workers' retried graph attempts (transient errors such as
+    lock waits and deadlocks, and MERGE conflicts). Every run ends with ``by_id``: each
+    event it produced looked up in the graph by id, lost and duplicated."""
     tag = uuid.uuid4().hex[:8]
+    graph: dict[str, Any] = {"graph_name": f"bench_{tag}"}
+    if ep.neo4j_uri:  # the local Neo4j: its workers get its address, not runtime.json's
+        graph |= {"backend": "neo4j", "neo4j_uri": ep.neo4j_uri}
+        same_work = False
+    kafka: dict[str, Any] = {"topic_prefix": f"bench{tag}.", "consumer_group": f"bench{tag}"}
+    if partitions:
+        kafka["topic_partitions"] = partitions
     settings = base.with_overrides(
-        kafka={"topic_prefix": f"bench{tag}.", "consumer_group": f"bench{tag}"},
-        graph={"graph_name": f"bench_{tag}"},
+        kafka=kafka,
+        graph=graph,
         streams={"processors": ["normalize", "graph_sink"]},  # the path under test only
     )
     create_topics(
@@ -452,6 +543,7 @@ def run_pipeline_bench(
                     sampler=sampler,
                     pids=pids,
                     metrics_url=f"http://127.0.0.1:{port}/metrics",
+                    worker_urls=[f"http://127.0.0.1:{p}/metrics" for _, p in procs],
                     settle_s=5.0 if workers > 1 else 0.0,
                     rounds=rounds if same_work else 0,
                     reference=lambda: same_work_rate(
@@ -464,7 +556,8 @@ def run_pipeline_bench(
             for p, _ in procs:
                 stop_pid(p.pid)
     result["workers"] = max(workers, 1)
-    hop = raw_hop_latency(ep, min(steady_events, 5000), rate, base.kafka.topic_partitions)
+    result["graph"] = settings.graph.backend.value
+    hop = raw_hop_latency(ep, min(steady_events, 5000), rate, settings.kafka.topic_partitions)
     result["latency_reference"] = hop
     if hop.get("p99_ms") and result.get("p99_ms") is not None:
         result["p99_over_raw_hop"] = round(result["p99_ms"] / hop["p99_ms"], 2)
@@ -516,6 +609,7 @@ async def _phases(
     sampler: _RssSampler,
     pids: dict[str, int],
     metrics_url: str | None = None,
+    worker_urls: Sequence[str] = (),
     settle_s: float = 0.0,
     rounds: int = 0,
     reference: Callable[[], dict[str, Any]] | None = None,
@@ -528,32 +622,44 @@ async def _phases(
     store = open_store(settings, ep.falkordb_url)
     prefix = settings.kafka.topic_prefix
     prod = producer(ep.kafka_bootstrap, **{"linger.ms": 2})
+    produced: set[str] = set()  # the graph ids of every event of the run
+
+    def ids_of(records: Sequence[Record]) -> list[Record]:
+        produced.update(
+            normalize(r).id if isinstance(r, RawNews) else r.id  # type: ignore[arg-type]
+            for r in records
+        )
+        return list(records)
+
     try:
+        counters0 = await _all_counters(worker_urls)
         # warm-up: the worker has joined its group and written once
-        warm = synthetic_events(50, mix, seed=9)
+        warm = ids_of(synthetic_events(50, mix, seed=9))
         await asyncio.to_thread(produce_stamped, prod, prefix, warm, None)
         await _wait_for(store, len(warm), limit_s=120)
         done = len(warm)
         if settle_s:
             await asyncio.sleep(settle_s)
-            warm = synthetic_events(50, mix, seed=8)
+            warm = ids_of(synthetic_events(50, mix, seed=8))
             await asyncio.to_thread(produce_stamped, prod, prefix, warm, None)
             await _wait_for(store, done + len(warm), limit_s=120)
             done += len(warm)
 
-        burst = synthetic_events(events, mix, seed=1)
+        burst = ids_of(synthetic_events(events, mix, seed=1))
         cpu0 = _cpu_seconds(pids)
+        burst0 = await _all_counters(worker_urls)
         t0 = time.perf_counter()
         await asyncio.to_thread(produce_stamped, prod, prefix, burst, None)
         t1 = await _wait_for(store, done + events, limit_s)
         done += events
         burst_s = t1 - t0
         cpu1 = _cpu_seconds(pids)
+        burst1 = await _all_counters(worker_urls)
         cpu = {k: round(cpu1[k] - cpu0[k], 3) for k in cpu1 if k in cpu0}
         worker_cpu = sum(v for k, v in cpu.items() if k.startswith("worker"))
         drain_s = await asyncio.to_thread(wait_drained, settings, ep)
 
-        steady = synthetic_events(steady_events, mix, seed=2)
+        steady = ids_of(synthetic_events(steady_events, mix, seed=2))
         since_ms = int(time.time() * 1000)
         since = time.time()
         pressure0 = cpu_pressure_us()
@@ -578,7 +684,7 @@ async def _phases(
             if not i:
                 return {"events_per_s": events / burst_s}
             await asyncio.to_thread(wait_drained, settings, ep)
-            more = synthetic_events(events, mix, seed=20 + i)
+            more = ids_of(synthetic_events(events, mix, seed=20 + i))
             b0 = time.perf_counter()
             await asyncio.to_thread(produce_stamped, prod, prefix, more, None)
             t = await _wait_for(store, done + events, limit_s)
@@ -594,6 +700,9 @@ async def _phases(
             if reference is not None and rounds
             else []
         )
+        await asyncio.to_thread(wait_drained, settings, ep)
+        counters1 = await _all_counters(worker_urls)
+        by_id = await _by_id(store, produced)
         await store.execute(cypher("graph_clear"))  # the run's own graph
     finally:
         await store.close()
@@ -638,6 +747,13 @@ async def _phases(
         # CPU seconds the burst cost each process: on a shared machine, events per
         # worker CPU-second says what one worker sustains on a core of its own.
         "burst_cpu_s": cpu,
+        # each worker's share of the timed burst (the figures the capacity model scales)
+        "per_worker": _per_worker(burst0, burst1, cpu, burst_s) if worker_urls else [],
+        # retried attempts over the whole run: graph_transient (lock waits, deadlocks,
+        # a server busy), graph_conflict (MERGE races), agent_* (the shell's retries)
+        "graph_retries": _diff(counters0, counters1) if worker_urls else {},
+        # every event the run produced, looked up in the graph by id
+        "by_id": by_id,
         "events_per_worker_cpu_s": round(events / worker_cpu, 1) if worker_cpu else None,
         # CPU seconds of each process over the steady phase (what the latency costs)
         "steady_cpu_s": {

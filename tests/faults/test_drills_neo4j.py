@@ -1,15 +1,15 @@
 """The fault drills at CI size on the local Neo4j 5 Community (tests/faults/test_drills.py
-runs them on FalkorDB): real worker, broker, Neo4j, API and model-server processes.
+runs them on FalkorDB): real worker, broker, Neo4j, API, connector and model-server
+processes.
 
 One drill stack with its own Neo4j for the module (a cold JVM takes 30-45 s on 2 cores);
-each drill empties the one database before it starts. Lost 0 and duplicated 0 hold as on
-FalkorDB; the drills that never touch the graph (connector_kill, unwritable_data_dir) are
-not repeated here. Where Java or Neo4j's jars are missing the module skips, except in CI.
-
-CI runs graph_outage and worker_kill (about 4 minutes with the Neo4j start on the loaded
-2-core machine). broker_restart and llm_outage on Neo4j (2.5 and 5-6.5 minutes there;
-their faults are the broker's and the model's, the graph only receives) run with
-``LIVEKG_NEO4J_DRILLS=all``, or at full size through ``livekg drill --graph neo4j``.
+each drill empties the one database before it starts. Every drill that reaches the graph
+runs here, as on FalkorDB, with lost 0 and duplicated 0 asserted: worker kill -9, graph
+outage, broker restart (SIGTERM then SIGKILL), the three-broker cluster, connector kill
+(the rows through a worker into Neo4j) and the LLM outage. Sizes are smaller than on
+FalkorDB (CI time on 2 shared cores); ``livekg drill --graph neo4j`` runs them at full
+size. Only unwritable_data_dir, which never starts a graph, is not repeated. Where Java
+or Neo4j's jars are missing the module skips, except in CI.
 """
 
 from __future__ import annotations
@@ -23,11 +23,6 @@ from evaluation.drill import drills
 from evaluation.drill.harness import DrillStack
 from tests.bolt_server import neo4j_available
 from tests.faults.test_drills import assert_clean
-
-ALL = pytest.mark.skipif(
-    os.environ.get("LIVEKG_NEO4J_DRILLS") != "all",
-    reason="CI time: the broker and LLM drills on Neo4j run with LIVEKG_NEO4J_DRILLS=all",
-)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +68,6 @@ def test_worker_kill_neo4j(neo4j_stack: DrillStack) -> None:
     assert set(r.outputs) == {"docs.clean", "sentiment.scored", "alerts.sentiment"}
 
 
-@ALL
 @pytest.mark.timeout(420)
 def test_broker_restart_neo4j(neo4j_stack: DrillStack) -> None:
     """SIGTERM, then SIGKILL, of the Kafka broker mid-stream, the sinks writing to Neo4j."""
@@ -83,13 +77,31 @@ def test_broker_restart_neo4j(neo4j_stack: DrillStack) -> None:
     assert [n.split(":")[0] for n in r.notes[:2]] == ["SIGTERM", "SIGKILL"]
 
 
-@ALL
+@pytest.mark.timeout(600)
+def test_broker_cluster_neo4j(neo4j_stack: DrillStack) -> None:
+    """Three brokers (RF 3, min.insync.replicas 2): kill -9 of broker 1, then of broker 2,
+    mid-stream, the sink writing to Neo4j."""
+    r = drills.broker_cluster(neo4j_stack, events_n=1000, outage_s=3.0)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 1000
+    assert sum("kill -9 broker" in n for n in r.notes) == 2
+
+
+@pytest.mark.timeout(420)
+def test_connector_kill_neo4j(neo4j_stack: DrillStack) -> None:
+    """kill -9 of the file connector mid-poll; its rows reach Neo4j once."""
+    r = drills.connector_kill(neo4j_stack, events_n=3000, rate=1500.0)
+    assert_clean(r)
+    assert r.in_graph == r.sent == 3000
+    assert r.outputs["raw.news"].distinct == r.outputs["raw.news"].copies == 3000
+
+
 @pytest.mark.timeout(600)
 def test_llm_down_then_slow_neo4j(neo4j_stack: DrillStack) -> None:
     """The model server down, then slow: documents and the report on Neo4j meanwhile,
     the parked news extracted once it returns (smaller than the FalkorDB run: the
     model's completions are the slow part and do not depend on the graph)."""
-    r = drills.llm_outage(neo4j_stack, posts_n=200, news_n=2, delay_s=5.0)
+    r = drills.llm_outage(neo4j_stack, posts_n=100, news_n=1, delay_s=5.0)
     assert_clean(r, may_be_empty=("alerts.sentiment",))  # the posts alternate in tone
-    assert r.in_graph == r.sent == 202
-    assert r.outputs["extract.pending"].distinct == 2
+    assert r.in_graph == r.sent == 101
+    assert r.outputs["extract.pending"].distinct == 1
