@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from types import SimpleNamespace
 from typing import Any
 
 import faust
 from confluent_kafka.admin import NewTopic
+from faust.stores.rocksdb import Store as RocksDBStore
+from faust.types import RecordMetadata
 
 from core.errors import ServiceUnavailable
 from streams.admin import create_missing
@@ -45,15 +48,35 @@ class TableState:
         the broker has it (None for a table without a partition)."""
         return self.table.send_changelog(partition, key, raw) if partition >= 0 else None
 
-    def put_local(self, key: str, raw: Any, partition: int) -> None:
+    def put_local(
+        self, key: str, raw: Any, partition: int, sent: RecordMetadata | None = None
+    ) -> None:
+        """Write the local store once the changelog record ``sent`` was acknowledged.
+        The RocksDB store takes the partition from the current faust event, which a batch
+        handler does not have: it is handed the record as the changelog event it is,
+        through its public ``apply_changelog_batch`` (what a restore does)."""
         store = self.table.data
-        if partition >= 0 and hasattr(store, "_db_for_partition"):
-            # The RocksDB store asserts a current faust event to pick the partition.
-            raw_key = store._encode_key(key)
-            store._db_for_partition(partition).put(raw_key, store._encode_value(raw))
-            store._key_index[raw_key] = partition
+        if partition >= 0 and sent is not None and isinstance(store, RocksDBStore):
+            message = SimpleNamespace(
+                tp=sent.topic_partition,
+                offset=sent.offset,
+                partition=partition,
+                key=store.app.serializers.dumps_key(
+                    store.key_type, key, serializer=store.key_serializer
+                ),
+                value=store.app.serializers.dumps_value(
+                    store.value_type, raw, serializer=store.value_serializer
+                ),
+            )
+            store.apply_changelog_batch(
+                [SimpleNamespace(message=message)], to_key=_same, to_value=_same
+            )
         else:
             store[key] = raw
+
+
+def _same(x: Any) -> Any:
+    return x
 
 
 class StagedWrites:
@@ -92,11 +115,11 @@ class StagedWrites:
         write the local store: offsets acknowledged after this can only be committed
         with their state in the changelog."""
         raws = {key: (self.table.dump(value), p) for key, (value, p) in self._new.items()}
-        sent = [self.table.send_changelog(key, raw, p) for key, (raw, p) in raws.items()]
-        pending = [asyncio.ensure_future(f) for f in sent if inspect.isawaitable(f)]
+        sent = {key: self.table.send_changelog(key, raw, p) for key, (raw, p) in raws.items()}
+        pending = {k: asyncio.ensure_future(f) for k, f in sent.items() if inspect.isawaitable(f)}
         if pending:
             # asyncio.wait, not wait_for: a timeout must not cancel faust's futures
-            done, late = await asyncio.wait(pending, timeout=CHANGELOG_ACK_TIMEOUT_S)
+            done, late = await asyncio.wait(pending.values(), timeout=CHANGELOG_ACK_TIMEOUT_S)
             if late:
                 raise ServiceUnavailable(
                     f"{len(late)} changelog records not acknowledged in "
@@ -105,7 +128,8 @@ class StagedWrites:
             for fut in done:
                 fut.result()  # a failed send raises: the batch is retried
         for key, (raw, p) in raws.items():
-            self.table.put_local(key, raw, p)
+            acked = pending.get(key)
+            self.table.put_local(key, raw, p, acked.result() if acked is not None else None)
         return len(raws)
 
 
