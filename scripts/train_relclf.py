@@ -39,8 +39,8 @@ from kg.extract.pipeline import bundled_index
 from kg.extract.relclf import (
     MODEL_FILE,
     NONE,
+    RelationShape,
     RelModel,
-    Shape,
     candidate_pairs,
     pair_features,
     reset_model,
@@ -55,15 +55,21 @@ OUT = Path(__file__).resolve().parents[1] / "kg/data" / MODEL_FILE
 ORG = ["ORG"]
 # Which spans each relation joins; direction as kg/graph/ontology.py states it.
 SHAPES = {
-    "EXECUTIVE_OF": Shape(head=["PERSON"], tail=ORG, head_type="Person", tail_type="Company"),
-    "HAS_STAKE_IN": Shape(head=ORG, tail=ORG, head_type="Company", tail_type="Company"),
-    "INVOLVED_IN": Shape(head=ORG, tail=["ORG", "NC"], head_type="Company", tail_type="Event"),
-    "OPERATES_IN": Shape(
+    "EXECUTIVE_OF": RelationShape(
+        head=["PERSON"], tail=ORG, head_type="Person", tail_type="Company"
+    ),
+    "HAS_STAKE_IN": RelationShape(head=ORG, tail=ORG, head_type="Company", tail_type="Company"),
+    "INVOLVED_IN": RelationShape(
+        head=ORG, tail=["ORG", "NC"], head_type="Company", tail_type="Event"
+    ),
+    "OPERATES_IN": RelationShape(
         head=ORG, tail=["GPE", "LOC", "NORP"], head_type="Company", tail_type="Region"
     ),
-    "PRODUCES": Shape(head=ORG, tail=["PRODUCT", "NC"], head_type="Company", tail_type="Product"),
-    "BELONGS_TO": Shape(head=ORG, tail=["NC"], head_type="Company", tail_type="Industry"),
-    "DISCLOSES": Shape(head=ORG, tail=["NC"], head_type="Company", tail_type="FinMetric"),
+    "PRODUCES": RelationShape(
+        head=ORG, tail=["PRODUCT", "NC"], head_type="Company", tail_type="Product"
+    ),
+    "BELONGS_TO": RelationShape(head=ORG, tail=["NC"], head_type="Company", tail_type="Industry"),
+    "DISCLOSES": RelationShape(head=ORG, tail=["NC"], head_type="Company", tail_type="FinMetric"),
 }
 LABELS = [NONE, *sorted(SHAPES)]
 MIN_COUNT = 2  # a feature seen once in training is dropped (small artefact, less noise)

@@ -37,7 +37,7 @@ from core.runtime_state import endpoints
 from core.settings import Settings
 from kg.cypher.execute import QueryTimeout
 from serving.routes import router
-from serving.security import CODES, BodyLimit, RateLimiter, error_body, key_ok
+from serving.security import CODES, ApiRateLimiter, BodyLimit, error_body, key_ok
 from serving.services import WARM_QUESTIONS, Services
 from serving.status import snapshot
 from serving.subscriptions import router as subscriptions_router
@@ -67,7 +67,7 @@ api_key_query = APIKeyQuery(name="api_key", auto_error=False)
 def create_app(settings: Settings | None = None, services: Services | None = None) -> FastAPI:
     settings = settings or Settings()
     svc = services or Services(settings)
-    limiter = RateLimiter(settings.query.rate_limit_per_min)
+    limiter = ApiRateLimiter(settings.query.rate_limit_per_min)
     instance = uuid.uuid4().hex  # lets the warm-up recognise its own server
 
     async def warm_up(app: FastAPI) -> None:

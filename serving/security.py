@@ -26,7 +26,7 @@ def key_ok(given: str | None, keys: list[str]) -> bool:
 
 
 @dataclass
-class RateLimiter:
+class ApiRateLimiter:
     """A token bucket per client: ``per_min`` requests a minute, bursts up to that."""
 
     per_min: int

@@ -63,13 +63,13 @@ def bench_docs(texts: list[str], tag: str) -> list[CleanDocument]:
 
 
 @dataclass
-class Scored:
+class CollectedScores:
     at: dict[str, float] = field(default_factory=dict)  # doc id -> first score's timestamp
     dead: int = 0
     model_id: str = ""
 
 
-def collect_scores(bootstrap: str, prefix: str, ids: list[str], limit_s: float) -> Scored:
+def collect_scores(bootstrap: str, prefix: str, ids: list[str], limit_s: float) -> CollectedScores:
     """Read ``sentiment.scored`` and the DLQ from the start until every id has a score.
 
     Read after the fact, not while documents flow: a consumer polling alongside took half
@@ -86,7 +86,7 @@ def collect_scores(bootstrap: str, prefix: str, ids: list[str], limit_s: float) 
     )
     scored_topic = prefix + SENTIMENT_SCORED.name
     consumer.subscribe([scored_topic, prefix + DLQ.name])
-    out, wanted = Scored(), set(ids)
+    out, wanted = CollectedScores(), set(ids)
     deadline = time.monotonic() + limit_s
     try:
         while wanted - out.at.keys() and time.monotonic() < deadline:

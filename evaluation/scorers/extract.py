@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kg.extract.pipeline import DocResult, ExtractDoc, Extractor
-from kg.extract.quality import Scored, report
+from kg.extract.quality import ScoredTriple, report
 from kg.extract.types import Mode
 
 
@@ -21,7 +21,7 @@ def metrics(
 ) -> dict[str, Any]:
     chunk_text = {c.chunk.id: c.chunk.text for r in results for c in r.chunks}
     scored = [
-        Scored(
+        ScoredTriple(
             t.head,
             t.head_type,
             t.relation,

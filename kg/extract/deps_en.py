@@ -58,7 +58,7 @@ REGEX_LISTS = (
 CASED_LISTS = frozenset({"corporate_suffixes"})
 
 
-class Lexicon(BaseModel):
+class DepLexicon(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: str
     description: str = ""
@@ -149,9 +149,9 @@ def _cue_regex(cues: frozenset[str]) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
-def lexicon() -> Lexicon:
+def lexicon() -> DepLexicon:
     text = resources.files("kg.data").joinpath(LEXICON_FILE).read_text(encoding="utf-8")
-    return Lexicon.model_validate(json.loads(text))
+    return DepLexicon.model_validate(json.loads(text))
 
 
 def _negated_or_hedged(tok: Any) -> bool:
@@ -170,7 +170,7 @@ def _negated_or_hedged(tok: Any) -> bool:
     return tok.i < tok.sent.root.i and bool(CONDITION_OPENER.match(tok.sent.text))
 
 
-def noun_phrase(tok: Any, lex: Lexicon) -> str:
+def noun_phrase(tok: Any, lex: DepLexicon) -> str:
     """``tok`` with the compounds/adjectives directly before it, less rank and size words,
     nationalities and "X-based"; plus "of <noun phrase>" after a provider/maker noun."""
     left = [t for t in tok.doc[tok.left_edge.i : tok.i] if t.i >= tok.sent.start]
@@ -213,7 +213,7 @@ def _org_ents(sent: Any) -> list[Any]:
     return out
 
 
-def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> list[Any]:
+def _kind_nouns(ent: Any, lex: DepLexicon, nouns: frozenset[str] | None = None) -> list[Any]:
     """Organisation nouns said of ``ent``: its appositions, its predicate, or the noun right
     before it inside its own noun phrase."""
     root, out = ent.root, []
@@ -250,7 +250,7 @@ def _kind_nouns(ent: Any, lex: Lexicon, nouns: frozenset[str] | None = None) -> 
     ]
 
 
-def org_kinds(sent: Any, lex: Lexicon) -> list[Candidate]:
+def org_kinds(sent: Any, lex: DepLexicon) -> list[Candidate]:
     out = []
     for ent in _org_ents(sent):
         name = span_name(ent.text)
@@ -273,7 +273,7 @@ def _conjuncts(tok: Any) -> list[Any]:
     return out
 
 
-def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
+def _produce_verbs(subj: Any, lex: DepLexicon) -> list[Any]:
     """The make/sell verbs ``subj`` is the subject of: its own verb, verbs coordinated with
     it ("manufactures ... and provides ..."), infinitives it governs ("agreed to
     manufacture", "able to produce", "responsibility to manufacture") and its relative
@@ -299,7 +299,7 @@ def _produce_verbs(subj: Any, lex: Lexicon) -> list[Any]:
     ]
 
 
-def _product_phrase(o: Any, lex: Lexicon) -> str:
+def _product_phrase(o: Any, lex: DepLexicon) -> str:
     if o.pos_ not in ("NOUN", "PROPN") or o.ent_type_ in ("ORG", "PERSON"):
         return ""
     if o.i > 0 and o.doc[o.i - 1].text == "#":
@@ -322,7 +322,7 @@ PRODUCER_NOUNS = frozenset({"maker", "manufacturer", "producer", "developer", "p
                             "supplier", "designer", "builder", "distributor"})  # fmt: skip
 
 
-def _untagged_names(sent: Any, lex: Lexicon) -> list[Any]:
+def _untagged_names(sent: Any, lex: DepLexicon) -> list[Any]:
     """Subjects written as proper nouns that the NER left untagged ("... TWC offers data
     and video services"): the PROPN and the untagged PROPN compounds right before it."""
     out = []
@@ -342,7 +342,7 @@ def _untagged_names(sent: Any, lex: Lexicon) -> list[Any]:
     return out
 
 
-def products(sent: Any, lex: Lexicon) -> list[Candidate]:
+def products(sent: Any, lex: DepLexicon) -> list[Candidate]:
     out = []
     for ent in [*_org_ents(sent), *_untagged_names(sent, lex)]:
         name = span_name(ent.text)
@@ -358,7 +358,7 @@ def products(sent: Any, lex: Lexicon) -> list[Candidate]:
     return out
 
 
-def facilities(sent: Any, lex: Lexicon, main: str = "") -> list[Candidate]:
+def facilities(sent: Any, lex: DepLexicon, main: str = "") -> list[Candidate]:
     """ "our hotels in California, New York and Illinois" -> hotels OPERATES_IN each place;
     with a known document subject, "our/its hotels" are the subject's: subject OPERATES_IN."""
     out = []
@@ -406,7 +406,7 @@ def _subject_org(sent: Any) -> Any | None:
     return next((e for e in sent.ents if e.label_ == "ORG" and e.start <= subj.i < e.end), None)
 
 
-def subsidiaries(sent: Any, lex: Lexicon) -> list[Candidate]:
+def subsidiaries(sent: Any, lex: DepLexicon) -> list[Candidate]:
     """ "X, a wholly owned subsidiary of Y" / "Y's unit X" / "its subsidiary X" (its = the
     subject company) -> Y HAS_STAKE_IN X."""
     out = []
@@ -433,7 +433,7 @@ def subsidiaries(sent: Any, lex: Lexicon) -> list[Candidate]:
 DEAL_NOUNS = frozenset({"acquisition", "acquisitions", "purchase", "purchases"})
 
 
-def sellers(sent: Any, lex: Lexicon) -> list[Candidate]:
+def sellers(sent: Any, lex: DepLexicon) -> list[Candidate]:
     """ "the acquisition of X from Y" -> Y INVOLVED_IN X as the seller (the buyer is the
     deal patterns' business)."""
     out = []
@@ -481,7 +481,7 @@ def _path(a: Any, b: Any) -> list[Any] | None:
     return None
 
 
-def _titled_employer(org: Any, lex: Lexicon) -> bool:
+def _titled_employer(org: Any, lex: DepLexicon) -> bool:
     """The ORG hangs off a job title: "Director of X", "CEO at X", "X's CEO", "X CEO"."""
     root = org.root
     while root.dep_ == "conj" and root.head.i != root.i:  # "CFO for A, B and C"
@@ -492,7 +492,7 @@ def _titled_employer(org: Any, lex: Lexicon) -> bool:
     return root.dep_ in ("poss", "compound") and root.head.lower_ in lex.role_nouns
 
 
-def executives(sent: Any, lex: Lexicon) -> list[Candidate]:
+def executives(sent: Any, lex: DepLexicon) -> list[Candidate]:
     out = []
     people = [e for e in sent.ents if e.label_ == "PERSON"]
     for p in people:

@@ -29,7 +29,7 @@ RULES = ("subject_reference", "entity_length", "entity_schema", "relation_schema
 
 
 @dataclass(frozen=True, slots=True)
-class Scored:
+class ScoredTriple:
     """What the metrics need of one produced triple."""
 
     head: str
@@ -41,7 +41,7 @@ class Scored:
     ctx: DocContext
 
 
-def check_rules(t: Scored, ontology: Ontology) -> dict[str, bool]:
+def check_rules(t: ScoredTriple, ontology: Ontology) -> dict[str, bool]:
     labels = set(ontology.entity_labels)
     relations = {r.type for r in ontology.relations if not r.internal}
     schema_ok = ontology.check(t.head, t.head_type, t.relation, t.tail, t.tail_type).ok
@@ -71,7 +71,7 @@ def _entropies(counts: Counter[str], schema_size: int | None) -> dict[str, float
 
 
 def report(
-    triples: Sequence[Scored],
+    triples: Sequence[ScoredTriple],
     chunks: int,
     docs: int,
     *,
@@ -135,11 +135,11 @@ def report(
     }
 
 
-def scored_from(rows: Iterable[tuple[object, str, DocContext]]) -> list[Scored]:
+def scored_from(rows: Iterable[tuple[object, str, DocContext]]) -> list[ScoredTriple]:
     """(triple-like with head/head_type/relation/tail/tail_type, chunk text, ctx) rows."""
     out = []
     for t, text, ctx in rows:
         out.append(
-            Scored(t.head, t.head_type, t.relation, t.tail, t.tail_type, text, ctx)  # type: ignore[attr-defined]
+            ScoredTriple(t.head, t.head_type, t.relation, t.tail, t.tail_type, text, ctx)  # type: ignore[attr-defined]
         )
     return out

@@ -35,7 +35,7 @@ _LEAD = re.compile(r"^(?:the|a|an|its|their|our|his|her|this|that|these|those)\s
 _NAME_STRIP = " ,;:.\"'“”’()-"
 
 
-class Shape(BaseModel):
+class RelationShape(BaseModel):
     """Which span labels a relation joins (direction from the ontology) and the types the
     triple gets."""
 
@@ -55,7 +55,7 @@ class RelModel(BaseModel):
     labels: list[str]
     bias: list[float]
     weights: dict[str, list[float]]
-    shapes: dict[str, Shape]
+    shapes: dict[str, RelationShape]
     thresholds: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -49,7 +49,7 @@ def concepts_for(label: str) -> list[str]:
 
 
 @dataclass
-class Comparison:
+class XbrlComparison:
     table: Triple
     xbrl: Triple
     agree: bool
@@ -58,11 +58,11 @@ class Comparison:
 
 @dataclass
 class CheckReport:
-    compared: list[Comparison] = field(default_factory=list)
+    compared: list[XbrlComparison] = field(default_factory=list)
     unmatched: int = 0  # table facts with no XBRL fact of the same concept and period
 
     @property
-    def disagreements(self) -> list[Comparison]:
+    def disagreements(self) -> list[XbrlComparison]:
         return [c for c in self.compared if not c.agree]
 
     @property
@@ -158,7 +158,7 @@ def compare(
             continue
         diff = float(t.attributes["value"]) - float(match.attributes["value"])
         ok = abs(diff) <= tolerance(t)
-        report.compared.append(Comparison(t, match, ok, diff))
+        report.compared.append(XbrlComparison(t, match, ok, diff))
         XBRL_CHECKS.labels(outcome="agree" if ok else "disagree").inc()
     _update_gauge()
     return report

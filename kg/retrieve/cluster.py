@@ -94,25 +94,27 @@ def allocate(
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
+class ClusterCandidate:
     index: int  # position in the caller's triple list
     score: float  # similarity to the query
     cluster: Hashable  # (head cluster, tail cluster)
 
 
-def select(candidates: Sequence[Candidate], k: int, *, temperature: float = 1.0) -> list[Candidate]:
+def select(
+    candidates: Sequence[ClusterCandidate], k: int, *, temperature: float = 1.0
+) -> list[ClusterCandidate]:
     """The seed's selection over the top-n candidates: exactly k (or all if fewer).
 
     Within a cluster the best-scoring candidates are taken (ties: lower index first);
     the result is ordered by score, best first.
     """
-    by_cluster: dict[Hashable, list[Candidate]] = {}
+    by_cluster: dict[Hashable, list[ClusterCandidate]] = {}
     for c in candidates:
         by_cluster.setdefault(c.cluster, []).append(c)
     means = {c: sum(x.score for x in xs) / len(xs) for c, xs in by_cluster.items()}
     counts = allocate(means, {c: len(xs) for c, xs in by_cluster.items()}, k,
                       temperature=temperature)  # fmt: skip
-    chosen: list[Candidate] = []
+    chosen: list[ClusterCandidate] = []
     for c, xs in by_cluster.items():
         xs.sort(key=lambda x: (-x.score, x.index))
         chosen.extend(xs[: counts[c]])

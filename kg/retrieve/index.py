@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, Field
 
-from kg.retrieve.cluster import DEFAULT_THRESHOLD, Candidate, NodeClusters, select
+from kg.retrieve.cluster import DEFAULT_THRESHOLD, ClusterCandidate, NodeClusters, select
 from kg.retrieve.text import chunks, mention_key, query_spans, tokens
 from kg.retrieve.types import ItemKind, Method, Provenance, RetrievedItem
 from kg.retrieve.vectors import VectorSearch
@@ -233,7 +233,7 @@ class RetrievalIndex:
         top = self._top_triples(qvec, max(self.top_n, 4 * k), at)
         labels = self.clusters.labels
         cands = [
-            Candidate(i, s, (labels.get(self.triples[i].head, -1),
+            ClusterCandidate(i, s, (labels.get(self.triples[i].head, -1),
                              labels.get(self.triples[i].tail, -1)))
             for i, s in top
         ]  # fmt: skip

@@ -97,7 +97,7 @@ def make_engine(ctx: WorkerContext, store: Any | None) -> SentimentEngine:
     return SentimentEngine(load_from_settings(cfg), **common)
 
 
-class TableState(tables.TableState):
+class SentimentTable(tables.TableState):
     """Entity sentiment states in a faust table (see streams/tables.py)."""
 
     def get(self, entity: str) -> EntityState | None:  # type: ignore[override]
@@ -127,7 +127,7 @@ def fold_scores(
     return alerts
 
 
-def state_outcome(state: TableState, decoded: Decoded, rules: AlertRules) -> Outcome:
+def state_outcome(state: SentimentTable, decoded: Decoded, rules: AlertRules) -> Outcome:
     """One batch of the state agent: the alerts to send, and the states to write once
     they are acknowledged (``after_ack``), acknowledged in turn by the broker before the
     batch's offsets can be committed (``tables.StagedWrites.write_acked``)."""
@@ -196,7 +196,7 @@ def register(app: faust.App, ctx: WorkerContext) -> None:
         return Outcome(outputs={SENTIMENT_SCORED.name: scores}, dead=failed)
 
     table = app.Table(TABLE, default=None, partitions=ctx.settings.kafka.topic_partitions)
-    state = TableState(table)
+    state = SentimentTable(table)
 
     async def handle_state(decoded: Decoded) -> Outcome:
         return state_outcome(state, decoded, rules)

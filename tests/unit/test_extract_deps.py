@@ -8,13 +8,13 @@ import pytest
 from pydantic import ValidationError
 
 from kg.extract import DocContext
-from kg.extract.deps_en import Lexicon, dependency_candidates
+from kg.extract.deps_en import DepLexicon, dependency_candidates
 from kg.extract.nlp_en import extract_en, nlp
 from kg.extract.relclf import (
     NONE,
     RELCLF_RULE,
+    RelationShape,
     RelModel,
-    Shape,
     classify_sentence,
     reset_model,
     suppress_known,
@@ -81,7 +81,7 @@ def test_subsidiary_of_a_named_parent() -> None:
 
 def test_lexicon_is_validated() -> None:
     with pytest.raises(ValidationError):
-        Lexicon.model_validate({"version": "1", "org_nouns": ["Company"]})
+        DepLexicon.model_validate({"version": "1", "org_nouns": ["Company"]})
 
 
 def _cand(head: str, rel: str, tail: str, sent: str) -> Candidate:
@@ -107,7 +107,7 @@ def test_pair_classifier_scores_with_a_model_as_data() -> None:
     model = RelModel(
         version="t", trained_on="test", labels=labels, bias=[0.0, -1.0],
         weights={"bwo=ht:owns": [0.0, 5.0]},
-        shapes={"HAS_STAKE_IN": Shape(head=["ORG"], tail=["ORG"], head_type="Company",
+        shapes={"HAS_STAKE_IN": RelationShape(head=["ORG"], tail=["ORG"], head_type="Company",
                                       tail_type="Company")},
         thresholds={"HAS_STAKE_IN": 0.8},
     )  # fmt: skip

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from kg.extract import DocContext
-from kg.extract.deps_en import LEXICON_FILE, Lexicon, lexicon
+from kg.extract.deps_en import LEXICON_FILE, DepLexicon, lexicon
 from kg.extract.figures import header_period
 from kg.extract.types import Candidate, Component
 from kg.extract.verify import Verifier, VerifyStats, fact_key, header_year, sentence_of
@@ -71,7 +71,7 @@ def test_lexicon_rejects_bad_lists(key: str, value: list[str]) -> None:
     raw = _raw()
     raw[key] = value
     with pytest.raises(ValidationError):
-        Lexicon.model_validate(raw)
+        DepLexicon.model_validate(raw)
 
 
 def test_sentence_of_uses_the_pattern_splitter() -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kg.retrieve.cluster import (
-    Candidate,
+    ClusterCandidate,
     NodeClusters,
     allocate,
     cluster_embeddings,
@@ -60,8 +60,8 @@ def test_select_returns_exactly_k_best_per_cluster() -> None:
     # cluster X: scores .9 .8 .7 (mean .8); cluster Y: .5 .4 (mean .45)
     # temperature 0.1: weights softmax([8, 4.5]) = [0.9707, 0.0293]; k=3 -> shares
     # 2.912, 0.088 -> rounded 3, 0 -> X gives its three best, Y none
-    cands = [Candidate(0, 0.9, "X"), Candidate(1, 0.5, "Y"), Candidate(2, 0.8, "X"),
-             Candidate(3, 0.7, "X"), Candidate(4, 0.4, "Y")]  # fmt: skip
+    cands = [ClusterCandidate(0, 0.9, "X"), ClusterCandidate(1, 0.5, "Y"), ClusterCandidate(2, 0.8, "X"),
+             ClusterCandidate(3, 0.7, "X"), ClusterCandidate(4, 0.4, "Y")]  # fmt: skip
     got = select(cands, 3, temperature=0.1)
     assert [c.index for c in got] == [0, 2, 3]
     # plain softmax (temperature 1): weights [0.5866, 0.4134] -> shares 1.76, 1.24
@@ -72,7 +72,11 @@ def test_select_returns_exactly_k_best_per_cluster() -> None:
 
 
 def test_select_ties_inside_a_cluster_take_the_lower_index() -> None:
-    cands = [Candidate(7, 0.5, "X"), Candidate(3, 0.5, "X"), Candidate(5, 0.5, "X")]
+    cands = [
+        ClusterCandidate(7, 0.5, "X"),
+        ClusterCandidate(3, 0.5, "X"),
+        ClusterCandidate(5, 0.5, "X"),
+    ]
     assert [c.index for c in select(cands, 2)] == [3, 5]
 
 

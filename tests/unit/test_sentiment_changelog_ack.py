@@ -19,7 +19,7 @@ import pytest
 from core.batch import Decoded, Inbound
 from core.records import SentimentScore
 from kg.sentiment.state import AlertRules, EntityState
-from streams.processors.sentiment import TableState, state_outcome
+from streams.processors.sentiment import SentimentTable, state_outcome
 from tests.fakes.records import sentiment_scores
 
 T = datetime(2026, 3, 2, tzinfo=UTC)
@@ -72,7 +72,7 @@ def batch() -> Decoded:
 
 async def test_after_ack_returns_only_once_the_changelog_is_acknowledged() -> None:
     table = PendingChangelogTable()
-    state = TableState(table)  # type: ignore[arg-type]
+    state = SentimentTable(table)  # type: ignore[arg-type]
     outcome = state_outcome(state, batch(), RULES)
     assert outcome.outputs["alerts.sentiment"]  # the batch fires alerts
     # the shell acks the batch's offsets right after after_ack: it must wait for the broker
@@ -91,7 +91,7 @@ async def test_after_ack_returns_only_once_the_changelog_is_acknowledged() -> No
 
 async def test_a_failed_changelog_send_fails_the_batch_and_leaves_the_state() -> None:
     table = PendingChangelogTable()
-    state = TableState(table)  # type: ignore[arg-type]
+    state = SentimentTable(table)  # type: ignore[arg-type]
     first = state_outcome(state, batch(), RULES)
     task = started(first.after_ack)
     await asyncio.sleep(0)

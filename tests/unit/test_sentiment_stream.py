@@ -9,7 +9,7 @@ from core.batch import Inbound
 from core.records import CleanDocument, DocKind, SentimentLabel, content_hash
 from kg.sentiment.service import ScoreOutput
 from kg.sentiment.state import EntityState
-from streams.processors.sentiment import TableState, doc_text, score_docs, scores_for
+from streams.processors.sentiment import SentimentTable, doc_text, score_docs, scores_for
 from streams.tables import StagedWrites
 from tests.fakes.records import sentiment_scores
 
@@ -84,7 +84,7 @@ class FakeTable(dict):
 
 def test_table_state_writes_data_and_changelog_partition() -> None:
     table = FakeTable()
-    state = TableState(table)  # type: ignore[arg-type]
+    state = SentimentTable(table)  # type: ignore[arg-type]
     assert state.get("A") is None
     st = EntityState(entity_id="A", n=2, short=0.5, long=0.1)
     staged = StagedWrites(state)
@@ -114,7 +114,7 @@ def test_a_crash_around_the_state_write_neither_loses_nor_doubles_alerts() -> No
     scores = _scores("A", [0.05, 0.05, 0.05, 0.05, 0.9, 0.9, 0.9])  # good, then bad
     origins = [Inbound(topic="sentiment.scored", value=b"", partition=1, offset=100 + i)
                for i in range(len(scores))]  # fmt: skip
-    state = TableState(FakeTable())  # type: ignore[arg-type]
+    state = SentimentTable(FakeTable())  # type: ignore[arg-type]
     first = fold_scores(StagedWrites(state), scores, origins, rules)
     assert first and state.get("A") is None  # nothing written before the alerts are sent
     # crash before the alerts were acknowledged: redelivered, the same alerts again

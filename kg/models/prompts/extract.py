@@ -102,7 +102,7 @@ Rule = Literal[
 ]  # fmt: skip
 
 
-class Issue(BaseModel):
+class CriticIssue(BaseModel):
     """One problem triple (FinReflectKG, Box 4.1), the rule it breaks and the fix."""
 
     triple_number: int = Field(ge=1, le=MAX_TRIPLES)
@@ -114,7 +114,7 @@ class Issue(BaseModel):
 class Critique(BaseModel):
     """Problems found; an empty list means the triples are correct."""
 
-    issues: list[Issue] = Field(max_length=MAX_ISSUES)
+    issues: list[CriticIssue] = Field(max_length=MAX_ISSUES)
 
 
 SYSTEM_V1 = (
