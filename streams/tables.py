@@ -138,10 +138,10 @@ def changelog_topics(app: faust.App) -> list[NewTopic]:
     it (partitions, the app's replication factor, compacted; windowed: also deleted)."""
     out = []
     for table in app.tables.values():
+        topic = table.changelog_topic  # faust's own description of the topic
         policy = ",".join(
-            p for p, on in (("compact", table._changelog_compacting),
-                            ("delete", table._changelog_deleting)) if on
-        )  # fmt: skip
+            p for p, on in (("compact", topic.compacting), ("delete", topic.deleting)) if on
+        )
         config = {**({"cleanup.policy": policy} if policy else {}), **table.extra_topic_configs}
         out.append(
             NewTopic(
