@@ -53,6 +53,11 @@ class Embedder(ABC):
     def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
         """L2-normalized float32 vectors, shape (len(texts), dim)."""
 
+    def encode_uncached(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
+        """The model alone, no cache and no metrics (the encoder reference of the benches)."""
+        with self._lock:
+            return self._encode(list(texts), kind)
+
     def embed_sync(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
         keys = [hashlib.blake2b(f"{kind}\x1f{t}".encode(), digest_size=16).digest() for t in texts]
         out = np.empty((len(texts), self.dim), dtype=np.float32)

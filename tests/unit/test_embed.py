@@ -23,6 +23,15 @@ def test_cache_hit_skips_the_model() -> None:
     assert (e.cache_hits, e.cache_misses) == (2, 3)
 
 
+def test_encode_uncached_always_runs_the_model_and_keeps_no_cache() -> None:
+    e = FakeEmbedder(dim=8)
+    first = e.encode_uncached(["a", "b"])
+    again = e.encode_uncached(["a"])
+    assert e.encoded == ["a", "b", "a"] and first.shape == (2, 8)
+    np.testing.assert_array_equal(again[0], first[0])
+    assert (e.cache_hits, e.cache_misses) == (0, 0)
+
+
 def test_duplicates_in_one_call_are_encoded_once_and_kind_is_part_of_the_key() -> None:
     e = FakeEmbedder(dim=8)
     v = e.embed_sync(["x", "x", "x"], "query")
