@@ -305,9 +305,7 @@ class Lane:
             if kind != TIMESTAMP_NOT_AVAILABLE and m.error() is None:
                 by_topic[m.topic() or ""].append(fetched - ts / 1000.0)
         for topic, delays in by_topic.items():
-            metrics.LANE_FETCH_DELAY.labels(self.name, self.ctx.logical(topic)).observe_many(
-                delays
-            )
+            metrics.LANE_FETCH_DELAY.labels(self.name, self.ctx.logical(topic)).observe_many(delays)
 
 
 @dataclass(eq=False)
