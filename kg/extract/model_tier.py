@@ -105,7 +105,7 @@ _SLICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # profile: (entity types, relations)
     "call": (
         ("Company", "Person", "FinMetric", "Product", "Segment", "Region", "Event"),
-        ("DISCLOSES", "EXECUTIVE_OF", "HAS_CEO", "PRODUCES", "OPERATES_IN", "INVOLVED_IN"),
+        ("DISCLOSES", "EXECUTIVE_OF", "HAS_CEO", "PRODUCES", "OPERATES_IN", "SUPPLIES"),
     ),
     "central_bank": (
         ("Institution", "Indicator", "Policy", "FinMetric", "Person", "Region", "Company"),
@@ -642,6 +642,9 @@ class ModelTier:
         for p in proposals:
             if p.cand is None:
                 self.stats.dropped[p.reason] += 1
+        log.info("tier proposals doc=%s window=%d+%d %s", ctx.doc_id, w.chunk_pos, w.offset,
+                 [(p.row["head"], p.row["relation"], p.row["tail"], p.row.get("value", ""),
+                   p.reason) for p in proposals])  # fmt: skip
         return [p.cand for p in proposals if p.cand is not None]
 
     def _gate_issues(self, proposals: list[Proposal], w: Window, ctx: DocContext

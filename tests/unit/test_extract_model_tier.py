@@ -79,7 +79,7 @@ def test_schema_slice_and_its_response_model() -> None:
         "HAS_CEO",
         "PRODUCES",
         "OPERATES_IN",
-        "INVOLVED_IN",
+        "SUPPLIES",
     }
     assert "SETS_POLICY" in {r.type for r in schema_for("central_bank").relations}
     for r in call.relations:
@@ -276,3 +276,14 @@ def test_constrained_output_through_the_schema() -> None:
     kept = _tier_triples(_run(ex, CALL))
     assert [t.tail for t in kept] == ["adjusted operating margin"]
     assert llm.calls[0].schema is not None
+
+
+def test_eval_mode_auto_is_the_fast_path_plus_the_tier() -> None:
+    from cli.extract_cmds import _extractor
+    from core.settings import Settings
+
+    ex = _extractor(Settings(), "auto", "http://127.0.0.1:9/v1")
+    assert ex.llm is None and isinstance(ex.tier, ModelTier)  # no per-chunk LLM mode
+    assert _extractor(Settings(), "auto", None).tier is None  # no model: the fast path
+    off = Settings().with_overrides(extract={"tier": {"enabled": False}})
+    assert _extractor(off, "auto", "http://127.0.0.1:9/v1").tier is None
