@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -65,30 +66,26 @@ class LLMSentiment:
         return one_hot(map_generated_output(out), LLM_CONFIDENCE)
 
 
+@dataclass(eq=False)
 class SentimentEngine:
-    def __init__(
-        self,
-        classifier: SentimentClassifier | None = None,
-        *,
-        retriever: ContextRetriever | None = None,
-        llm: LLMSentiment | None = None,
-        context_weight: float = 0.0,
-        window: timedelta = timedelta(hours=72),
-        future: timedelta = timedelta(hours=1),
-    ) -> None:
-        if classifier is None and llm is None:
+    """A classifier or an LLM (or both: the LLM scores), with the context retriever."""
+
+    classifier: SentimentClassifier | None = None
+    _: KW_ONLY
+    retriever: ContextRetriever | None = None
+    llm: LLMSentiment | None = None
+    context_weight: float = 0.0
+    window: timedelta = timedelta(hours=72)
+    future: timedelta = timedelta(hours=1)
+
+    def __post_init__(self) -> None:
+        if self.classifier is None and self.llm is None:
             raise ValueError("SentimentEngine needs a classifier or an LLM")
-        self.classifier = classifier
-        self.retriever = retriever
-        self.llm = llm
-        self.context_weight = context_weight
-        self.window = window
-        self.future = future
 
     def without_retrieval(self) -> SentimentEngine:
         """The same models scoring the bare input: the "without context" side of an
         evaluation (``livekg eval sentiment --corpus``)."""
-        return SentimentEngine(self.classifier, llm=self.llm, context_weight=self.context_weight)
+        return replace(self, retriever=None)
 
     @property
     def model_id(self) -> str:
