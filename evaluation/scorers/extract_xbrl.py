@@ -27,7 +27,7 @@ from typing import Any
 from kg.extract.html_tables import Filing, IxContext, IxFact, cell_of, read_filing, table_facts
 from kg.extract.types import Candidate, DocContext
 
-MAX_LISTED = 60
+MAX_LISTED = 300
 
 
 @dataclass

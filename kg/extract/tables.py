@@ -525,6 +525,10 @@ _PERIODISH = re.compile(
     r"October|November|December)\s+\d{1,2},\s+(?:19|20)\d{2}",
     re.I,
 )
+_LABEL_DAY = re.compile(
+    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2},\s+(?:19|20)\d{2}\b"
+)
+_DAY_CUE = re.compile(r"\b(?:as\s+of|at|balances?|declared|paid|outstanding)\b", re.I)
 _PCT_SECTION = re.compile(r"\bpercent(?:age)?\b|%|\bmix\b", re.I)
 # "Shipments per day", "Average employees per store": things counted per unit, not money
 _COUNT_RATE_ROW = re.compile(
@@ -724,7 +728,9 @@ def read_frame(
             out.dropped[Drop.NO_ROW_LABEL] += n_amounts
             continue
         # "Basic" under "Net loss per share:": the section names the unit
-        row_unit = _row_unit(label, v) or (_row_unit(section, v) if section else "")
+        row_unit = _row_unit(label, v) or (
+            _row_unit(section, v) if section and not _names_a_metric(label, v) else ""
+        )
         row_scale = _scale(label, v)  # "Revenue (in thousands)": the row states its own
         paren = _ROW_UNIT_PAREN.search(label)  # "Revenue (GBP m)": its currency too
         row_currency = _currency(paren.group(0), v) if paren else ""
@@ -737,6 +743,7 @@ def read_frame(
         if title and not _names_a_metric(label, v):
             metric = f"{title}: {metric}"  # "Revenues: Commercial Airplanes", not a bare name
         cents = bool(_CENTS.search(label))
+        row_day = _row_day(label)
         row_cands: list[Candidate] = []
         for j, cell, amount in values:
             if amount is None:
@@ -754,12 +761,17 @@ def read_frame(
             if report_end and col.period.end > report_end + timedelta(days=7):
                 out.dropped[Drop.FUTURE] += 1
                 continue
+            if row_day is not None and col.kind == "value" and col.prior is None:
+                # "Balance as of Jan 28, 2024", "Dividends declared March 14, 2024": the
+                # row's own day, not its column's year
+                col = replace(col, period=row_day)
             if pct_rows and not amount.percent and row_unit != "%":
                 amount = replace(amount, percent=True)  # "International 11" under "12 %"
             # "Approximate square footage" / "# of shares to be issued" over the column: its
             # unit where the row names none (or only a count of places: "locations")
-            col_unit = _row_unit(col.header, v) if col.kind == "value" else ""
-            if col_unit in ("sq ft", "shares") and row_unit in ("", "count"):
+            col_words = re.sub(v.except_per_share, " ", _PARENS.sub(" ", col.header), flags=re.I)
+            col_unit = _row_unit(col_words, v) if col.kind == "value" else ""
+            if col_unit in ("sq ft", "shares", "USD/share") and row_unit in ("", "count"):
                 cell_unit = col_unit
             else:
                 cell_unit = row_unit
@@ -1031,6 +1043,15 @@ def _unit_value(
     if scale is None:
         return Drop.SCALE_UNKNOWN, 0.0
     return cur, round(a.value * scale, 6)
+
+
+def _row_day(label: str) -> Period | None:
+    """The one full date a row label names ("Balance as of Jan 28, 2024"), as an instant."""
+    days = _LABEL_DAY.findall(label)
+    if len(days) != 1 or not _DAY_CUE.search(label):
+        return None  # "Notes due May 15, 2026" names a maturity, not the row's day
+    p = parse_period(days[0])
+    return Period(p.end.isoformat(), p.end, None) if p is not None else None
 
 
 def _year_before(d: date) -> date:
