@@ -102,6 +102,8 @@ def run_idle_bench(
         "processes": sorted(cpu),
         "cpu_pct_of_a_core": cpu,
         "rss_mb": rss,
+        # the embedded model server's GGUF (process "llm"), None when started without it
+        "llm_model": Settings().llm.local_model if llm else None,
         "max_cpu_pct": worst,
         "bar_pct": IDLE_BAR_PCT,
         "under_bar": worst < IDLE_BAR_PCT,
