@@ -150,7 +150,7 @@ def run_retrieve_bench(settings: Settings, *, triples: int, queries: int) -> dic
             "end_to_end_p50_ms": _p(total, 50), "end_to_end_p95_ms": _p(total, 95),
             "mean_items": round(float(np.mean(counts)), 2),
         }  # fmt: skip
-    ref_ms = _bare_topk_p95_ms(index._triple_vecs.rows.view, qvecs, k)
+    ref_ms = _bare_topk_p95_ms(index.triple_vectors.rows.view, qvecs, k)
     worst = max(r["p95_ms"] for r in results.values())
     return {
         "bench": "retrieve", "triples": triples, "documents": len(index.docs),
@@ -195,7 +195,7 @@ async def _graph_dense(
                 break
             await asyncio.sleep(0.5)
         indexed_s = time.perf_counter() - t0
-        matrix = index._chunk_vecs.rows.view
+        matrix = index.chunk_vectors.rows.view
         graph_t, mem_t, ping_t = [], [], []
         recall_g, recall_m = [], []
         for q in qvecs:
@@ -224,7 +224,7 @@ async def _graph_dense(
         # recall@k of the documents against an exact numpy top-k of the same vectors
         "recall_at_k": round(float(np.mean(recall_g)), 4) if recall_g else None,
         "in_memory_recall_at_k": round(float(np.mean(recall_m)), 4) if recall_m else None,
-        "in_memory_ivf": index._chunk_vecs.centroids is not None,
+        "in_memory_ivf": index.chunk_vectors.centroids is not None,
         "bolt_round_trip_p95_ms": _p(ping_t, 95),
         "reference": {"name": "in_memory_dense_p95_ms", "value": m95},
         "ratio": round(g95 / m95, 2) if m95 else None,

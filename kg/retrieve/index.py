@@ -354,6 +354,16 @@ class RetrievalIndex:
         return [self.triple_item(int(ids[o]), base[o], Method.GRAPH) for o in order]
 
     @property
+    def triple_vectors(self) -> VectorSearch:
+        """The triples' vectors (read-only use: the retrieval bench's bare reference)."""
+        return self._triple_vecs
+
+    @property
+    def chunk_vectors(self) -> VectorSearch:
+        """The chunks' vectors (read-only use: the retrieval bench's bare reference)."""
+        return self._chunk_vecs
+
+    @property
     def stats(self) -> dict[str, int]:
         return {
             "triples": len(self.triples),

@@ -55,3 +55,10 @@ def test_scored_chunk_ids_give_the_in_memory_items() -> None:
         assert [i.score for i in got] == pytest.approx([i.score for i in want])
     # chunks the mirror has not loaded (written by another process) are skipped
     assert ix.dense_docs_scored(["other#0"], np.array([0.9], dtype=np.float32), 3) == []
+
+
+def test_the_index_shows_its_vectors_for_the_benches_bare_reference() -> None:
+    ix, _q = _index()
+    n = len(ix.chunk_text)
+    assert ix.chunk_vectors.rows.view.shape == (n, 8)
+    assert ix.triple_vectors.rows.view.shape == (0, 8)  # no triples added
