@@ -252,6 +252,7 @@ def priority_of(profile: str) -> int:
 FLAG_REASONS = ("period_missing", "unit_missing", "unsupported", "schema", "subject_reference",
                 "bad_span", "entity_length", "effect_as_level", "not_a_party")  # fmt: skip
 _DIGIT = re.compile(r"\d")
+_QUESTION = re.compile(r"\?(?:\s|$)|？")
 _FACTUAL = re.compile(r"\d|[A-Z][a-z]+\s+[A-Z][a-z]+|[\u4e00-\u9fff]{4}")
 _BREAK = re.compile(r"\n\s*\n|(?<=[.!?。！？；])\s+(?=\S)|(?<=[。！？；])")
 # a sentence: a decimal point or an initial does not end it
@@ -305,8 +306,9 @@ def candidate_windows(result: Any, max_chars: int) -> list[Window]:
         for off, text in windows_of(c.chunk.text, max_chars):
             if len(text.strip()) < 60 or not _FACTUAL.search(text):
                 continue
-            figures = len(_DIGIT.findall(text))
-            picked.append((-min(figures, 20), len(picked), Window(pos, off, text, reason)))
+            # figures first; questions (an analyst's turn of a call) state no fact
+            score = min(len(_DIGIT.findall(text)), 20) - 5 * len(_QUESTION.findall(text))
+            picked.append((-score, len(picked), Window(pos, off, text, reason)))
     picked.sort(key=lambda p: (p[0], p[1]))
     return [w for _, _, w in picked]
 

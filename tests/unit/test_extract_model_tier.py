@@ -287,3 +287,16 @@ def test_eval_mode_auto_is_the_fast_path_plus_the_tier() -> None:
     assert _extractor(Settings(), "auto", None).tier is None  # no model: the fast path
     off = Settings().with_overrides(extract={"tier": {"enabled": False}})
     assert _extractor(off, "auto", "http://127.0.0.1:9/v1").tier is None
+
+
+def test_an_answer_is_read_before_a_question() -> None:
+    ex, _, _ = _tier({"extract.facts": {"facts": []}}, mode=Mode.SINGLE)
+    text = (
+        "Tam Rivers: Could you say whether 2024 pricing, 2025 volumes and 3 plants matter? "
+        "And what about 4 new lines? Or 5 regions?\n\n"
+        "Gil Harrow: Sure. At Brontide Foods, adjusted operating margin was 14.2% in the "
+        "fourth quarter of 2023, and the pipeline is healthy across all of our markets.\n"
+    )
+    result = asyncio.run(ex.extract(ExtractDoc(id="q", text=text, kind="news"), Mode.FAST))
+    first = candidate_windows(result, 200)[0]
+    assert "14.2%" in first.text and "?" not in first.text
