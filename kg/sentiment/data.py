@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -76,13 +77,13 @@ def parse_fiqa(raw: str, source: str = "fiqa") -> list[Example]:
     A list of ``{sentence, score}`` rows (the Hugging Face redistribution) is accepted too.
     """
     data = json.loads(raw)
-    rows: Iterable[dict] = data.values() if isinstance(data, dict) else data
+    rows: Iterable[dict[str, Any]] = data.values() if isinstance(data, dict) else data
     out = []
     for row in rows:
         if "info" in row:
             score = float(row["info"][0]["sentiment_score"])
         else:
-            score = float(row.get("score", row.get("sentiment_score")))
+            score = float(row["score"] if "score" in row else row["sentiment_score"])
         out.append(Example(text=row["sentence"], label=fiqa_label(score), source=source))
     return out
 

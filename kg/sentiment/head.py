@@ -6,9 +6,17 @@ all build or load heads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+
+def meta_arrays(meta: Mapping[str, object]) -> dict[str, Any]:
+    """``meta.<key>`` arrays for ``np.savez`` (typed Any: numpy's stubs read a ``**`` map
+    of arrays as its boolean keywords)."""
+    return {f"meta.{key}": np.asarray(v) for key, v in meta.items()}
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -33,7 +41,7 @@ class LinearHead:
             path,
             weight=self.weight.astype(np.float16),
             bias=self.bias,
-            **{f"meta.{k}": np.asarray(v) for k, v in {"model_id": self.model_id, **meta}.items()},
+            **meta_arrays({"model_id": self.model_id, **meta}),
         )
 
     @classmethod

@@ -25,6 +25,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from kg.models.embed import unit_rows
+from kg.sentiment.head import meta_arrays
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class LabelMemory:
             temperature=np.asarray(self.temperature),
             weight=np.asarray(self.weight),
             encoder_sha=np.asarray(self.encoder_sha),
-            **{f"meta.{key}": np.asarray(v) for key, v in meta.items()},
+            **meta_arrays(meta),
         )
 
     @classmethod

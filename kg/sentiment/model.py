@@ -26,7 +26,7 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -212,7 +212,7 @@ class CascadeClassifier:
         out = self.first.predict_proba(texts)
         unsure = np.flatnonzero(cascade_unsure(out, self.threshold))
         if len(unsure):
-            out[unsure], _ = self.second_opinion(out[unsure], [texts[i] for i in unsure])
+            out[unsure], _ = self.second_opinion(out[unsure], [texts[int(i)] for i in unsure])
         return out
 
 
@@ -298,7 +298,7 @@ def load_default(
     kind: str = "router",
     lexical_weight: float = LEXICAL_WEIGHT,
     quantize: bool = True,
-    runtime: str = "onnx",
+    runtime: Runtime = "onnx",
     cascade_threshold: float = CASCADE_THRESHOLD,
     memory: bool = True,
 ) -> SentimentClassifier:
@@ -384,7 +384,7 @@ def load_accurate(
     *,
     num_threads: int = 2,
     quantize: bool = True,
-    runtime: str = "onnx",
+    runtime: Runtime = "onnx",
 ) -> SentimentClassifier:
     """The accurate tier: English to the fine-tuned mpnet teacher (eight MiniLM passes per
     text, for ~1 pt on Twitter dev), Chinese to the default's Chinese student (the teacher
@@ -424,6 +424,6 @@ def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:
     )
 
 
-def read_metrics(artifacts: Path = ARTIFACTS) -> dict:
+def read_metrics(artifacts: Path = ARTIFACTS) -> dict[str, Any]:
     path = artifacts / "metrics.json"
     return json.loads(path.read_text()) if path.exists() else {}

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,8 +52,8 @@ class LLMSentiment:
     """The production path: an instruction-tuned LLM through ``kg.models.llm`` (vLLM)."""
 
     def __init__(
-        self, client, *, prompt_name: str = "sentiment.classify.v1", max_tokens: int = 8
-    ) -> None:  # type: ignore[no-untyped-def]
+        self, client: Any, *, prompt_name: str = "sentiment.classify.v1", max_tokens: int = 8
+    ) -> None:
         self.client = client
         self.prompt_name = prompt_name
         self.max_tokens = max_tokens
