@@ -28,7 +28,7 @@ from kg.cypher.synth import Candidate, Frame, is_negation
 PENALTIES: dict[str, float] = {
     "uncovered_word": 0.12,  # per word the reading does not account for (at most 3 count)
     "uncovered_number": 0.45,  # a number, ordinal, tenor or clock word left unread
-    "unused_aggregate": 0.45,  # an aggregate or a daily close asked; the query has none
+    "unused_aggregate": 0.55,  # an aggregate or a daily close asked; the query has none
     "rows_of_another_kind": 0.2,  # rows that are not what the question asks (check.py)
     "unused_entity": 0.45,  # a linked entity the query does not use
     "unused_value": 0.3,  # a property value the query does not filter on
@@ -60,7 +60,8 @@ _ORDINALS = re.compile(r"^(first|second|third|fourth|fifth)$|第[一二三四五
 _DAY_ORDINALS = re.compile(r"^(sixth|seventh|eighth|ninth|tenth|\w+teenth|\w+tieth)$", re.I)
 _CLOCK = re.compile(r"^(clock|utc|gmt|am|pm)$|[零一二两三四五六七八九十]点|早上|下午|晚上", re.I)
 _ZH_NUM = re.compile(r"[零一二两三四五六七八九十百][号]|^[零一二两三四五六七八九十百点]+$")
-_AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(", "order by")
+_AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(")
+_RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b")  # not the entity lists' "ORDER BY id"
 _RELS = re.compile(r"\[\w*:([A-Z_]+)")
 
 LABELS_ZH = {
@@ -358,7 +359,11 @@ def assess(
     unplaced.extend(frame.uncovered)
     cy = chosen.cypher.lower()
     asks_agg = frame.agg not in (None, "latest") or frame.daily is not None
-    if asks_agg and chosen.kind not in ("series", "when") and not any(w in cy for w in _AGG_CYPHER):
+    # "the latest value of the rate the Fed sets": a value asked, not the indicator
+    asks_agg = asks_agg or (frame.agg == "latest" and frame.units.value_word)
+    aggregated = any(w in cy for w in _AGG_CYPHER) or _RANKED.search(cy) is not None
+    aggregated = aggregated or (frame.agg == "latest" and "last_value" in cy)
+    if asks_agg and chosen.kind not in ("series", "when") and not aggregated:
         evidence.append("unused_aggregate")
         unplaced.append(frame.agg or f"daily {frame.daily}")
     ents = entities or {}

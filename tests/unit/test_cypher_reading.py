@@ -170,3 +170,32 @@ def test_every_series_the_sample_brings_has_a_static_record() -> None:
     assert {e.id for e in records.entities} & {e.id for e in universe.entities} == set()
     tracks = {(r.head, r.tail) for r in records.relations if r.relation == "TRACKS"}
     assert ("US30Y", "UST_30Y") in tracks
+
+
+def test_an_aggregate_answered_by_a_plain_entity_list_is_evidence_against_it() -> None:
+    _f, listing, ranked = read("Which indicators track bonds issued by the US Treasury?")
+    assert listing is not None and listing.kind == "entities"
+    g = frame(
+        "the average friday close of the indicators that track bonds issued by the US Treasury"
+    )
+    toks, _ = universe_lexicon().match(g.question)
+    _, evidence, _ = assess(g, listing, ranked, tokens=toks, rows_found=True, method="cypher")
+    assert "unused_aggregate" in evidence
+    # the list itself asks for no aggregate ("ORDER BY id" is no ranking)
+    _, evidence, _ = assess(_f, listing, ranked, tokens=toks, rows_found=True, method="cypher")
+    assert "unused_aggregate" not in evidence
+
+
+def test_a_property_of_a_series_is_read_as_the_property_not_its_latest_value() -> None:
+    # on a graph where the series has points, its latest value must not win over the
+    # attribute ("what is the frequency of US1M" answered 4.91 on the sample day)
+    for q, prop in (
+        ("What is the frequency of the fed funds rate series?", "frequency"),
+        ("中国10年期国债收益率这个指标的单位是什么", "unit"),
+        ("中国1年期国债收益率属于什么类别？", "category"),
+    ):
+        _f, best, _ = read(q)
+        assert best is not None and best.kind == "attribute", (q, best.description)
+        assert prop in best.cypher
+    _f, best, _ = read("What is the latest US 10Y yield?")  # a value is still a value
+    assert best is not None and best.kind == "series"

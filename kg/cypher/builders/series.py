@@ -168,9 +168,19 @@ class SeriesBuilder:
             and _WHICH.search(frame.question)
         ):
             return [self._which_of(frame, direct)]
+        # "what is the frequency of US1M", "SOFR属于什么类别": a property of the series asked,
+        # not its value (the attribute reading answers; the latest value only if it cannot)
+        asks_property = (
+            bool(self._named_text_props(frame))
+            and frame.agg in (None, "latest")
+            and u.time is None
+            and not u.comparisons
+        )
         out = []
         for pattern, aid, how in inds:
             prior = 3.0 if how == "indicator" else 2.0
+            if asks_property:
+                prior -= 1.5
             if how == "tracks" and (u.time is not None or frame.agg in _VALUE_AGGS):
                 prior += 2.5  # "the highest yield of the 10-year bond on <day>"
             if how == "tracks" and any(a.label == "Indicator" for a in frame.anchors):
@@ -629,3 +639,10 @@ class SeriesBuilder:
         if agg in ("max", "min", "avg") and (frame.units.time is not None or _ever(frame)):
             return f"RETURN {agg}(d) AS value"
         return None
+
+    def _named_text_props(self, frame: Frame) -> list[str]:
+        """The question's property words that name a text property of an indicator (unit,
+        frequency, category, country): a question about the series' record."""
+        c = self.onto.concept("Indicator")
+        text = {p.name for p in c.properties if p.type in ("string", "", None)} if c else set()
+        return [p for p in frame.properties if p in text]
