@@ -345,7 +345,7 @@ class ReportSettings(BaseModel):
     # (kg/report/narrative.py), en and zh, number-checked; never delays the report
     narrative: bool = True
     narrative_budget_s: float = 110.0  # all its model calls, per report
-    narrative_max_tokens: int = 160
+    narrative_max_tokens: int = 120
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

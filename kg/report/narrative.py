@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kg.models.prompts.report import FactSelection, narrative_v1, select_facts_v1
+from kg.models.prompts.report import FactSelection, narrative_v2, select_facts_v1
 from kg.report.compose import Analysis
 from kg.report.facts import Fact
 from kg.report.model import BondReportDoc
@@ -35,7 +35,7 @@ from kg.report.rag import fact_lines, whole_sentences
 
 log = logging.getLogger(__name__)
 
-PROMPT_VERSION = f"{select_facts_v1.id}+{narrative_v1.id}"
+PROMPT_VERSION = f"{select_facts_v1.id}+{narrative_v2.id}"
 LANGS = ("en", "zh")
 
 
@@ -150,14 +150,14 @@ async def write_narrative(
     for lang in langs:
         t = time.perf_counter()
         try:
-            msgs = narrative_v1(
+            msgs = narrative_v2(
                 facts=fact_lines(chosen),
                 drivers=drivers,
                 conclusions=conclusion_lines(doc, lang) or "(none)",
                 lang=lang,
             )
             raw = await _within(lambda m=msgs: llm.chat(  # type: ignore[misc]
-                m, prompt_name=narrative_v1.id, max_tokens=max_tokens), deadline)  # fmt: skip
+                m, prompt_name=narrative_v2.id, max_tokens=max_tokens), deadline)  # fmt: skip
         except Exception as exc:
             out.errors.append(f"{lang}: {type(exc).__name__}: {exc}"[:300])
             out.timings[f"{lang}_s"] = round(time.perf_counter() - t, 2)

@@ -54,3 +54,17 @@ def narrative_v1(ctx: Context) -> list[ChatMessage]:
         user(f"Facts:\n{ctx['facts']}\n\nConclusions:\n{ctx['conclusions']}\n\n"
              f"News the report cites:\n{ctx['drivers']}\n\n{ask}"),
     ]  # fmt: skip
+
+
+@prompt("report", "narrative", version=2, inputs=("facts", "drivers", "conclusions", "lang"))
+def narrative_v2(ctx: Context) -> list[ChatMessage]:
+    """v1 asking for prose, not a list (v1 numbered its sentences "1." "2.", which the
+    number check then dropped), at most two sentences."""
+    msgs = narrative_v1(ctx)
+    ask = (
+        "Write the commentary in English: at most 2 sentences of prose, no list."
+        if ctx["lang"] == "en"
+        else "用中文写这段评论：最多2句连贯的话，不要列表。"
+    )
+    head, _, _ = msgs[1].content.rpartition("\n\n")
+    return [msgs[0], user(f"{head}\n\n{ask}")]
