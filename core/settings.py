@@ -84,7 +84,11 @@ class LLMSettings(BaseModel):
     local_model: str = "qwen2.5-coder-1.5b-instruct"
     backend: str = "auto"  # auto | vllm | llamacpp-server | inprocess
     max_concurrency: int = 8
-    timeout_s: float = 60.0
+    # Per attempt. A 1,100-token prompt with no cached prefix takes ~20 s on 2 quiet cores
+    # and 2-3 minutes on a busy one; a timeout on llama.cpp wastes the work (the server
+    # finishes the abandoned request), so the limit is generous. Reports and questions set
+    # their own, tighter ones.
+    timeout_s: float = 180.0
     max_retries: int = 3
     n_threads: int = 2  # the embedded server's CPU threads in all, split over its replicas
     # Model instances of the embedded server (weights shared through mmap); each gets

@@ -73,7 +73,7 @@ def _doc() -> CleanDocument:
 
 
 def test_news_is_routed_to_the_llm_only_with_a_served_model() -> None:
-    embedded = _ctx(_settings(), EMBEDDED_URL)
+    embedded = _ctx(_settings(llm={"model": "smollm2-135m-instruct"}), EMBEDDED_URL)
     assert mode_for(_doc(), embedded) == Mode.FAST
     no_tier = {"tier": {"enabled": False}}
     served = _ctx(_settings(llm={"base_url": "http://gpu:8000/v1"}, extract=no_tier), None)
@@ -87,7 +87,8 @@ def test_the_model_tier_takes_news_with_a_capable_model() -> None:
     qwen = _ctx(_settings(llm={"model": "qwen2.5-coder-1.5b-instruct"}), EMBEDDED_URL)
     assert mode_for(_doc(), qwen) == Mode.AUTO  # the embedded instruction model
     assert tier_wanted(qwen.settings, EMBEDDED_URL)
-    assert not tier_wanted(_settings(), EMBEDDED_URL)  # the old 135M embedded model
+    old_tiny = _settings(llm={"model": "smollm2-135m-instruct"})
+    assert not tier_wanted(old_tiny, EMBEDDED_URL)  # the old 135M embedded model
     social = _doc().model_copy(update={"kind": DocKind.SOCIAL})
     assert mode_for(social, served) == Mode.FAST
 
