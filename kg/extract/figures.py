@@ -594,7 +594,8 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
     if val is not None:
         props.update(value=val.value, unit=val.unit)
     elif (chg := re.match(r"\d+(?:\.\d+)?", str(props.get("chg", "")))) is not None:
-        unit = "%" if "百分点" in str(props.get("chg_unit", "")) + str(props["chg"]) else "bp"
+        said = str(props.get("chg_unit", "")) + str(props["chg"])
+        unit = "%" if "百分点" in said or "%" in said else "bp"  # "跌0.41%": a move in %
         props.update(value=float(chg.group(0)), unit=unit, measure="change")
     amt = parse_figure(str(props.get("amt") or props.get("amt2") or ""), context=sentence)
     if amt is not None:

@@ -58,6 +58,8 @@ def test_chinese_index_and_futures_moves() -> None:
         "国债期货全线收跌，10年期主力合约跌0.15%；中证转债指数收盘涨0.36%。", "commentary", "zh"
     )
     moves = {(f[0], f[2]): f[3]["dir"] for f in got if f[1] == "HAS_VALUE"}
+    units = {f[0]: f[3].get("unit") for f in got if f[1] == "HAS_VALUE"}
+    assert units["10年期主力合约"] == "%"  # a move of 0.15%, not 0.15 bp
     assert moves[("10年期主力合约", "0.15%")] == "跌"
     assert moves[("中证转债指数", "0.36%")] == "涨"
 
