@@ -48,6 +48,7 @@ import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
 from core.records import stable_id
@@ -59,6 +60,7 @@ from kg.models.llm_errors import LLMError, LLMUnavailable
 from kg.models.prompts.extract import (
     Critique,
     ExtractionSchema,
+    ModelFact,
     RelationSignature,
     correct_v2,
     critique_v2,
@@ -407,6 +409,23 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
     return Proposal(row, cand)
 
 
+def _loose_fact(item: Any, item_model: type[Any]) -> Any:
+    """A fact whose relation is in the slice but whose entity types are the ontology's
+    and not the slice's ("Organization" for a call's company): kept for the gate, which
+    checks types against the whole ontology; anything else is None."""
+    from pydantic import ValidationError
+
+    rels = {m.value for m in item_model.model_fields["relation"].annotation}
+    types = set(ontology_schema().entity_types) | {"Organization", "Entity"}
+    try:
+        fact = ModelFact.model_validate(item)
+    except ValidationError:
+        return None
+    if fact.relation in rels and fact.head_type in types and fact.tail_type in types:
+        return fact
+    return None
+
+
 def lenient(text: str, model: type[Any], dropped: Counter[str]) -> Any:
     """``model`` (a ``FactList`` or ``Critique``) from free model output: the first JSON
     object in it, each list item validated on its own (an item outside the schema is
@@ -434,8 +453,17 @@ def lenient(text: str, model: type[Any], dropped: Counter[str]) -> Any:
                 item = {k: str(v) if isinstance(v, int | float) else v for k, v in item.items()}
             try:
                 ok.append(item_model.model_validate(item))
+                continue
             except ValidationError:
+                pass
+            loose = _loose_fact(item, item_model) if field_name == "facts" else None
+            if loose is not None:
+                ok.append(loose)
+            else:
                 dropped["schema_output"] += 1
+                log.info("tier output item outside the schema: %s", str(item)[:300])
+        if field_name == "facts":
+            return SimpleNamespace(facts=ok)
         return model.model_validate({field_name: ok})
     raise StructuredOutputError("no JSON object with a list in the output", raw=text,
                                 problems=["no JSON object"])  # fmt: skip

@@ -300,3 +300,13 @@ def test_an_answer_is_read_before_a_question() -> None:
     result = asyncio.run(ex.extract(ExtractDoc(id="q", text=text, kind="news"), Mode.FAST))
     first = candidate_windows(result, 200)[0]
     assert "14.2%" in first.text and "?" not in first.text
+
+
+def test_an_ontology_type_outside_the_slice_goes_to_the_gate() -> None:
+    odd = {**MARGIN, "head_type": "Institution"}  # in the ontology, not in the call slice
+    planet = {**MARGIN, "head_type": "Planet"}  # in neither
+    ex, tier, _ = _tier({"extract.facts": {"facts": [odd, planet]}}, mode=Mode.SINGLE)
+    kept = _tier_triples(_run(ex, CALL))
+    assert tier.stats.dropped["schema_output"] == 1
+    for t in kept:
+        assert ex.ontology.check(t.head, t.head_type, t.relation, t.tail, t.tail_type).ok
