@@ -37,6 +37,8 @@ WAIT_S = 300.0  # generous: drills run real processes on shared cores
 CLIENT_LOG = logging.getLogger("livekg.drill.client")
 CLIENT_LOG.addHandler(logging.NullHandler())  # never Python's last-resort stderr
 
+ACCOUNTING_READ_TIMEOUT_S = 600.0  # a drill's by-id reads of the whole graph
+
 
 def wait(
     check: Callable[[], bool], what: str, timeout: float = WAIT_S, every: float = 0.25
@@ -204,6 +206,10 @@ class Scope:
     def graph(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         async def run() -> list[dict[str, Any]]:
             store = open_store(self.settings, self.endpoints.falkordb_url)
+            if hasattr(store, "read_timeout_s"):  # Neo4j: the accounting reads every id
+                # (20,000-100,000 at full size); its 30 s server-side bound for a read
+                # ended the full-size broker_cluster drill at a load average of 25-44
+                store.read_timeout_s = ACCOUNTING_READ_TIMEOUT_S
             try:
                 return await store.query(cypher, params or {})
             finally:
