@@ -67,7 +67,7 @@ def server_rss_mib(pid: int | None) -> float | None:
         rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(True))
     except psutil.Error:  # gone: not worth failing the bench
         return None
-    return round(rss / 2**20, 1)
+    return round(float(rss) / 2**20, 1)
 
 
 async def _phase(
