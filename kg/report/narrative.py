@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -34,6 +35,10 @@ from kg.report.numbers import Allowed, Removal, check_text
 from kg.report.rag import fact_lines, whole_sentences
 
 log = logging.getLogger(__name__)
+
+# list markers at the start of a line ("1.", "2)", "3、", "-", "•"): the model numbers its
+# sentences although asked for prose, and the number check would read the "1" as a claim
+_LIST_MARK = re.compile(r"(?m)^\s*(?:\d{1,2}[.)、]|[-*•])\s*")
 
 PROMPT_VERSION = f"{select_facts_v1.id}+{narrative_v2.id}"
 LANGS = ("en", "zh")
@@ -162,7 +167,8 @@ async def write_narrative(
             out.errors.append(f"{lang}: {type(exc).__name__}: {exc}"[:300])
             out.timings[f"{lang}_s"] = round(time.perf_counter() - t, 2)
             continue
-        checked = check_text(whole_sentences(str(raw)), allowed, origin=f"narrative:{lang}")
+        prose = _LIST_MARK.sub("", str(raw))  # "1. ..." lines: the "1" is no claim
+        checked = check_text(whole_sentences(prose), allowed, origin=f"narrative:{lang}")
         setattr(out, lang, checked.text)
         out.removed += checked.removed
         out.unsupported_numbers += checked.unsupported_numbers

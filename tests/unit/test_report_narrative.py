@@ -27,7 +27,7 @@ from tests.unit.test_report import sample_series
 
 AT = datetime(2024, 9, 18, 22, tzinfo=UTC)
 EN = "The 3-month bill fell 11.0 bp in US3M terms. Yields will hit 9.99% next year."
-ZH = "US3M下行11.0个基点。收益率明年将升至9.99%。"
+ZH = "1. US3M下行11.0个基点。\n2. 收益率明年将升至9.99%。"
 
 
 async def _report(tmp_path: Path) -> BondReportDoc:
@@ -50,6 +50,10 @@ async def test_every_number_is_a_fact_in_both_languages(tmp_path: Path) -> None:
     assert "11.0 bp" in nar.en and "9.99" not in nar.en
     assert "11.0个基点" in nar.zh and "9.99" not in nar.zh
     assert {r.origin for r in nar.removed} == {"narrative:en", "narrative:zh"}
+    # the list markers are gone before the check: only the invented figure's sentence goes
+    assert [r.sentence for r in nar.removed if r.origin == "narrative:zh"] == [
+        "收益率明年将升至9.99%。"
+    ]
     assert nar.unsupported_numbers == [] and len(nar.selected) == 3
     allowed = allowed_for_report(doc)
     assert unsupported_in(nar.en, allowed) == [] and unsupported_in(nar.zh, allowed) == []
