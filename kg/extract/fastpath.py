@@ -10,6 +10,7 @@ from kg.extract.figures import (
     DATED_KINDS,
     FIGURE_PROPS,
     TAIL_KEY,
+    complete_market,
     complete_metric,
     complete_zh,
     header_date,
@@ -185,6 +186,12 @@ def _emit(
             priors = complete_metric(props, tail, *where)
         elif pattern.lang == "zh":
             complete_zh(props, where[0], where[2])
+        elif (
+            (out.relation in ("HAS_VALUE", "SETS_POLICY")
+            and pattern.name.endswith("news_en"))
+            or (pattern.name in ("indicator_change_en", "indicator_level_en"))
+        ):
+            complete_market(props, where[0], where[2])
         for relation in _relations(out.relation, groups):
             for p in (props, *priors):  # the prior-period figure is a fact of its own
                 fact = dict(p)

@@ -601,3 +601,47 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
     if amt is not None:
         props.update(amount_value=amt.value, amount_unit=amt.unit, scale=amt.scale)
     _trim(props)
+
+
+_MONTH_ONLY = re.compile(
+    r"^(?:in\s+)?(January|February|March|April|May|June|July|August|September|October|"
+    r"November|December)(?:\s+((?:19|20)\d{2}))?$",
+    re.I,
+)
+_MONTH_NO = {m: i for i, m in enumerate(
+    ("january february march april may june july august september october november "
+     "december").split(), start=1)}  # fmt: skip
+
+
+def complete_market(props: dict[str, str | float], sentence: str, doc_date: str) -> None:
+    """A news market or policy fact (English ``HAS_VALUE`` / ``SETS_POLICY``): ``val``
+    "8.6 percent" -> ``value`` 8.6 ``unit`` %; ``chg`` + ``chg_unit`` -> ``change_value``
+    + ``change_unit`` (0.3 %, 25 bp; "quarter percentage point" -> 25 bp); a month without
+    its year ("rose 0.3 percent in November") -> ``period`` 2007-11, the latest such month
+    not after the document's day; no period -> the document's day as ``date``."""
+    val = parse_figure(str(props.get("val") or ""), context=sentence)
+    if val is not None:
+        props.update(value=val.value, unit=val.unit)
+    chg, unit = str(props.get("chg") or "").lower(), str(props.get("chg_unit") or "").lower()
+    words = {"quarter": 0.25, "a quarter": 0.25, "half": 0.5, "three-quarters": 0.75, "one": 1.0}
+    try:
+        size = words[chg] if chg in words else float(chg)
+    except ValueError:
+        size = None
+    if size is not None and unit:
+        if unit.startswith(("percentage point", "point")):
+            props.update(change_value=round(size * 100, 4), change_unit="bp")
+        elif unit.startswith(("basis", "bp")):
+            props.update(change_value=size, change_unit="bp")
+        elif unit in ("percent", "%"):
+            props.update(change_value=size, change_unit="%")
+    m = _MONTH_ONLY.match(str(props.get("period") or "").strip())
+    if m and doc_date[:4].isdigit():
+        month = _MONTH_NO[m.group(1).lower()]
+        year = int(m.group(2) or doc_date[:4])
+        if not m.group(2) and len(doc_date) >= 7 and month > int(doc_date[5:7]):
+            year -= 1  # "in November" in a January story: last year's
+        props["period"] = f"{year:04d}-{month:02d}"
+    elif not props.get("period") and doc_date:
+        props["date"] = doc_date
+    _trim(props)

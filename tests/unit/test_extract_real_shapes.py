@@ -35,6 +35,7 @@ def test_central_bank_decisions_in_any_wording() -> None:
     (head, _rel, tail, a) = next(f for f in cut if f[1] == "SETS_POLICY")
     assert (head, tail, a["action"]) == ("Fed", "interest rate", "cut")
     assert a["chg"] == "quarter" and a["chg_unit"] == "percentage point"
+    assert a["change_value"] == 25.0 and a["change_unit"] == "bp"
     hike = facts("The Bank of Canada raised its policy rate by 50 basis points to 4.25 percent.")
     a = next(f[3] for f in hike if f[1] == "SETS_POLICY")
     assert a["action"] == "raise" and a["chg"] == "50" and a["val"] == "4.25 percent"
@@ -48,7 +49,8 @@ def test_central_bank_decisions_in_any_wording() -> None:
 def test_indicator_changes_and_levels() -> None:
     got = facts("Factory output rose 0.8 percent. Retail sales fell 1.2 percent in March.")
     sales = next(f for f in got if f[0] == "Retail sales")
-    assert sales[2] == "1.2 percent" and sales[3]["dir"] == "fell" and sales[3]["period"] == "March"
+    assert sales[2] == "1.2 percent" and sales[3]["dir"] == "fell"
+    assert sales[3]["period"] == "2024-03" and sales[3]["change_value"] == 1.2  # story of May 2
     level = facts("The unemployment rate fell to 4.1 percent, the lowest in a year.")
     assert any(f[0] == "unemployment rate" and f[2] == "4.1 percent" for f in level)
 
