@@ -249,6 +249,14 @@ def abstain_text(question: str, understood: str, unplaced: Sequence[str]) -> str
     )
 
 
+def unplaced_text(question: str, unplaced: Sequence[str]) -> str:
+    if not unplaced:
+        return ""
+    if _ZH.search(question):
+        return "（未能放入查询：" + "、".join(dict.fromkeys(unplaced)) + "）"
+    return " (could not place: " + ", ".join(dict.fromkeys(unplaced)) + ")"
+
+
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
     """Some row answers: a series row only with its value (a unit alone is no answer)."""
     return any(
@@ -393,6 +401,20 @@ class CypherQA:
         params = dict(chosen.params) if chosen else {}
         use_llm = self.reviser is not None if revise is None else revise
         wanted = self.revise_policy == "always" or not _has_values(rows)
+        if use_llm and self.reviser is not None and not wanted:
+            # a reading below the threshold goes to the model as a checked second reader
+            # (issue 44): its query is kept only if it passes the same checks
+            unsure, _ev, _un = assess(
+                frame,
+                chosen,
+                ranked,
+                tokens=_tokens,
+                rows_found=True,
+                method="cypher",
+                entities=self.lexicon.entities,
+                rows_fit=rows_fit(*answer_kind(frame), rows, self.lexicon),
+            )
+            wanted = unsure < THRESHOLD
         if use_llm and self.reviser is not None and wanted:
             better = await self._revise(frame, chosen, question)
             if better is not None:
@@ -437,8 +459,13 @@ class CypherQA:
                     choices=choices(ranked, frame, self.lexicon.entities),
                     rows=kw.pop("rows", []),
                 )
-                kw["answer"] = abstain_text(question, text, unplaced)
-                kw["citations"] = []
+                if method == "hybrid":
+                    pass  # retrieval's own answer and citations: what was found, not a reading
+                elif chosen is None:  # nothing read: "not known", and what was not placed
+                    kw["answer"] = render(question, []) + unplaced_text(question, unplaced)
+                else:
+                    kw["answer"] = abstain_text(question, text, unplaced)
+                    kw["citations"] = []
             timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
             return AskResult(
                 question=question,

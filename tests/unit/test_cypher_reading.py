@@ -106,14 +106,14 @@ async def test_a_question_with_nothing_read_abstains_and_says_what_it_could_not_
     assert res.status == "abstained"
     assert res.rows == [] and res.abstention is not None
     assert res.interpretation is not None and res.interpretation.confidence < THRESHOLD
-    assert "not answered" in res.answer.lower()
+    assert "could not place" in res.answer.lower()
     assert any("downgrad" in u or "moody" in u for u in res.abstention.unplaced)
 
 
 async def test_an_abstained_chinese_answer_says_so_in_chinese() -> None:
     qa = qa_over([])
     res = await qa.ask("穆迪下调了哪些公司的评级？", now=NOW)
-    assert res.status == "abstained" and "未作答" in res.answer
+    assert res.status == "abstained" and "未能放入查询" in res.answer
 
 
 def _scored(ok: bool, status: str, rows_ok: bool) -> Scored:
@@ -199,3 +199,32 @@ def test_a_property_of_a_series_is_read_as_the_property_not_its_latest_value() -
         assert prop in best.cypher
     _f, best, _ = read("What is the latest US 10Y yield?")  # a value is still a value
     assert best is not None and best.kind == "series"
+
+
+async def test_a_reading_below_the_threshold_goes_to_the_model_and_says_so() -> None:
+    from kg.cypher import LLMReviser
+    from kg.models.prompts.cypher import RevisedCypher
+
+    good = (
+        "MATCH (t:Company)-[f:BELONGS_TO]->(a:Entity {id: 'IND_BANKS'}) "
+        "RETURN t.id AS id, t.name AS name"
+    )
+
+    class FakeLLM:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def structured(self, msgs: list[Any], model: type, **_: Any) -> RevisedCypher:
+            self.calls += 1
+            return RevisedCypher(cypher=good)
+
+    llm = FakeLLM()
+    store = RowsStore([{"id": "601398.SH", "name": "ICBC"}])
+    qa = CypherQA(store, universe_lexicon(), reviser=LLMReviser(llm))  # type: ignore[arg-type]
+    sure = await qa.ask("Which companies belong to the banking industry?", now=NOW)
+    assert llm.calls == 0 and sure.status == "answered"  # rows and sure: no model call
+    res = await qa.ask("Which banks did Moody's downgrade after Kweichow Moutai?", now=NOW)
+    assert llm.calls == 1 and res.revised
+    assert res.status == "answered" and res.interpretation is not None
+    assert res.interpretation.source == "model"
+    assert res.interpretation.text.startswith("query written by the model")
