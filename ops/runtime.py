@@ -76,24 +76,32 @@ class _RetryingIsInfo(logging.Filter):
         return True
 
 
+# library loggers of the supervisor process -> their file under logs/
+CLIENT_LOGS = {CLIENT_LOG: "kafka-clients.log", "neo4j": "graph-clients.log"}
+
+
 def route_client_logs(log_dir: Path | None) -> None:
     """The Kafka clients' log lines of this process (probes, topic admin, the sample
     replay: every client built with ``logger=logging.getLogger("livekg.kafka...")``) go to
-    ``log_dir/kafka-clients.log`` at their level, never to the console; None detaches."""
-    logger = logging.getLogger(CLIENT_LOG)
-    for h in [h for h in logger.handlers if getattr(h, "livekg_route", False)]:
-        logger.removeHandler(h)
-        h.close()
-    if log_dir is None:
-        return
-    log_dir.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(log_dir / "kafka-clients.log", encoding="utf-8", delay=True)
-    handler.livekg_route = True  # type: ignore[attr-defined]
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    handler.addFilter(_RetryingIsInfo())
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
+    ``log_dir/kafka-clients.log`` at their level, never to the console; the Neo4j driver's
+    (its retries of a transient error while the local Neo4j starts) to
+    ``graph-clients.log``. None detaches."""
+    for name, filename in CLIENT_LOGS.items():
+        logger = logging.getLogger(name)
+        for h in [h for h in logger.handlers if getattr(h, "livekg_route", False)]:
+            logger.removeHandler(h)
+            h.close()
+        if log_dir is None:
+            logger.propagate = True
+            continue
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_dir / filename, encoding="utf-8", delay=True)
+        handler.livekg_route = True  # type: ignore[attr-defined]
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        handler.addFilter(_RetryingIsInfo())
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def free_port() -> int:
