@@ -1,6 +1,6 @@
 """A question read into slots (FinQA, "Cypher Synthesis", first half): the ``Frame``
 of a question (anchors, concepts, relation, property and value words, aggregation,
-comparisons, time window and the question forms of ``triggers.toml``), the ``Candidate``
+comparisons, time window and the question forms of ``triggers.toml``), the ``ReadingCandidate``
 a builder makes of it, and the helpers the builders share (kg/cypher/builders/).
 
 Labels, relationship types and property names come only from the ontology and the
@@ -72,7 +72,7 @@ _AGG_SHAPES = {
 
 
 @dataclass
-class Candidate:
+class ReadingCandidate:
     cypher: str
     params: dict[str, Any]
     description: str

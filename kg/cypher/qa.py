@@ -50,8 +50,8 @@ from kg.cypher.reading import (
 from kg.cypher.respell import Respeller
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import (
-    Candidate,
     Frame,
+    ReadingCandidate,
     Synthesizer,
     pair_anchors,
     read_frame,
@@ -184,7 +184,7 @@ def _dated(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _period(row: dict[str, Any], chosen: Candidate | None) -> dict[str, Any]:
+def _period(row: dict[str, Any], chosen: ReadingCandidate | None) -> dict[str, Any]:
     """A period start (ms) as the day ("date": "2026-11-20") or, for a monthly series,
     the month ("month": "2026-10") it names; the period's value stays beside it."""
     ms = row.get("period_start")
@@ -221,7 +221,7 @@ def _time_used(now: datetime, win: Any, as_of: datetime | None) -> TimeUsed:
 
 
 def _answered_empty(
-    first: Candidate | None, nxt: Candidate, agg: str | None, labels: dict[str, str]
+    first: ReadingCandidate | None, nxt: ReadingCandidate, agg: str | None, labels: dict[str, str]
 ) -> bool:
     """Whether an empty first result is the answer: a "which of the named ones" query
     (none of them is an answer too), or an aggregate of a named series that found no
@@ -373,7 +373,7 @@ class CypherQA:
         ranked = await rank(text, cands, self.embedder)
         t = lap("ranking_ms", t)
 
-        chosen: Candidate | None = None
+        chosen: ReadingCandidate | None = None
         rows: list[dict[str, Any]] = []
         if frame.explain:
             ranked = []  # "why ...": no query shape answers it; retrieval or "not known"
@@ -538,7 +538,7 @@ class CypherQA:
             return self.synth.with_series(frame, ids)
         return frame
 
-    def _unit(self, chosen: Candidate | None) -> str:
+    def _unit(self, chosen: ReadingCandidate | None) -> str:
         """The unit of a series answer (from the indicator in the dictionary)."""
         if chosen is None or chosen.kind != "series" or not chosen.anchors:
             return ""
@@ -550,7 +550,7 @@ class CypherQA:
         )
 
     async def _revise(
-        self, frame: Any, chosen: Candidate | None, question: str
+        self, frame: Any, chosen: ReadingCandidate | None, question: str
     ) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
         """Accepted only if the revised query passes the guard and ``EXPLAIN``, runs, and
         returns rows of the kind the question asks for (a count, a number, entities of
@@ -580,7 +580,7 @@ class CypherQA:
         return text, params, rows
 
     async def _citations(
-        self, anchors: Sequence[Any], rows: list[dict[str, Any]], chosen: Candidate | None
+        self, anchors: Sequence[Any], rows: list[dict[str, Any]], chosen: ReadingCandidate | None
     ) -> list[Citation]:
         out = [Citation(id=a.key, kind="entity", label=a.label, text=a.name) for a in anchors]
         ids = [r["id"] for r in rows if isinstance(r.get("id"), str)][:50]

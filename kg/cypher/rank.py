@@ -6,13 +6,15 @@ added to the synthesizer's prior, which counts how much of the question a candid
 
 from __future__ import annotations
 
-from kg.cypher.synth import Candidate
+from kg.cypher.synth import ReadingCandidate
 from kg.models.embed import Embedder
 
 SIMILARITY_WEIGHT = 0.5
 
 
-async def rank(question: str, cands: list[Candidate], embedder: Embedder | None) -> list[Candidate]:
+async def rank(
+    question: str, cands: list[ReadingCandidate], embedder: Embedder | None
+) -> list[ReadingCandidate]:
     """Sort best first; ties keep the synthesizer's order."""
     for c in cands:
         c.score = c.prior

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kg.cypher.synth import Candidate, Frame, is_negation
+from kg.cypher.synth import Frame, ReadingCandidate, is_negation
 
 # Cost of each kind of evidence against a reading (1.0 = certain). Calibrated on the dev
 # sets (see docs/query.md); ``THRESHOLD``: the least confidence that is answered.
@@ -215,7 +215,7 @@ def _time_text(t: ReadTime | None, zh: bool) -> str:
 
 
 def fields_of(
-    frame: Frame, chosen: Candidate | None, entities: dict[str, dict[str, Any]]
+    frame: Frame, chosen: ReadingCandidate | None, entities: dict[str, dict[str, Any]]
 ) -> ReadFields:
     zh = bool(_ZH.search(frame.question))
     used = _flat(chosen.params) if chosen else []
@@ -329,8 +329,8 @@ def _cond_zh(cond: str) -> str:
 
 def assess(
     frame: Frame,
-    chosen: Candidate | None,
-    ranked: Sequence[Candidate],
+    chosen: ReadingCandidate | None,
+    ranked: Sequence[ReadingCandidate],
     *,
     tokens: Sequence[str],
     rows_found: bool,
@@ -454,7 +454,7 @@ def _unread_numbers(frame: Frame) -> list[str]:
     return out
 
 
-def _negation_used(frame: Frame, chosen: Candidate) -> bool:
+def _negation_used(frame: Frame, chosen: ReadingCandidate) -> bool:
     if frame.negated or any(neg for _r, neg in frame.bare_relations):
         return True
     cy = re.sub(r"\w+\.valid_to IS NULL", "", chosen.cypher.upper().replace("VALID_TO", "valid_to"))
@@ -483,7 +483,7 @@ def _score(evidence: list[str]) -> float:
 
 
 def choices(
-    ranked: Sequence[Candidate], frame: Frame, entities: dict[str, dict[str, Any]]
+    ranked: Sequence[ReadingCandidate], frame: Frame, entities: dict[str, dict[str, Any]]
 ) -> list[Choice]:
     """The closest readings, best first, one per distinct description."""
     out: list[Choice] = []

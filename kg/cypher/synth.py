@@ -2,7 +2,7 @@
 combination of the parsing units into candidate queries.
 
 A question's mentions (``lexicon``) and units (``units``) are read into a ``Frame``
-(``kg/cypher/frame.py``). Every reading the schema allows becomes a ``Candidate``
+(``kg/cypher/frame.py``). Every reading the schema allows becomes a ``ReadingCandidate``
 (Cypher + parameters + a plain-language description for ranking + a prior from how
 much of the question it uses), made by one builder per part of the query algebra
 (``kg/cypher/builders/``: series, entity sets, groups, chains); ``Synthesizer`` composes
@@ -19,8 +19,8 @@ from kg.cypher.builders.series import SeriesBuilder
 from kg.cypher.builders.sets import SetsBuilder
 from kg.cypher.frame import (  # noqa: F401 - re-exported
     _MEMBERSHIP,
-    Candidate,
     Frame,
+    ReadingCandidate,
     _ever,
     is_negation,
     pair_anchors,
@@ -41,9 +41,9 @@ class Synthesizer(SeriesBuilder, SetsBuilder, GroupsBuilder, ChainsBuilder):
         self.onto = ontology or default_ontology()
 
     # -- entry point -------------------------------------------------------------------
-    def candidates(self, frame: Frame, now: datetime) -> list[Candidate]:
+    def candidates(self, frame: Frame, now: datetime) -> list[ReadingCandidate]:
         self._members_target(frame)
-        out: list[Candidate] = self._relation_walk(frame)  # before any reads the target
+        out: list[ReadingCandidate] = self._relation_walk(frame)  # before any reads the target
         out += self._when(frame)
         out += self._series(frame, now)
         out += self._attributes(frame)
@@ -106,7 +106,7 @@ class Synthesizer(SeriesBuilder, SetsBuilder, GroupsBuilder, ChainsBuilder):
                 out.update(p.name for p in c.properties if p.type in ("float", "int"))
         return out
 
-    def _describe(self, frame: Frame) -> Candidate:
+    def _describe(self, frame: Frame) -> ReadingCandidate:
         a = frame.anchors[0]
         cy = render(S.DESCRIBE)
-        return Candidate(cy, {"a": a.key}, f"what {a.name} is", 0.0, "describe", [a.key])
+        return ReadingCandidate(cy, {"a": a.key}, f"what {a.name} is", 0.0, "describe", [a.key])

@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from kg.cypher.lexicon import Lexicon
-from kg.cypher.synth import Candidate, Frame, Synthesizer, read_frame
+from kg.cypher.synth import Frame, ReadingCandidate, Synthesizer, read_frame
 from kg.cypher.units import parse
 from kg.graph.static import bundled_universe_path
 
@@ -40,7 +40,7 @@ def frame(question: str) -> Frame:
     return read_frame(question, toks, mentions, parse(question, NOW))
 
 
-def best(question: str) -> Candidate:
+def best(question: str) -> ReadingCandidate:
     """The candidate query with the highest prior for ``question``."""
     cands = Synthesizer(universe_lexicon()).candidates(frame(question), NOW)
     return max(cands, key=lambda c: c.prior)

@@ -10,7 +10,7 @@ import pytest
 
 from kg.cypher.qa import _answered_empty
 from kg.cypher.respell import Respeller
-from kg.cypher.synth import Candidate
+from kg.cypher.synth import ReadingCandidate
 from kg.cypher.units import parse
 from tests.fakes.universe_lexicon import universe_lexicon
 
@@ -141,12 +141,12 @@ def test_one_part_questions_are_kept(respeller: Respeller, kept: str) -> None:
 
 
 def test_an_empty_aggregate_of_a_named_series_is_the_answer() -> None:
-    series = Candidate("MATCH ...", {}, "average of CN1Y", 3.0, "series", ["CN1Y"])
-    listing = Candidate("MATCH ...", {}, "bonds CN1Y tracks", 1.5, "entities", ["CN1Y"])
+    series = ReadingCandidate("MATCH ...", {}, "average of CN1Y", 3.0, "series", ["CN1Y"])
+    listing = ReadingCandidate("MATCH ...", {}, "bonds CN1Y tracks", 1.5, "entities", ["CN1Y"])
     labels = {"CN1Y": "Indicator", "US": "Region"}
     assert _answered_empty(series, listing, "avg", labels)
     assert not _answered_empty(series, listing, None, labels)  # no aggregate asked
-    via = Candidate("MATCH ...", {}, "average of what tracks US", 3.0, "series", ["US"])
+    via = ReadingCandidate("MATCH ...", {}, "average of what tracks US", 3.0, "series", ["US"])
     assert not _answered_empty(via, listing, "avg", labels)  # a guessed series: go on
 
 
@@ -165,9 +165,13 @@ def test_chinese_names_with_a_character_left_out(
 
 
 def test_an_empty_which_of_the_named_ones_is_the_answer() -> None:
-    named = Candidate("MATCH ...", {}, "which of A, B: listed in SZSE", 6.0, "entities", ["A"])
+    named = ReadingCandidate(
+        "MATCH ...", {}, "which of A, B: listed in SZSE", 6.0, "entities", ["A"]
+    )
     named.conclusive = True
-    later = Candidate("MATCH ...", {}, "regions A and B are listed in", 2.0, "entities", ["A"])
+    later = ReadingCandidate(
+        "MATCH ...", {}, "regions A and B are listed in", 2.0, "entities", ["A"]
+    )
     assert _answered_empty(named, later, None, {})
     named.conclusive = False
     assert not _answered_empty(named, later, None, {})

@@ -16,7 +16,7 @@ import pytest
 from kg.cypher import units
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.shapes import SHAPES_FILE, Shape, ShapeName, _check, catalogue, render
-from kg.cypher.synth import Candidate, Synthesizer, read_frame
+from kg.cypher.synth import ReadingCandidate, Synthesizer, read_frame
 from kg.graph.static import bundled_universe_path
 
 NOW = datetime(2026, 11, 21, tzinfo=UTC)  # a Saturday
@@ -91,7 +91,7 @@ def lexicon() -> Lexicon:
     return lex
 
 
-def best(question: str) -> Candidate:
+def best(question: str) -> ReadingCandidate:
     lex = lexicon()
     toks, ms = lex.match(question)
     frame = read_frame(question, toks, ms, units.parse(question, NOW))

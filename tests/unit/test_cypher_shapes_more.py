@@ -14,7 +14,7 @@ import pytest
 
 from kg.cypher.lexicon import to_simplified
 from kg.cypher.qa import _in_bp, _period
-from kg.cypher.synth import Candidate, Synthesizer, pair_anchors, read_frame
+from kg.cypher.synth import ReadingCandidate, Synthesizer, pair_anchors, read_frame
 from kg.cypher.units import parse
 from tests.fakes.universe_lexicon import universe_lexicon
 
@@ -217,7 +217,7 @@ def test_a_period_start_is_rendered_as_a_date_or_a_month() -> None:
     row = {"period_start": 1795132800000, "value": 1.5}  # 2026-11-20T00:00Z
     day = _period(row, None)
     assert day == {"date": "2026-11-20", "value": 1.5}
-    monthly = Candidate("", {}, "the month when X", 0.0, "series")
+    monthly = ReadingCandidate("", {}, "the month when X", 0.0, "series")
     assert _period(row, monthly)["month"] == "2026-11"
 
 

@@ -1,15 +1,12 @@
 """Chains: three or more hops through the concepts named in order, and relation
 words walked out from the one named entity.
-
-One part of the question reader (issue 41): a mixin of ``Synthesizer`` (kg/cypher/synth.py),
-moved here verbatim; methods of the other parts are reached through ``self``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kg.cypher.frame import _IDENT, Candidate, Frame
+from kg.cypher.frame import _IDENT, Frame, ReadingCandidate
 from kg.cypher.lexicon import Lexicon
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render
@@ -46,7 +43,7 @@ class ChainsBuilder:
                         best = (score, r, d)
         return None if best is None or not _IDENT.match(best[1]) else (best[1], best[2])
 
-    def _chain(self, frame: Frame) -> list[Candidate]:
+    def _chain(self, frame: Frame) -> list[ReadingCandidate]:
         """Three or more hops from the one named entity through the concepts named after
         it, in order ("张坤的基金持有的股票属于哪个行业", "the industry of the stocks E Fund
         Blue Chip holds"); a relation word after the last concept names one more hop
@@ -119,9 +116,9 @@ class ChainsBuilder:
         cy = render(S.ENTITY_CHAIN, path=path, where=where, ret=ret)
         desc = f"{desc_ret} {target.lower()} reached from {ents[0][1]} via {' '.join(labels[1:-1])}"
         prior = 5.0 + (1.0 if target == frame.target else 0.0)
-        return [Candidate(cy, params, desc, prior, "entities", [ents[0][1]])]
+        return [ReadingCandidate(cy, params, desc, prior, "entities", [ents[0][1]])]
 
-    def _relation_walk(self, frame: Frame) -> list[Candidate]:
+    def _relation_walk(self, frame: Frame) -> list[ReadingCandidate]:
         """Two or more relation words walked out from the one named entity, nearest first
         ("who issued the bond that US2Y tracks", "中国10年国债收益率跟踪的那只债是谁发的":
         indicator -TRACKS-> bond -ISSUED_BY-> issuer), each hop to the one kind the graph
@@ -168,4 +165,4 @@ class ChainsBuilder:
         ret, desc_ret = self._entity_return(frame, target, [])
         cy = render(S.ENTITY_CHAIN, path=path, where=where, ret=ret)
         desc = f"{desc_ret} {target.lower()} reached from {seq[e][1]} via {' '.join(hops)}"
-        return [Candidate(cy, params, desc, 5.5, "entities", [seq[e][1]])]
+        return [ReadingCandidate(cy, params, desc, 5.5, "entities", [seq[e][1]])]

@@ -1,8 +1,5 @@
 """Groups and ranking over them: the same group as a member, the group with the
 most (fewest) members, which of the named groups has more, groups by member count.
-
-One part of the question reader (issue 41): a mixin of ``Synthesizer`` (kg/cypher/synth.py),
-moved here verbatim; methods of the other parts are reached through ``self``.
 """
 
 from __future__ import annotations
@@ -10,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kg.cypher.frame import _GROUPS, _IDENT, Candidate, Frame, _any
+from kg.cypher.frame import _GROUPS, _IDENT, Frame, ReadingCandidate, _any
 from kg.cypher.lexicon import Lexicon, Sense, triggers
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
@@ -21,7 +18,7 @@ class GroupsBuilder:
     lex: Lexicon
     onto: Ontology
 
-    def _same_group(self, frame: Frame) -> list[Candidate]:
+    def _same_group(self, frame: Frame) -> list[ReadingCandidate]:
         """Other members of the anchor's group ("same industry as Intel"), with the
         question's other constraints (listed in China, on the SSE, in a theme...)."""
         members = [a for a in frame.anchors if a.label not in _GROUPS and a.label != "Region"]
@@ -66,17 +63,17 @@ class GroupsBuilder:
                         ) + "".join(f" with {c}" for c in used)
                         prior = 5.0 + b1 + b2 + score + 0.5 * (len(pats) + len(used) + len(negs))
                         prior += 0.5 if g in frame.concepts else 0
-                        out.append(Candidate(cy, params, desc, prior, "entities", [a.key]))
+                        out.append(ReadingCandidate(cy, params, desc, prior, "entities", [a.key]))
         return out
 
-    def _group_most(self, frame: Frame) -> list[Candidate]:
+    def _group_most(self, frame: Frame) -> list[ReadingCandidate]:
         """The group (or property value) with the most members matching the question's
         other constraints ("which industry has the most companies listed in the US")."""
         named = [c for c in frame.concepts if c in self._concrete_labels()]
         prop = next((p for p in frame.properties if not self._numeric_props_has(p)), None)
         order = "max" if frame.most == "max" else "min"
         group, member, rels = self._group_and_member(frame, named)
-        out: list[Candidate] = []
+        out: list[ReadingCandidate] = []
         if group is None and prop is not None and _IDENT.match(prop):
             member = member or (named[0] if named else "Company")
             for pats, negs, score in (self._constraints(frame, member, frame.anchors) or [])[:2]:
@@ -86,7 +83,7 @@ class GroupsBuilder:
                 slots = self._finish(frame, pats, negs, where, params)
                 cy = render(S.VALUE_ARGMAX, member=member, prop=prop, order=order, **slots)
                 desc = shape(S.VALUE_ARGMAX).describe.format(prop=prop, member=member.lower())
-                out.append(Candidate(cy, params, desc, 6.0 + score, "entities", []))
+                out.append(ReadingCandidate(cy, params, desc, 6.0 + score, "entities", []))
         if group is None or member is None:
             return out
         combos = self._constraints(frame, member, list(frame.anchors)) or []
@@ -110,10 +107,10 @@ class GroupsBuilder:
                     group=group.lower(), member=member.lower()
                 )
                 prior = 5.5 + score + (1.0 if rel in frame.relations else 0.0)
-                out.append(Candidate(cy, params, desc, prior, "entities", []))
+                out.append(ReadingCandidate(cy, params, desc, prior, "entities", []))
         return out
 
-    def _named_most(self, frame: Frame) -> list[Candidate]:
+    def _named_most(self, frame: Frame) -> list[ReadingCandidate]:
         """Which of two or more named groups has more members ("who issues more bonds,
         MOF or CDB", "财政部和国开行谁发的债多", "which industry has more companies, banks or
         semis"): the member count of each named one, the highest (lowest) answers."""
@@ -128,7 +125,7 @@ class GroupsBuilder:
                     if x not in ids:
                         ids.append(x)
         named = [c for c in frame.concepts if c in self._concrete_labels()]
-        out: list[Candidate] = []
+        out: list[ReadingCandidate] = []
         for group, ids in by_label.items():
             if len(ids) < 2 or group in ("Indicator",) or not _IDENT.match(group):
                 continue
@@ -161,11 +158,11 @@ class GroupsBuilder:
                     group=group.lower(), member=member.lower()
                 )
                 prior = 7.0 + (1.0 if member in named or rel in frame.relations else 0.0)
-                out.append(Candidate(cy, {"gids": ids}, desc, prior, "entities", ids))
+                out.append(ReadingCandidate(cy, {"gids": ids}, desc, prior, "entities", ids))
                 break
         return out
 
-    def _group_having(self, frame: Frame) -> list[Candidate]:
+    def _group_having(self, frame: Frame) -> list[ReadingCandidate]:
         """How many groups have a number of members ("industries with only one company",
         "公司数超过两家的行业")."""
         named = [c for c in frame.concepts if c in self._concrete_labels()]
@@ -206,7 +203,7 @@ class GroupsBuilder:
             desc = shape(S.GROUP_HAVING).describe.format(
                 group=group.lower(), op=f"{c.op} {c.value:g}"
             )
-            out.append(Candidate(cy, params, desc, 6.0, "entities", []))
+            out.append(ReadingCandidate(cy, params, desc, 6.0, "entities", []))
         return out
 
     def _group_and_member(

@@ -2,9 +2,6 @@
 and rankings over them, derived series (spreads, month-on-month changes), which day or
 month, one series read in the periods another meets a condition, series named by their
 relations.
-
-One part of the question reader (issue 41): a mixin of ``Synthesizer`` (kg/cypher/synth.py),
-moved here verbatim; methods of the other parts are reached through ``self``.
 """
 
 from __future__ import annotations
@@ -23,8 +20,8 @@ from kg.cypher.frame import (
     _VALUE_AGGS,
     _WHICH,
     ROW_LIMIT,
-    Candidate,
     Frame,
+    ReadingCandidate,
     _any,
     _asks,
     _ever,
@@ -43,7 +40,7 @@ class SeriesBuilder:
     onto: Ontology
 
     # -- "when": the start of a fact's validity -------------------------------------------
-    def _when(self, frame: Frame) -> list[Candidate]:
+    def _when(self, frame: Frame) -> list[ReadingCandidate]:
         if not frame.when or not frame.anchors or (frame.periods and frame.units.comparisons):
             return []  # "on the days when A closed above x": a filter, not "since when"
         rels = [r for r in frame.relations if _IDENT.match(r)] or [""]
@@ -62,7 +59,7 @@ class SeriesBuilder:
                 desc = f"since when {a0.name} {r.lower()}"
             else:
                 continue
-            out.append(Candidate(cy, params, desc, 6.0, "when", list(params.values())))
+            out.append(ReadingCandidate(cy, params, desc, 6.0, "when", list(params.values())))
         return out
 
     # -- indicator values (dynamic partition) ---------------------------------------------
@@ -125,7 +122,7 @@ class SeriesBuilder:
             anchor_at={i: 0 for i in ids},
         )
 
-    def _series(self, frame: Frame, now: datetime) -> list[Candidate]:
+    def _series(self, frame: Frame, now: datetime) -> list[ReadingCandidate]:
         u = frame.units
         wants_values = (
             u.value_word
@@ -197,7 +194,7 @@ class SeriesBuilder:
             out.append(self._series_one(frame, pattern, aid, prior))
         return out
 
-    def _series_joint(self, frame: Frame, ids: list[str]) -> Candidate | None:
+    def _series_joint(self, frame: Frame, ids: list[str]) -> ReadingCandidate | None:
         """Days on which each of two or more series meets its own comparison ("days the US
         10Y closed above 4.2 and the 2Y below 3.6"): each comparison belongs to the series
         named last before it, every series to one comparison (``series_joint_days``)."""
@@ -235,9 +232,9 @@ class SeriesBuilder:
         desc = ("number of " if counted else "") + shape(S.SERIES_JOINT_DAYS).describe.format(
             conds=what
         )
-        return Candidate(f"{cy}\nLIMIT {ROW_LIMIT}", params, desc, 7.0, "series", owners)
+        return ReadingCandidate(f"{cy}\nLIMIT {ROW_LIMIT}", params, desc, 7.0, "series", owners)
 
-    def _series_filtered(self, frame: Frame, ids: list[str]) -> Candidate | None:
+    def _series_filtered(self, frame: Frame, ids: list[str]) -> ReadingCandidate | None:
         """One series read in the periods another meets the question's comparison ("the
         average CPI in the months M2 was below 7.5"): the condition's series is the one
         named last before the comparison, the other is read (``series_filtered``)."""
@@ -282,9 +279,9 @@ class SeriesBuilder:
             agg=agg, name=name, other=other, op=comps[0].op
         )
         cy = f"{head}\n{render(ret, **slots)}\nLIMIT {ROW_LIMIT}"
-        return Candidate(cy, params, desc, 7.0, "series", [target, cond])
+        return ReadingCandidate(cy, params, desc, 7.0, "series", [target, cond])
 
-    def _which_of(self, frame: Frame, ids: list[str]) -> Candidate:
+    def _which_of(self, frame: Frame, ids: list[str]) -> ReadingCandidate:
         """Which of the named series is higher (lower): now, or its aggregate in the
         question's window ("Which was higher on Nov 18, the US 10Y or the CN 10Y?")."""
         params: dict[str, Any] = {"ids": ids}
@@ -308,7 +305,7 @@ class SeriesBuilder:
             cy = f"{head}\n{body}\nWITH i, p ORDER BY p.t\n{days}\n{tail}"
             what = "fell" if down else "rose"
             desc = f"which of {', '.join(ids)} {what} {'less' if order == 'ASC' else 'more'}"
-            return Candidate(cy, params, desc, 6.0, "series", ids)
+            return ReadingCandidate(cy, params, desc, 6.0, "series", ids)
         if frame.units.time is None and frame.known_at is None:
             cy = f"{head}\n{render(S.SERIES_ARGMAX, value='i.last_value', order=order)}"
         else:
@@ -320,9 +317,9 @@ class SeriesBuilder:
             body = self._points("(i)", frame, params)
             cy = f"{head}\n{body}\n{render(S.SERIES_ARGMAX, value=value, order=order)}"
         desc = f"which of {', '.join(ids)} is {'lower' if order == 'ASC' else 'higher'}"
-        return Candidate(cy, params, desc, 6.0, "series", ids)
+        return ReadingCandidate(cy, params, desc, 6.0, "series", ids)
 
-    def _series_over_set(self, frame: Frame) -> list[Candidate]:
+    def _series_over_set(self, frame: Frame) -> list[ReadingCandidate]:
         """Values of the indicators an entity-set path selects: the highest (lowest,
         average) point among them, or which of them has it ("which yield tracking US
         Treasuries had the lowest average this week")."""
@@ -375,7 +372,7 @@ class SeriesBuilder:
                 desc = f"{agg} value of the indicators"
             cy = f"{head}\n{body}\n{ret}"
             prior = 4.0 + score + (1.0 if frame.units.time is not None else 0.0)
-            out.append(Candidate(cy, params, desc, prior, "series", []))
+            out.append(ReadingCandidate(cy, params, desc, prior, "series", []))
         return out
 
     def _window_where(
@@ -475,7 +472,7 @@ class SeriesBuilder:
             return S.SERIES_LAST  # "the PMI last month", "the 10Y on 2025-06-18"
         return S.SERIES_LIST
 
-    def _series_mom(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+    def _series_mom(self, frame: Frame, pattern: str, aid: str, prior: float) -> ReadingCandidate:
         """Month-on-month changes (``series_mom``): the latest one in the window, how many
         rose (fell), the biggest rise (drop), their average."""
         params: dict[str, Any] = {"a": aid}
@@ -497,7 +494,7 @@ class SeriesBuilder:
             )
             desc = f"the month of the biggest month-on-month change of {name}"
             cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
-            return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
+            return ReadingCandidate(cy, params, desc, prior + 1.0, "series", [aid])
         if agg == "count":
             cond = {"up": "d.v > 0", "down": "d.v < 0"}.get(frame.direction or "", "true")
             fold = f"WITH d WHERE {cond}\nRETURN count(d) AS count"
@@ -511,9 +508,9 @@ class SeriesBuilder:
             )
         desc = shape(S.SERIES_MOM).describe.format(name=name)
         cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
-        return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
+        return ReadingCandidate(cy, params, desc, prior + 1.0, "series", [aid])
 
-    def _series_when(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+    def _series_when(self, frame: Frame, pattern: str, aid: str, prior: float) -> ReadingCandidate:
         """Which day (month) of the series: the period with the highest (lowest) value,
         the first (last) one meeting the question's threshold, or all that do."""
         params: dict[str, Any] = {"a": aid}
@@ -541,7 +538,7 @@ class SeriesBuilder:
             ret = render(S.SERIES_WHEN_RANK, key=key, pick=pick, cond=cond, order=order)
             desc = shape(S.SERIES_WHEN_RANK).describe.format(period=period, name=name, what=agg)
             cy = f"{body}\n{ret}\nLIMIT {ROW_LIMIT}"
-            return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
+            return ReadingCandidate(cy, params, desc, prior + 1.0, "series", [aid])
         if _any(trig["first"], frame.question):
             order, limit = "k ASC", "\nLIMIT 1"
         elif _any(trig["last"], frame.question):
@@ -560,9 +557,9 @@ class SeriesBuilder:
         )
         desc = shape(S.SERIES_WHEN).describe.format(period=period, name=name, what=order)
         cy = f"{body}\n{ret}\nLIMIT {ROW_LIMIT}"
-        return Candidate(cy, params, desc, prior + 1.0, "series", [aid])
+        return ReadingCandidate(cy, params, desc, prior + 1.0, "series", [aid])
 
-    def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> Candidate:
+    def _series_one(self, frame: Frame, pattern: str, aid: str, prior: float) -> ReadingCandidate:
         if frame.mom and frame.point_time is not None:  # "哪个月环比跌得最多"
             return self._series_mom(frame, pattern, aid, prior)
         if frame.point_time is not None:
@@ -584,7 +581,7 @@ class SeriesBuilder:
         if agg == "latest" and win is None and plain and frame.known_at is None:
             cy = render(S.SERIES_LATEST, pattern=pattern)
             desc = shape(S.SERIES_LATEST).describe.format(name=name)
-            return Candidate(cy, params, desc, prior + 1, "series", [aid])
+            return ReadingCandidate(cy, params, desc, prior + 1, "series", [aid])
         body = self._points(pattern, frame, params)
         ret = self._series_return(frame, agg, params)
         slots = params.pop("_slots", {})
@@ -592,9 +589,9 @@ class SeriesBuilder:
         if win is not None:
             desc += f" {win.text}"
         cy = f"{body}\n{render(ret, **slots)}\nLIMIT {ROW_LIMIT}"
-        return Candidate(cy, params, desc, prior, "series", [aid])
+        return ReadingCandidate(cy, params, desc, prior, "series", [aid])
 
-    def _spread(self, frame: Frame, inds: list[tuple[str, str, str]]) -> Candidate:
+    def _spread(self, frame: Frame, inds: list[tuple[str, str, str]]) -> ReadingCandidate:
         (p1, a1, _), (p2, a2, _) = inds
         params: dict[str, Any] = {"a": a1, "b": a2}
         right = p2.replace("(i:", "(j:").replace("$a", "$b")
@@ -612,7 +609,7 @@ class SeriesBuilder:
             slots["obs_where2"] = ow.replace("o.", "o2.")
             cy = render(which, **slots, **({} if tail is None else {"agg": tail}))
             desc = shape(which).describe.format(name=n1, other=n2)
-        return Candidate(cy, params, desc, 3.5, "series", [a1, a2])
+        return ReadingCandidate(cy, params, desc, 3.5, "series", [a1, a2])
 
     def _spread_tail(self, frame: Frame, params: dict[str, Any]) -> str | None:
         """How spreads over a window are folded (None: one spread, now or at a time)."""

@@ -1,9 +1,6 @@
 """Entity sets: targets joined to the named anchors by the relations the ontology
 allows and the graph has, negated relations and edges that must (not) exist, property
 values and numeric filters, validity clauses, attributes, "which of the named ones".
-
-One part of the question reader (issue 41): a mixin of ``Synthesizer`` (kg/cypher/synth.py),
-moved here verbatim; methods of the other parts are reached through ``self``.
 """
 
 from __future__ import annotations
@@ -20,8 +17,8 @@ from kg.cypher.frame import (
     _WHAT_NOUN,
     _WHICH,
     _WHICH_NAMED,
-    Candidate,
     Frame,
+    ReadingCandidate,
     _any,
     _fact_vars,
     _rel_words,
@@ -37,7 +34,7 @@ class SetsBuilder:
     onto: Ontology
 
     # -- properties of one entity (attribute lookup) ------------------------------------
-    def _attributes(self, frame: Frame) -> list[Candidate]:
+    def _attributes(self, frame: Frame) -> list[ReadingCandidate]:
         if not frame.properties or not frame.anchors or frame.agg == "count":
             return []
         out = []
@@ -59,7 +56,7 @@ class SetsBuilder:
                 prior = 3.0 if not frame.concepts else 2.5
                 if frame.target is not None and self.is_a(a.label, frame.target):
                     prior += 1.0  # "the stock code of BYD": the concept is the anchor's
-                out.append(Candidate(cy, {"a": a.key}, desc, prior, "attribute", [a.key]))
+                out.append(ReadingCandidate(cy, {"a": a.key}, desc, prior, "attribute", [a.key]))
         return out
 
     # -- sets of entities: filters, relations, counts --------------------------------------
@@ -240,13 +237,13 @@ class SetsBuilder:
             return good[:2] + [t for t in two if any(f":{r}]" in t[0] for r in hinted)][:2]
         return two[:3] or direct[:2]
 
-    def _entity_sets(self, frame: Frame, now: datetime) -> list[Candidate]:
+    def _entity_sets(self, frame: Frame, now: datetime) -> list[ReadingCandidate]:
         if frame.agg in ("change", "first") or (
             frame.anchors and not frame.wh and frame.agg is None and not frame.values
         ):
             if not (frame.anchors and (frame.concepts or frame.target or frame.relations)):
                 return []
-        out: list[Candidate] = []
+        out: list[ReadingCandidate] = []
         if frame.most is not None:
             out.extend(self._group_most(frame))
         if frame.units.comparisons and (frame.agg == "count" or frame.wh):
@@ -367,7 +364,7 @@ class SetsBuilder:
             combos = sorted(nxt, key=lambda x: -x[2])[:4]
         return combos
 
-    def _which_of_named(self, frame: Frame, now: datetime) -> list[Candidate]:
+    def _which_of_named(self, frame: Frame, now: datetime) -> list[ReadingCandidate]:
         """Which of the named entities meets the rest of the question ("BYD or CATL - which
         one has a chairman on file", "ICBC和招行哪个在深交所上市"): the entity set of their
         kind restricted to them (possibly none)."""
@@ -396,7 +393,7 @@ class SetsBuilder:
 
     def _entity_set(
         self, frame: Frame, target: str, now: datetime, restrict: list[str] | None = None
-    ) -> list[Candidate]:
+    ) -> list[ReadingCandidate]:
         frame = self._regions_as_values(frame, target)
         others = {x for ids in frame.either.values() for x in ids[1:]}
         anchors = [a for a in frame.anchors if a.key not in others]  # one per "A or B"
@@ -451,7 +448,7 @@ class SetsBuilder:
                 prior -= 2.0  # values over time are series questions
             hinted = any(f":{r}]" in " ".join(pats) for r in frame.relations) or bool(edges)
             prior += 0.5 * len(edges)
-            c = Candidate(cy, params, desc, prior, "entities", [a.key for a in anchors])
+            c = ReadingCandidate(cy, params, desc, prior, "entities", [a.key for a in anchors])
             c.supported = bool(used or negs or hinted or extra) or (
                 not anchors and target in frame.concepts and frame.agg == "count"
             )
