@@ -176,6 +176,7 @@ def left_behind(data: Path) -> list[str]:
     return found
 
 
+@pytest.mark.timeout(900)  # two starts, the dashboard and a Neo4j: past 600 s at load 20-40
 def test_up_status_down_and_restart(tmp_path: Path, backend: str) -> None:
     data = tmp_path / "data"
     t_up = time.time()
