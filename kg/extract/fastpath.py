@@ -187,10 +187,8 @@ def _emit(
         elif pattern.lang == "zh":
             complete_zh(props, where[0], where[2])
         elif (
-            (out.relation in ("HAS_VALUE", "SETS_POLICY")
-            and pattern.name.endswith("news_en"))
-            or (pattern.name in ("indicator_change_en", "indicator_level_en"))
-        ):
+            out.relation in ("HAS_VALUE", "SETS_POLICY") and pattern.name.endswith("news_en")
+        ) or (pattern.name in ("indicator_change_en", "indicator_level_en")):
             complete_market(props, where[0], where[2])
         for relation in _relations(out.relation, groups):
             for p in (props, *priors):  # the prior-period figure is a fact of its own
