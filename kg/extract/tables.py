@@ -771,7 +771,10 @@ def read_frame(
             # unit where the row names none (or only a count of places: "locations")
             # the column's own (lowest) header cell, not a label spanning several columns
             # ("Basic Earnings Per Share" over "Income Allocation | Shares | Earnings per Share")
-            leaf = header[-1][col.index] if header and col.index < len(header[-1]) else col.header
+            leaf = next(
+                (h[col.index] for h in reversed(header) if col.index < len(h) and h[col.index]),
+                col.header,
+            )
             col_words = re.sub(v.except_per_share, " ", _PARENS.sub(" ", leaf), flags=re.I)
             col_unit = _row_unit(col_words, v) if col.kind == "value" else ""
             if col_unit in ("sq ft", "shares", "USD/share") and row_unit in ("", "count"):
