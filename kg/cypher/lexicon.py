@@ -321,7 +321,7 @@ class Lexicon:
             if not eid:
                 continue
             labels = [lb for lb in r.get("labels") or [] if lb != "Entity"]
-            label = concrete_label(labels, ontology)
+            label = ontology.most_specific(labels)
             props = {k: v for k, v in r.items() if k != "labels"}
             lex.entities[eid] = {**props, "label": label}
             name = str(r.get("name") or eid)
@@ -684,11 +684,6 @@ _KIND_ORDER = {"entity": 0, "value": 1, "relation": 2, "concept": 3, "property":
 
 def _sense_order(s: Sense) -> tuple[int, str, str]:
     return (_KIND_ORDER[s.kind], s.key, s.label)
-
-
-def concrete_label(labels: list[str], ontology: Ontology) -> str:
-    """The most specific label (``Ontology.most_specific``)."""
-    return ontology.most_specific(labels)
 
 
 EDGE_STATS_CYPHER = """

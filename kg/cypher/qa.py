@@ -27,13 +27,19 @@ from kg.cypher import units as units_mod
 from kg.cypher.answer import render
 from kg.cypher.check import answer_kind, rows_fit
 from kg.cypher.execute import explain, run_read_only
+from kg.cypher.frame import (
+    Frame,
+    ReadingCandidate,
+    pair_anchors,
+    read_frame,
+    spread_anchors,
+)
 from kg.cypher.guard import check_read_only
 from kg.cypher.lexicon import (
     EDGE_STATS_CYPHER,
     ENTITY_ROWS_CYPHER,
     Lexicon,
     Tokenizer,
-    concrete_label,
     rows_from_result,
     to_simplified,
 )
@@ -49,14 +55,7 @@ from kg.cypher.reading import (
 )
 from kg.cypher.respell import Respeller
 from kg.cypher.schema_view import relevant_schema
-from kg.cypher.synth import (
-    Frame,
-    ReadingCandidate,
-    Synthesizer,
-    pair_anchors,
-    read_frame,
-    spread_anchors,
-)
+from kg.cypher.synth import Synthesizer
 from kg.graph.ontology import default_ontology
 from kg.graph.store.base import GraphStore
 from kg.models.embed import Embedder
@@ -299,7 +298,7 @@ class CypherQA:
         to_simplified("載入")  # the traditional-character tables load now, not in a question
         onto = default_ontology()
         for r in await store.query(EDGE_STATS_CYPHER):
-            key = (concrete_label(r["h"], onto), str(r["r"]), concrete_label(r["t"], onto))
+            key = (onto.most_specific(r["h"]), str(r["r"]), onto.most_specific(r["t"]))
             lex.edge_stats[key] = lex.edge_stats.get(key, 0) + int(r["n"])
         return lex
 

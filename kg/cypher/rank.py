@@ -6,7 +6,7 @@ added to the synthesizer's prior, which counts how much of the question a candid
 
 from __future__ import annotations
 
-from kg.cypher.synth import ReadingCandidate
+from kg.cypher.frame import ReadingCandidate
 from kg.models.embed import Embedder
 
 SIMILARITY_WEIGHT = 0.5

@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kg.cypher.synth import Frame, ReadingCandidate, is_negation
+from kg.cypher.frame import Frame, ReadingCandidate, is_negation
+from kg.cypher.lexicon import triggers
 
 # Cost of each kind of evidence against a reading (1.0 = certain). Calibrated on the dev
 # sets (see docs/query.md); ``THRESHOLD``: the least confidence that is answered.
@@ -50,10 +51,17 @@ WINDOW_PARAMS = ("from", "to", "from_v", "to_v", "from_d", "to_d", "months", "mo
 _ZH = re.compile(r"[\u3400-\u9fff]")
 # Words that carry a number, a rank or a time: left unread, the answer is likely off
 # ("above four point two", "second highest", "十八号", "早上六点", "five a m utc").
+# The words are ``[spoken]`` in triggers.toml, the ones respell.py reads as digits, and
+# the words that join them; "oh" (0 in "four oh five") is left out: alone, an interjection.
+_SPOKEN = triggers()["spoken"]
 _NUM_WORDS = re.compile(
-    r"^(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
-    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty"
-    r"|sixty|seventy|eighty|ninety|hundred|thousand|point)$",
+    "^({})$".format(
+        "|".join(
+            [w for w in _SPOKEN["en_units"] if w != "oh"]
+            + list(_SPOKEN["en_tens"])
+            + ["hundred", "thousand", "point"]
+        )
+    ),
     re.I,
 )
 _ORDINALS = re.compile(r"^(first|second|third|fourth|fifth)$|第[一二三四五六七八九十]", re.I)
