@@ -135,7 +135,7 @@ step() { echo "[bootstrap] $1 (+$((SECONDS - T0))s)"; }
 # Debian packages some tests use (Playwright's browser, promtool and a real Prometheus).
 # Only as root on a machine that lacks them; a failure is reported and the tests that
 # need them skip with a clear message.
-DEB_PKGS=(chromium chromium-driver prometheus)
+DEB_PKGS=(chromium chromium-driver prometheus fonts-wqy-zenhei)  # + a CJK font for the dashboard
 if [[ ${LIVEKG_SKIP_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
   missing=()
   for p in "${DEB_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
