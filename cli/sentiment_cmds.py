@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import time
 from pathlib import Path
 from typing import Annotated
@@ -188,8 +189,12 @@ def _engine(  # type: ignore[no-untyped-def]
             base = endpoints(settings).llm_base_url
         except Exception:
             base = None
-        client = make_llm_client(settings, base)
-        return SentimentEngine(llm=LLMSentiment(client), retriever=retriever), sources
+
+        def client():  # type: ignore[no-untyped-def]
+            return make_llm_client(settings, base)
+
+        llm = LLMSentiment(client(), factory=client)
+        return SentimentEngine(llm=llm, retriever=retriever), sources
     clf = _classifier(classifier, threads, quantize, runtime)
     return SentimentEngine(clf, retriever=retriever, context_weight=context_weight), sources
 
@@ -204,6 +209,10 @@ def eval_sentiment(
     ] = None,
     classifier: Annotated[str, typer.Option(help=" | ".join(CLASSIFIERS))] = "router",
     limit: Annotated[int | None, typer.Option(help="first N examples only")] = None,
+    sample: Annotated[
+        int | None, typer.Option(help="a seeded random sample of N examples (after --limit)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="seed of --sample")] = 0,
     context_weight: Annotated[
         float | None,
         typer.Option(help="weight of the input+context pass (default: sentiment.*)"),
@@ -220,6 +229,8 @@ def eval_sentiment(
     if classifier not in CLASSIFIERS:
         raise typer.BadParameter(f"--classifier must be one of {CLASSIFIERS}")
     examples = load_eval_set(data, format_, limit)
+    if sample is not None and sample < len(examples):
+        examples = random.Random(seed).sample(examples, sample)
     engine, sources = _engine(
         classifier,
         rag=not no_rag,
@@ -237,6 +248,7 @@ def eval_sentiment(
             "format": format_,
             "rag": bool(sources),
             "rag_sources": sources,
+            "sample": {"n": sample, "seed": seed} if sample is not None else None,
             **result,
         }
     )

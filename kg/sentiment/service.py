@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -52,14 +52,28 @@ class LLMSentiment:
     """The production path: an instruction-tuned LLM through ``kg.models.llm`` (vLLM)."""
 
     def __init__(
-        self, client: Any, *, prompt_name: str = "sentiment.classify.v1", max_tokens: int = 8
+        self,
+        client: Any,
+        *,
+        prompt_name: str = "sentiment.classify.v1",
+        max_tokens: int = 8,
+        factory: Callable[[], Any] | None = None,
     ) -> None:
         self.client = client
         self.prompt_name = prompt_name
         self.max_tokens = max_tokens
         self.model_id = f"llm:{getattr(client, 'model', 'unknown')}"
+        # An HTTP client's pool belongs to the event loop it first ran on; a caller that
+        # runs several loops in turn (``livekg eval sentiment``) gives a factory for a
+        # fresh client per loop.
+        self._factory = factory
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def classify(self, text: str, context: str = "") -> np.ndarray:
+        loop = asyncio.get_running_loop()
+        if self._factory is not None and self._loop is not None and loop is not self._loop:
+            self.client = self._factory()
+        self._loop = loop
         messages = get(self.prompt_name)(text=text, rag_context=context)
         out = await self.client.chat(
             messages, prompt_name=self.prompt_name, max_tokens=self.max_tokens

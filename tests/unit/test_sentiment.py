@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from datetime import UTC, datetime, timedelta
@@ -399,6 +400,24 @@ async def test_llm_path_maps_output_and_carries_context() -> None:
     call = llm.calls[0]
     assert call.prompt_name == "sentiment.classify.v1"
     assert call.last_user.startswith(INSTRUCTIONS[0])
+
+
+def test_llm_path_gets_a_fresh_client_per_event_loop() -> None:
+    """``livekg eval sentiment`` runs several event loops in turn; an HTTP client's pool
+    is bound to the first, so the LLM path asks its factory for a new one per loop."""
+    from tests.fakes.llm import FakeLLM
+
+    made: list[FakeLLM] = []
+
+    def factory() -> FakeLLM:
+        made.append(FakeLLM({"sentiment.classify": ["positive"]}))
+        return made[-1]
+
+    engine = SentimentEngine(llm=LLMSentiment(factory(), factory=factory))
+    for _ in range(2):
+        asyncio.run(engine.score([ScoreInput(text="a")]))
+    assert len(made) == 2
+    assert [len(m.calls) for m in made] == [1, 1]
 
 
 def test_prompt_declares_input() -> None:
