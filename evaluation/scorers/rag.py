@@ -31,10 +31,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from evaluation.scorers.retrieval import context_precision, load_sample_graph
-from kg.graph.queries import cypher
+from evaluation.scorers.retrieval import context_precision, scored_service
 from kg.graph.store import open_store
-from kg.models.embed import make_embedder
 from kg.models.llm import LLMClient, make_llm_client
 from kg.models.prompts.rag_eval import (
     Questions,
@@ -47,7 +45,7 @@ from kg.models.prompts.rag_eval import (
     statements_v1,
     verify_v1,
 )
-from kg.retrieve.service import RetrievalService, context_text
+from kg.retrieve.service import context_text
 from kg.retrieve.text import norm, sentences
 from kg.retrieve.types import RetrievedItem
 
@@ -278,13 +276,8 @@ async def _run(settings: Any, falkordb_url: str | None, llm_url: str | None,
     store = open_store(settings, falkordb_url)
     client = make_llm_client(settings, llm_url) if use_llm else None
     try:
-        if not (await store.query(cypher("documents_count")))[0]["n"]:
-            await load_sample_graph(store)
-        embedder = make_embedder(settings.embed)
-        r = settings.report.retrieve
-        service = RetrievalService(store, embedder, refresh_s=1e9, top_n=r.top_n,
-                                   cluster_threshold=r.cluster_threshold,
-                                   temperature=r.temperature)  # fmt: skip
+        service, _ = await scored_service(settings, store)
+        embedder = service.embedder
         res = await evaluate_rag(service, questions, k, methods,
                                  Judge(client) if client else None)  # fmt: skip
     finally:

@@ -213,6 +213,22 @@ async def load_sample_graph(store: Any) -> dict[str, int]:
             "at": int(datetime.now(UTC).timestamp())}  # fmt: skip
 
 
+async def scored_service(
+    settings: Any, store: Any
+) -> tuple[RetrievalService, dict[str, Any] | None]:
+    """The retrieval service the retrieval and RAG evals score, built from the settings
+    (``report.retrieve``) over ``store``; a store with no document is first loaded with the
+    bundled samples. Returns the service and what was loaded (None: the graph as it was)."""
+    loaded = None
+    if not (await store.query(cypher("documents_count")))[0]["n"]:
+        loaded = await load_sample_graph(store)
+    r = settings.report.retrieve
+    service = RetrievalService(store, make_embedder(settings.embed), refresh_s=1e9,
+                               top_n=r.top_n, cluster_threshold=r.cluster_threshold,
+                               temperature=r.temperature)  # fmt: skip
+    return service, loaded
+
+
 def run_eval(settings: Any, data: Path | None, k: int, methods: Sequence[str],
              split: str | None = "test", tune: bool = False, *,
              services: Callable[..., Any]) -> dict:  # fmt: skip
@@ -229,15 +245,10 @@ async def _run_eval(settings: Any, falkordb_url: str | None, queries: list[EvalQ
                     methods: Sequence[str], tune_qs: list[EvalQuery] | None = None,
                     split: str | None = None) -> dict:  # fmt: skip
     store = open_store(settings, falkordb_url)
+    r = settings.report.retrieve
     try:
-        loaded = None
-        if not (await store.query(cypher("documents_count")))[0]["n"]:
-            loaded = await load_sample_graph(store)
-        embedder = make_embedder(settings.embed)
-        r = settings.report.retrieve
-        service = RetrievalService(store, embedder, refresh_s=1e9, top_n=r.top_n,
-                                   cluster_threshold=r.cluster_threshold,
-                                   temperature=r.temperature)  # fmt: skip
+        service, loaded = await scored_service(settings, store)
+        embedder = service.embedder
         if tune_qs is not None:
             await service.refresh(force=True)
             tuned = await tune_tfr(service, tune_qs, queries, k)
