@@ -41,6 +41,7 @@ from kg.graph.canonical import (  # noqa: E402
     duplicate_entity_rate,
     is_self_reference,
     normalize_key,
+    sec_filer_ids,
 )
 
 DATA = ROOT.parent / "shared" / "data"
@@ -195,7 +196,7 @@ async def duplicates(split: str) -> dict[str, Any]:
 
 
 def xbrl_disagreement(corpus_facts: list[Any]) -> dict[str, Any]:
-    xbrl = sample_triples({cik: t for t, (cik, _) in bundled_sec_tickers().items()})
+    xbrl = sample_triples(sec_filer_ids())
     same = {t.head: "MSFT" for t in corpus_facts if "Microsoft" in t.head}
     same.update({t.head: t.head_id or t.head for t in xbrl})
     report = compare(corpus_facts, xbrl, same_filer=same)

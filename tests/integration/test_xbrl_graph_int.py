@@ -11,7 +11,7 @@ from connectors.xbrl import sample_triples
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.xbrl_check import check_against_graph
 from kg.graph import sink
-from kg.graph.canonical import bundled_sec_tickers, load_alias_index
+from kg.graph.canonical import load_alias_index, sec_filer_ids
 from kg.graph.store import GraphStore
 from tests.conftest import GRAPH_BACKENDS
 
@@ -32,7 +32,7 @@ async def store(graph: GraphStore) -> AsyncIterator[GraphStore]:
 
 async def test_xbrl_and_table_facts_land_on_one_filer_with_their_numbers(store: GraphStore) -> None:
     index = await load_alias_index(store)
-    xbrl = sample_triples({cik: t for t, (cik, _) in bundled_sec_tickers().items()})
+    xbrl = sample_triples(sec_filer_ids())
     doc = ExtractDoc(id="msft-10k", text=TABLE_10K, kind="filing", company="MSFT")
     table = (await Extractor(index=bundled_index(), use_nlp=False).extract(doc)).triples
     assert table and all(t.attributes["unit"] for t in table)
