@@ -648,8 +648,11 @@ def llm_outage(
         try:
             hop.start(stack.runtime.start_llm())  # as `livekg up` starts it (log, readiness)
             back = time.monotonic()
+            # One model call per parked news plus the hop's delay: on 2 shared cores the
+            # 1.5B model needs up to a minute a document, so the wait grows with the news.
             wait(lambda: sc.caught_up(group, ["extract.pending"]),
-                 "the parked documents to be extracted", timeout=900)  # fmt: skip
+                 "the parked documents to be extracted",
+                 timeout=max(900.0, news_n * (delay_s + 60.0)))  # fmt: skip
         finally:
             hop.stop()
             stack.stop_service("llm")
