@@ -77,6 +77,31 @@ def vector_query(provider: GraphProvider, label: str, prop: str = "embedding") -
     )
 
 
+# Neo4j: the dimension a vector index was built with, by the index's name (no row: no index)
+NEO4J_INDEX_DIMENSION = (
+    "SHOW VECTOR INDEXES YIELD name, options WHERE name = $name "
+    "RETURN options.indexConfig['vector.dimensions'] AS dim"
+)
+
+
+def chunk_write_cypher(label: str, prop: str = "embedding") -> str:
+    """Neo4j: upsert passage nodes ``label`` (``$rows`` of ``id``, ``doc``, ``v``) with
+    their vector and ``$model``, each linked ``(:Document)-[:HAS_CHUNK]->`` from its
+    document (``kg.retrieve.graph_vectors``)."""
+    _check(label, prop)
+    return (
+        f"UNWIND $rows AS r MERGE (c:{label} {{id: r.id}}) "
+        f"SET c.doc_id = r.doc, c.model = $model, c.{prop} = r.v "
+        "WITH c, r MATCH (d:Document {id: r.doc}) MERGE (d)-[:HAS_CHUNK]->(c)"
+    )
+
+
+def stored_for_model_cypher(label: str) -> str:
+    """The ids among ``$ids`` of ``label`` nodes stored with the vectors of ``$model``."""
+    _check(label)
+    return f"UNWIND $ids AS i MATCH (c:{label} {{id: i}}) WHERE c.model = $model RETURN c.id AS id"
+
+
 def write_cypher(provider: GraphProvider, label: str, prop: str = "embedding") -> str:
     _check(label, prop)
     value = "r.v" if provider == GraphProvider.NEO4J else "vecf32(r.v)"

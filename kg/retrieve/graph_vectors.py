@@ -24,23 +24,19 @@ import numpy as np
 
 from kg.graph.store.base import GraphStore, IndexSpec
 from kg.graph.store.neo4j import Neo4jStore
-from kg.graph.vectors import ensure_vector_index, index_name, vector_query
+from kg.graph.vectors import (
+    NEO4J_INDEX_DIMENSION,
+    chunk_write_cypher,
+    ensure_vector_index,
+    index_name,
+    stored_for_model_cypher,
+    vector_query,
+)
 
 log = logging.getLogger(__name__)
 
 LABEL = "Chunk"
 WRITE_BATCH = 200  # rows of 384 floats per UNWIND (about 0.6 MB of parameters)
-
-_WRITE = (
-    f"UNWIND $rows AS r MERGE (c:{LABEL} {{id: r.id}}) "
-    "SET c.doc_id = r.doc, c.model = $model, c.embedding = r.v "
-    "WITH c, r MATCH (d:Document {id: r.doc}) MERGE (d)-[:HAS_CHUNK]->(c)"
-)
-_STORED = f"UNWIND $ids AS i MATCH (c:{LABEL} {{id: i}}) WHERE c.model = $model RETURN c.id AS id"
-_DIMENSION = (
-    "SHOW VECTOR INDEXES YIELD name, options WHERE name = $name "
-    "RETURN options.indexConfig['vector.dimensions'] AS dim"
-)
 
 
 class VectorIndexMismatch(ValueError):
@@ -63,6 +59,8 @@ class GraphChunkVectors:
         self.model_id = model_id
         self.index = index_name(LABEL)
         self.query_cypher = vector_query(store.provider, LABEL)
+        self.write_cypher = chunk_write_cypher(LABEL)
+        self.stored_cypher = stored_for_model_cypher(LABEL)
         self.searches = 0  # vector-index queries sent (tests and stats)
         self.written = 0
         self.writer = writer
@@ -76,7 +74,7 @@ class GraphChunkVectors:
         if self.writer:
             await self.store.ensure_indexes([IndexSpec(LABEL)])
             await ensure_vector_index(self.store, LABEL, self.dim)
-        rows = await self.store.query(_DIMENSION, {"name": self.index})
+        rows = await self.store.query(NEO4J_INDEX_DIMENSION, {"name": self.index})
         if not rows:
             if self.writer:
                 raise VectorIndexMismatch(f"the vector index {self.index} was not created")
@@ -95,8 +93,9 @@ class GraphChunkVectors:
         """Which of ``ids`` the graph holds with this model's vectors."""
         out: set[str] = set()
         for start in range(0, len(ids), 5000):
+            chunk = list(ids[start : start + 5000])
             rows = await self.store.query(
-                _STORED, {"ids": list(ids[start : start + 5000]), "model": self.model_id}
+                self.stored_cypher, {"ids": chunk, "model": self.model_id}
             )
             out.update(str(r["id"]) for r in rows)
         return out
@@ -118,9 +117,8 @@ class GraphChunkVectors:
             if i not in stored
         ]
         for start in range(0, len(rows_out), WRITE_BATCH):
-            await self.store.execute(
-                _WRITE, {"rows": rows_out[start : start + WRITE_BATCH], "model": self.model_id}
-            )
+            batch = rows_out[start : start + WRITE_BATCH]
+            await self.store.execute(self.write_cypher, {"rows": batch, "model": self.model_id})
         self.written += len(rows_out)
         return len(rows_out)
 
