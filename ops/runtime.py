@@ -501,6 +501,29 @@ class EmbeddedRuntime:
             self.update_scrape_targets()
         return restarted
 
+    def stop_service(self, name: str, *, kill: bool = False) -> None:
+        """Stop one service and forget it (``stop_all``, and the fault drills between
+        their faults): SIGTERM, then SIGKILL; with ``kill``, SIGKILL at once (no
+        shutdown, no flush). Does not rewrite the state file."""
+        svc = self.state.services.pop(name, None)
+        if svc is None:  # never started (its start failed)
+            return
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(svc.pid, signal.SIGKILL)
+        else:
+            # a JVM graph checkpoints on SIGTERM: give it time before SIGKILL
+            stop_pid(svc.pid, timeout=60.0 if svc.kind == "neo4j" else 10.0)
+        proc = self._procs.pop(name, None)
+        if proc is not None:  # ours: reap it
+            if kill:
+                proc.wait(30)
+            else:
+                with contextlib.suppress(Exception):
+                    proc.wait(5)
+        elif kill:  # started by another process (a restarted supervisor)
+            wait_until(lambda: not pid_alive(svc.pid), f"{name} to die", timeout=30)
+
     def stop_all(self) -> None:
         """Stop in reverse dependency order: API, workers, LLM, graph, broker."""
         order = sorted(
@@ -510,13 +533,7 @@ class EmbeddedRuntime:
             ),
         )
         for name in order:
-            svc = self.state.services[name]
-            # a JVM graph checkpoints on SIGTERM: give it time before SIGKILL
-            stop_pid(svc.pid, timeout=60.0 if svc.kind == "neo4j" else 10.0)
-            proc = self._procs.pop(name, None)
-            if proc is not None:
-                with contextlib.suppress(Exception):
-                    proc.wait(timeout=1)
+            self.stop_service(name)
         self.state.services.clear()
         self.state.supervisor_pid = None
         self.state.ready = False

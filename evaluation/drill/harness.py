@@ -26,7 +26,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from core.errors import ServiceUnavailable
 from core.records import Record
-from core.runtime_state import Endpoints, pid_alive
+from core.runtime_state import Endpoints
 from core.settings import GraphBackend, Settings
 from kg.graph.queries import cypher
 from kg.graph.store import open_store
@@ -264,27 +264,11 @@ class DrillStack:
     # -- faults ------------------------------------------------------------------------
     def stop_service(self, name: str) -> None:
         """Stop the broker, graph or model server process (SIGTERM, then SIGKILL)."""
-        svc = self.runtime.state.services.pop(name, None)
-        if svc is None:  # never started (its start failed)
-            return
-        stop_pid(svc.pid, timeout=60.0 if svc.kind == "neo4j" else 10.0)
-        proc = self.runtime._procs.pop(name, None)
-        if proc is not None:
-            with contextlib.suppress(Exception):
-                proc.wait(5)
+        self.runtime.stop_service(name)
 
     def kill_service(self, name: str) -> None:
         """SIGKILL the broker, graph or model server: no shutdown, no flush."""
-        svc = self.runtime.state.services.pop(name, None)
-        if svc is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(svc.pid, signal.SIGKILL)
-        proc = self.runtime._procs.pop(name, None)
-        if proc is not None:
-            proc.wait(30)
-        else:
-            wait(lambda: not pid_alive(svc.pid), f"{name} to die", timeout=30, every=0.05)
+        self.runtime.stop_service(name, kill=True)
 
     def start_service(self, name: str) -> None:
         """Start it again on the same port with the same data directory."""

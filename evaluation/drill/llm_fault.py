@@ -35,6 +35,14 @@ class SlowModelHop:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def count(self, status: int) -> None:
+        """Count one forwarded completion request by the status it was answered with."""
+        with self._lock:
+            if status == 200:
+                self.completions += 1
+            else:
+                self.failures += 1
+
     def start(self, upstream: str) -> None:
         """Listen from now on, forwarding to ``upstream`` (the real server's /v1 URL)."""
         self.upstream = urlsplit(upstream)
@@ -70,11 +78,7 @@ class SlowModelHop:
                 finally:
                     conn.close()
                 if self.command == "POST":
-                    with hop._lock:
-                        if status == 200:
-                            hop.completions += 1
-                        else:
-                            hop.failures += 1
+                    hop.count(status)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -266,13 +266,10 @@ def _lower_states(enc, tokenize, texts: Sequence[str], upto: int, max_length: in
 
 
 def _mask(enc, attention_mask, hidden):  # type: ignore[no-untyped-def]
-    return enc._create_attention_masks(
-        attention_mask=attention_mask,
-        encoder_attention_mask=None,
-        embedding_output=hidden,
-        encoder_hidden_states=None,
-        past_key_values=None,
-    )[0]
+    """The mask ``enc``'s layers take, as its forward builds it (an encoder: bidirectional),
+    through transformers' public masking utility."""
+    mask = heavy.transformers_bidirectional_mask()
+    return mask(config=enc.config, inputs_embeds=hidden, attention_mask=attention_mask)
 
 
 def _batches(n: int, batch_size: int, rng: np.random.Generator, lengths: np.ndarray | None):

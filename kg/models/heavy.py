@@ -40,6 +40,15 @@ def transformers_no_init_weights() -> Callable[[], AbstractContextManager[Any]] 
     return no_init_weights
 
 
+def transformers_bidirectional_mask() -> Callable[..., Any]:
+    """``transformers.masking_utils.create_bidirectional_mask``: the attention mask an
+    encoder's layers take, built as the model's own forward builds it (for the attention
+    implementation in its config), for code that runs the layers one by one."""
+    from transformers.masking_utils import create_bidirectional_mask  # optional: heavy
+
+    return create_bidirectional_mask
+
+
 def sklearn_features() -> ModuleType:
     """``sklearn`` with ``feature_extraction.text`` and ``preprocessing`` loaded (the
     lexical models' features, at inference too)."""
