@@ -30,7 +30,7 @@ from falkordb.asyncio import FalkorDB
 from core.runtime_state import Endpoints
 from core.settings import Settings
 from evaluation.bench.embed import bench_texts
-from kg.graph import queries
+from kg.graph import queries, sink
 from kg.graph.store import GraphStore, IndexSpec
 from kg.graph.store.scratch import scratch_graph
 from kg.models.embed import make_embedder
@@ -151,8 +151,9 @@ def model_server_rate(base_url: str, model: str, requests: int = 3, max_tokens: 
 # starts. Cypher cannot take labels or relationship types as parameters, so the fewest
 # statements a batch allows are one per concept label (entities) and one per
 # relationship type (facts with validity and provenance), plus one in-graph pass over
-# the validity chains of cardinality-ONE relations: that one is the catalogue's
-# ``validity_chains``, the very text the sink runs (one copy of the rule), sent bare.
+# the validity chains of cardinality-ONE relations. The fact upsert and the chain pass
+# are the very text the sink runs (``kg.graph.sink.fact_cypher``, the catalogue's
+# ``validity_chains``: one copy of each rule), sent bare.
 
 SAME_WORK_ENTITY = """
 UNWIND $rows AS r
@@ -161,30 +162,13 @@ MERGE (e:{path} {{id: r.id}})
                 e.created_at = r.ingested_at
 """
 
-SAME_WORK_FACT = """
-UNWIND $rows AS r
-MATCH (h:Entity {{id: r.head_id}}), (t:Entity {{id: r.tail_id}})
-MERGE (h)-[f:{rel} {{id: r.id}}]->(t)
-  ON CREATE SET f.partition = r.partition, f.valid_from = r.valid_from,
-                f.stated_valid_to = r.valid_to, f.valid_to = r.valid_to,
-                f.ingested_at = r.ingested_at, f.written_at = timestamp(),
-                f.sources = r.sources, f.doc_ids = r.doc_ids,
-                f.confidence = r.confidence, f.evidence = r.evidence
-  ON MATCH SET f.sources = f.sources + [s IN r.sources WHERE NOT s IN f.sources],
-               f.doc_ids = f.doc_ids + [d IN r.doc_ids WHERE NOT d IN f.doc_ids],
-               f.valid_from = CASE WHEN r.valid_from < f.valid_from
-                                   THEN r.valid_from ELSE f.valid_from END,
-               f.confidence = CASE WHEN r.confidence > f.confidence
-                                   THEN r.confidence ELSE f.confidence END
-"""
-
 
 def same_work_statements(
     batches: list[Any], label_path: Any
 ) -> list[list[tuple[str, dict[str, Any]]]]:
-    """Hand-written statements per batch: ``batches`` are ``kg.graph.sink.PreparedTriples``
-    (shaped before the clock starts); ``label_path`` maps a concept label to its
-    ``Entity:...`` label expression."""
+    """The statements per batch (entities hand-written; facts and chains the sink's own
+    text): ``batches`` are ``kg.graph.sink.PreparedTriples`` (shaped before the clock
+    starts); ``label_path`` maps a concept label to its ``Entity:...`` label expression."""
     out = []
     for p in batches:
         stmts: list[tuple[str, dict[str, Any]]] = []
@@ -192,11 +176,9 @@ def same_work_statements(
             cypher = SAME_WORK_ENTITY.format(path=label_path(label))
             stmts.append((cypher, {"rows": list(rows.values())}))
         for rel, by_id in sorted(p.facts.items()):
-            rows = [  # the partition per row: the sink sends it once per statement
-                {**{k: v for k, v in r.items() if k != "props"}, "partition": p.partition}
-                for r in by_id.values()
-            ]
-            stmts.append((SAME_WORK_FACT.format(rel=rel), {"rows": rows}))
+            # the sink's own statement text (one copy, kg/graph/sink.py), run bare
+            rows = [{k: v for k, v in r.items() if k != "props"} for r in by_id.values()]
+            stmts.append((sink.fact_cypher(rel), {"rows": rows, "partition": p.partition}))
         for rel, heads in sorted(p.functional_heads.items()):
             # the sink's own statement text (one copy, kg/data/queries.toml), run bare
             chain = queries.cypher("validity_chains", rel_type=rel)

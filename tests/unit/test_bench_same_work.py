@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evaluation.bench.reference import SAME_WORK_FACT, same_work_statements
-from kg.graph.sink import PreparedTriples
+from evaluation.bench.reference import same_work_statements
+from kg.graph.sink import PreparedTriples, fact_cypher
 
 
 def _batch(partition: str) -> PreparedTriples:
@@ -18,14 +18,13 @@ def _batch(partition: str) -> PreparedTriples:
     return p
 
 
-def test_fact_rows_carry_the_batch_partition() -> None:
-    """The reference's fact statement sets ``f.partition = r.partition``: every row must
-    carry it, or the reference writes one edge property fewer than the sink."""
-    assert "f.partition = r.partition" in SAME_WORK_FACT
+def test_fact_statements_are_the_sinks_with_the_batch_partition() -> None:
+    """The reference's fact statement is the sink's own text (one copy of the upsert),
+    sent with the batch's ``$partition`` as the sink sends it, rows without ``props``."""
     for partition in ("static", "dynamic"):
         (stmts,) = same_work_statements([_batch(partition)], lambda label: f"Entity:{label}")
-        fact_rows = [
-            row for cypher, params in stmts if "MERGE (h)" in cypher for row in params["rows"]
-        ]
-        assert fact_rows and all(r["partition"] == partition for r in fact_rows)
-        assert all("props" not in r for r in fact_rows)
+        facts = [(cypher, params) for cypher, params in stmts if "MERGE (h)" in cypher]
+        assert [c for c, _ in facts] == [fact_cypher("HAS_CEO")]
+        ((_, params),) = facts
+        assert params["partition"] == partition
+        assert params["rows"] and all("props" not in r for r in params["rows"])
