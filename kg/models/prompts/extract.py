@@ -16,7 +16,7 @@ import json
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
@@ -58,6 +58,28 @@ class ExtractionSchema(BaseModel):
         return ", ".join(self.entity_types), rels
 
 
+_Answer = TypeVar("_Answer", bound=BaseModel)
+
+
+def _constrained(
+    schema: ExtractionSchema, answer: type[_Answer], field: str, row: type[BaseModel], most: int
+) -> type[_Answer]:
+    """``answer`` whose list ``field`` holds at most ``most`` ``row``s with ``head_type``,
+    ``relation`` and ``tail_type`` as enums of the schema (same model names, so the JSON
+    schema the server turns into a grammar is the plain model's with the enums in)."""
+    types = _enum("EntityType", schema.entity_types)
+    rels = _enum("RelationName", tuple(r.type for r in schema.relations))
+    constrained = create_model(
+        row.__name__,
+        __base__=row,
+        head_type=(types, ...),
+        relation=(rels, ...),
+        tail_type=(types, ...),
+    )
+    fields: dict[str, Any] = {field: (list[constrained], Field(max_length=most))}  # type: ignore[valid-type]
+    return create_model(answer.__name__, __base__=answer, **fields)
+
+
 class ExtractedTriple(BaseModel):
     """One fact stated in the text: (head, head_type, relation, tail, tail_type); the
     types and relation are enums of the schema in ``extraction_model``'s subclasses."""
@@ -80,20 +102,7 @@ class Extraction(BaseModel):
 def extraction_model(schema: ExtractionSchema) -> type[Extraction]:
     """The response model for one schema: types and relations as enums, so grammar-
     constrained decoding cannot leave the schema and validation rejects a free answer."""
-    types = _enum("EntityType", schema.entity_types)
-    rels = _enum("RelationName", tuple(r.type for r in schema.relations))
-    triple = create_model(
-        "ExtractedTriple",
-        __base__=ExtractedTriple,
-        head_type=(types, ...),
-        relation=(rels, ...),
-        tail_type=(types, ...),
-    )
-    return create_model(
-        "Extraction",
-        __base__=Extraction,
-        triples=(list[triple], Field(max_length=MAX_TRIPLES)),  # type: ignore[valid-type]
-    )
+    return _constrained(schema, Extraction, "triples", ExtractedTriple, MAX_TRIPLES)
 
 
 Rule = Literal[
@@ -144,12 +153,14 @@ def few_shots() -> dict[str, FewShot]:
     return {lang: FewShot.model_validate(data[lang]) for lang in ("en", "zh")}
 
 
-def _system(ctx: Context) -> ChatMessage:
+def _system(ctx: Context, template: str = SYSTEM_V1) -> ChatMessage:
+    """The system message: ``template`` (``SYSTEM_V1``, the tier's ``SYSTEM_V2``) filled
+    with the schema's types and relations and the document's main entity."""
     schema = ctx["schema"]
     assert isinstance(schema, ExtractionSchema), "the caller hands the prompt its schema"
     types, rels = schema.lines()
     main = str(ctx.get("main_entity") or "the entity the text is about")
-    return system(SYSTEM_V1.format(types=types, relations=rels, main=main))
+    return system(template.format(types=types, relations=rels, main=main))
 
 
 def _shots(lang: str) -> list[ChatMessage]:
@@ -236,20 +247,7 @@ class FactList(BaseModel):
 def fact_model(schema: ExtractionSchema) -> type[FactList]:
     """``FactList`` with the schema's types and relations as enums (grammar-constrained
     decoding cannot leave the schema; validation rejects a free answer that does)."""
-    types = _enum("EntityType", schema.entity_types)
-    rels = _enum("RelationName", tuple(r.type for r in schema.relations))
-    fact = create_model(
-        "ModelFact",
-        __base__=ModelFact,
-        head_type=(types, ...),
-        relation=(rels, ...),
-        tail_type=(types, ...),
-    )
-    return create_model(
-        "FactList",
-        __base__=FactList,
-        facts=(list[fact], Field(max_length=MAX_FACTS)),  # type: ignore[valid-type]
-    )
+    return _constrained(schema, FactList, "facts", ModelFact, MAX_FACTS)
 
 
 class TierShot(BaseModel):
@@ -280,14 +278,6 @@ SYSTEM_V2 = (
 )
 
 
-def _system_v2(ctx: Context) -> ChatMessage:
-    schema = ctx["schema"]
-    assert isinstance(schema, ExtractionSchema), "the caller hands the prompt its schema"
-    types, rels = schema.lines()
-    main = str(ctx.get("main_entity") or "the entity the text is about")
-    return system(SYSTEM_V2.format(types=types, relations=rels, main=main))
-
-
 def _tier_shots(profile: str) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for shot in tier_shots().get(profile) or tier_shots()["firms"]:
@@ -300,7 +290,7 @@ def _tier_shots(profile: str) -> list[ChatMessage]:
 def facts_v2(ctx: Context) -> list[ChatMessage]:
     """The tier's extraction: schema slice and examples of the document's profile
     (call | central_bank | zh_bond | firms); optional ``main_entity``."""
-    return [_system_v2(ctx), *_tier_shots(str(ctx["profile"])),
+    return [_system(ctx, SYSTEM_V2), *_tier_shots(str(ctx["profile"])),
             user(f"<text>{ctx['text']}</text>")]  # fmt: skip
 
 
