@@ -45,6 +45,7 @@ from core.runtime_state import Endpoints, read_state
 from core.settings import Settings
 from evaluation.bench.reference import bare_falkordb_runner, broker_rate
 from evaluation.bench.rounds import alternate, medians
+from evaluation.bench.rss import RssSampler
 from kg.graph import sink
 from kg.graph.queries import cypher
 from kg.graph.store import GraphStore, open_store
@@ -452,22 +453,6 @@ def _cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
     return out
 
 
-class _RssSampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.proc = psutil.Process(pid)
-        self.peak = 0
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                self.peak = max(self.peak, self.proc.memory_info().rss)
-            except psutil.Error:
-                return
-            self.stop.wait(0.2)
-
-
 def run_pipeline_bench(
     base: Settings,
     ep: Endpoints,
@@ -528,7 +513,7 @@ def run_pipeline_bench(
             svc = state.services.get(name) if state else None
             if svc is not None:
                 pids[name] = svc.pid
-        sampler = _RssSampler(proc.pid)
+        sampler = RssSampler(proc.pid, every=0.2)  # the first worker's process tree
         sampler.start()
         try:
             result = asyncio.run(
@@ -552,7 +537,7 @@ def run_pipeline_bench(
                 )
             )
         finally:
-            sampler.stop.set()
+            sampler.done.set()
             for p, _ in procs:
                 stop_pid(p.pid)
     result["workers"] = max(workers, 1)
@@ -606,7 +591,7 @@ async def _phases(
     steady_events: int,
     mix: str,
     limit_s: float,
-    sampler: _RssSampler,
+    sampler: RssSampler,
     pids: dict[str, int],
     metrics_url: str | None = None,
     worker_urls: Sequence[str] = (),
@@ -743,7 +728,7 @@ async def _phases(
         "steady_pacer": pacer,
         # the broker JVM's collector pauses during the steady phase (its GC log)
         "steady_broker_gc": gc_pauses(broker_gc_log(pids.get("broker")), since, until + 1.0),
-        "rss_mb": round(sampler.peak / 2**20, 1),
+        "rss_mb": round(sampler.peak_total, 1),
         # CPU seconds the burst cost each process: on a shared machine, events per
         # worker CPU-second says what one worker sustains on a core of its own.
         "burst_cpu_s": cpu,

@@ -52,7 +52,7 @@ def test_bench_all_carries_same_work_and_raw_ratios() -> None:
 
 
 def test_process_names_for_peak_rss() -> None:
-    from cli.bench_all import process_name
+    from evaluation.bench.rss import process_name
 
     py = "/x/.venv/bin/python"
     assert process_name([py, "-m", "cli.main", "bench", "kg", "--json"], "p") == "bench kg"
@@ -68,7 +68,7 @@ def test_rss_sampler_sees_the_process_tree() -> None:
     import subprocess
     import sys
 
-    from cli.bench_all import RssSampler
+    from evaluation.bench.rss import RssSampler
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
