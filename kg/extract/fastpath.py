@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from kg.extract.figures import (
     DATED_KINDS,
     FIGURE_PROPS,
+    MAX_PROPS,
     TAIL_KEY,
     complete_market,
     complete_metric,
@@ -298,16 +299,25 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
+def extract_patterns(
+    text: str,
+    ctx: DocContext,
+    lang: str,
+    answers: list[tuple[int, int, str]] | None = None,
+) -> list[Candidate]:
     """Every triple the patterns for ``lang`` find in ``text`` (spans index ``text``).
 
     Patterns run sentence by sentence, and only on sentences holding one of their
-    trigger words: the cost follows the sentences that can match, not the text."""
+    trigger words: the cost follows the sentences that can match, not the text.
+    ``answers``: the management turns of a call transcript in ``text`` (start, end,
+    speaker; ``kg.extract.calls.answer_spans``): ``scope: answer`` patterns read only
+    there, and every fact read there names its ``speaker``."""
     out: list[Candidate] = []
     low = text.lower()
     active = [
         p for p in PATTERNS
         if p.lang == lang and (not p.triggers or any(t in low for t in p.triggers))
+        and (p.scope == "any" or answers)
     ]  # fmt: skip
     if not active:
         return out
@@ -315,14 +325,26 @@ def extract_patterns(text: str, ctx: DocContext, lang: str) -> list[Candidate]:
     day = ctx.event_time.date().isoformat() if ctx.event_time else header_date(header)
     for a, b in sentence_spans(text):
         sent, sent_low = text[a:b], low[a:b]
+        spoken = [(x, y, s) for x, y, s in answers or () if x < b and a < y]
         found: list[Candidate] = []
         for pattern in active:
+            if pattern.scope == "answer" and not spoken:
+                continue
             if pattern.triggers and not any(t in sent_low for t in pattern.triggers):
                 continue
             for m in pattern.compiled.finditer(sent):
+                if pattern.scope == "answer" and not _speaker(a + m.end() - 1, spoken):
+                    continue
                 found.extend(_from_match(m, pattern, ctx, a, (sent, header, day)))
+        for c in found if spoken else ():  # the management speaker (a Triple holds 20 attributes)
+            if (who := _speaker(c.end - 1, spoken)) and len(c.props) < MAX_PROPS:
+                c.props.setdefault("speaker", who)
         out.extend(one_reading(found, ctx))
     return out
+
+
+def _speaker(at: int, spans: list[tuple[int, int, str]]) -> str:
+    return next((s for x, y, s in spans if x <= at < y), "")
 
 
 def one_reading(cands: list[Candidate], ctx: DocContext) -> list[Candidate]:

@@ -67,6 +67,9 @@ class Pattern:
     # two list groups read pairwise ("$92 million, $167 million and $218 million for ...
     # 2023, 2022 and 2021"): one triple per pair, none when the counts differ
     zip: tuple[str, ...] = ()
+    # "any": every sentence; "answer": only sentences management speaks in a call
+    # transcript (kg/extract/calls.py): a spoken figure there is the company's
+    scope: str = "any"
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:
@@ -105,6 +108,7 @@ class PatternSpec(BaseModel):
     phrases: list[str] = Field(default_factory=list)
     lists: list[str] = Field(default_factory=list)
     zip: list[str] = Field(default_factory=list, max_length=2)
+    scope: Literal["any", "answer"] = "any"
     note: str = ""  # where the shape comes from / an example sentence
 
 
@@ -238,6 +242,7 @@ def _load(text: str) -> tuple[list[Pattern], dict[str, str], list[PairRule]]:
             phrases=tuple(p.phrases),
             lists=tuple(p.lists),
             zip=tuple(p.zip),
+            scope=p.scope,
         )
         for p in spec.patterns
     ]

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from core.records import CleanDocument, Triple, stable_id
+from kg.extract.calls import Turn, answer_spans, asked_spans, transcript_turns
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.html_tables import read_html_table
@@ -44,8 +45,19 @@ from kg.graph.ontology import Ontology, default_ontology
 from kg.graph.static import bundled_universe_path, read_file
 
 FAST_VERSION = "fast.v1"
+# relations an analyst's question states no fact of: his figures are his reading
+SPOKEN = frozenset({"DISCLOSES", "HAS_VALUE"})
+
+
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= at < b for a, b in spans)
+
+
 MAX_DOC_CHARS = 5_000_000
 _ID_LIKE = re.compile(r"^(?:[A-Z0-9_.]{1,12}|new:.*|\d{6}(?:\.[A-Z]{2})?)$")
+# letters only, five or more ("IQVIA"): a name; a ticker the dictionary does not know is
+# shorter or carries digits and dots
+_NAME_LIKE = re.compile(r"^[A-Z]{5,12}$")
 _INSTITUTION = re.compile(
     r"Federal Open Market Committee|Federal Reserve|Committee|Central Bank|Bank of England|"
     r"European Central Bank|People's Bank of China|Treasury|Ministry|央行|人民银行|财政部",
@@ -215,8 +227,8 @@ class Extractor:
                 main, main_label = res.name, res.label
             if main:
                 aliases.append(entry.id if entry else res.id)
-            elif entry is None and not _ID_LIKE.match(hint):
-                main = hint  # a name the dictionary does not know yet
+            elif entry is None and (not _ID_LIKE.match(hint) or _NAME_LIKE.match(hint)):
+                main = hint  # a name the dictionary does not know yet ("IQVIA" too)
         aliases += short_names(main) if main else []
         if not main and (
             "Federal Open Market Committee" in text
@@ -254,7 +266,11 @@ class Extractor:
         drops: Counter[str] | None = None,
         before: str = "",
         until: date | None = None,
+        turns: list[Turn] | None = None,
     ) -> list[Candidate]:
+        """The LLM-free candidates of a chunk. ``turns``: the document's call-transcript
+        turns (``kg.extract.calls``): figures read in management turns name their speaker,
+        and figures an analyst states in his question are no fact of the company."""
         text = chunk.text
         if chunk.kind == "table" and "<table" in text[:200].lower():
             # HTML: read by its grid (column spans), kg/extract/html_tables.py
@@ -262,7 +278,8 @@ class Extractor:
             if drops is not None:
                 drops.update({TABLE_DROP_PREFIX + k: n for k, n in read.dropped.items() if n})
             return read.candidates
-        out = extract_patterns(text, ctx, "en") + extract_patterns(text, ctx, "zh")
+        answers = answer_spans(turns, chunk.start, chunk.end) if turns else None
+        out = extract_patterns(text, ctx, "en", answers) + extract_patterns(text, ctx, "zh")
         if chunk.kind == "table":
             read = read_chunk_table(text, ctx, context=f"{chunk.section} {before}")
             out += read.candidates
@@ -277,6 +294,12 @@ class Extractor:
             out += [c for c in found if c not in general]
             for c in general:  # the narrow rules' reading wins where both speak
                 out += suppress_known([c], out)
+        if turns:
+            asked = asked_spans(turns, chunk.start, chunk.end)
+            kept = [c for c in out if not (c.relation in SPOKEN and _inside(c.end - 1, asked))]
+            if drops is not None and len(kept) < len(out):
+                drops["analyst_turn"] += len(out) - len(kept)
+            out = kept
         return out
 
     def chunks_of(self, doc: ExtractDoc) -> tuple[str, list[Chunk]]:
@@ -331,6 +354,7 @@ class Extractor:
         llm_chunks = 0
         fye_note = fiscal_note(doc.title, doc.text)
         until = report_end(doc.text) if doc.kind == "filing" else None
+        turns = transcript_turns(text) if ctx.lang == "en" and doc.kind != "social" else []
         for chunk in chunks:
             key = chunk_key(chunk, version)
             if skip_seen and key in self._seen:
@@ -339,7 +363,9 @@ class Extractor:
             drops: Counter[str] = Counter()
             is_table = chunk.kind == "table"
             before = f"{table_context(text, chunk.start)} {fye_note}" if is_table else ""
-            cands = await asyncio.to_thread(self.fast_candidates, chunk, ctx, drops, before, until)
+            cands = await asyncio.to_thread(
+                self.fast_candidates, chunk, ctx, drops, before, until, turns
+            )
             result.stats.dropped.update(drops)
             run = LLMRun()
             use_llm = self.llm is not None and mode not in (Mode.FAST, Mode.AUTO)

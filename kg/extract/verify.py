@@ -209,6 +209,18 @@ def fact_key(c: Candidate) -> tuple[str, str, str, str]:
     return (k(c.head), c.relation, k(tail), str(c.props.get("period", "")))
 
 
+def decision_key(v: Verified) -> tuple[str, str, str, str] | None:
+    """A policy decision is one fact however often a story tells it: the same bank (by
+    its resolved id: "the Federal Reserve" = "the Fed"), action and day ("cut interest
+    rates" and "lowered a key interest rate by a quarter point")."""
+    c = v.cand
+    action = str(c.props.get("action", ""))
+    if c.relation != "SETS_POLICY" or not action:
+        return None
+    when = str(c.props.get("date") or c.props.get("period") or "")
+    return (v.head_id, c.relation, f"action:{action}", when)
+
+
 @dataclass(frozen=True, slots=True)
 class Issue:
     """One finding of the critic: candidate ``index`` breaks ``rule``."""
@@ -1137,9 +1149,11 @@ class Verifier:
             if isinstance(reason, str):
                 stats.dropped[reason] += 1
                 continue
-            key = fact_key(reason.cand)
+            key = decision_key(reason) or fact_key(reason.cand)
             if key in seen:
                 stats.dropped["duplicate"] += 1
+                if len(reason.cand.props) > len(seen[key].cand.props):
+                    seen[key] = reason  # one decision told twice: the fuller telling
                 continue
             seen[key] = reason
         out = list(seen.values())

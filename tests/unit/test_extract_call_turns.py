@@ -1,0 +1,99 @@
+"""Issue 43: earnings-call Q&A read by its turns. Who asks and who answers comes from the
+transcript; figures management speaks are the company's (with the call's quarter and the
+speaker), figures an analyst states in his question are not. Every company and person here
+is invented."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kg.extract import DocContext
+from kg.extract.calls import answer_spans, asked_spans, transcript_turns
+from kg.extract.fastpath import extract_patterns
+from kg.extract.pipeline import ExtractDoc, Extractor
+from kg.extract.types import Mode
+
+QA = (
+    "Dana Whitfield: Hi, thanks for taking my question. I think you talked about 12 new "
+    "logos. Can you talk about margins? Is 30% gross margin the right way to think about it?\n\n"
+    "Marcus Oyelaran: Sure, Dana. We had 14 client wins so far this year, and we expect to "
+    "expand margin by 20 basis points to 40 basis points for the full year. Total bookings "
+    "were up about 18% versus last quarter. We saw a 25% increase in renewals.\n\n"
+    "Dana Whitfield: Great, thanks.\n\n"
+    "Priya Castellano: And just to add, we have a backlog of over $310 million, our "
+    "strongest ever.\n"
+)
+CALL = DocContext(
+    doc_id="call", kind="filing", title="QRV Q2 2023 earnings call", main_entity="Quorvane"
+)
+
+
+def test_roles_come_from_the_transcript() -> None:
+    turns = transcript_turns(QA)
+    roles = {t.speaker: t.role for t in turns}
+    assert roles == {
+        "Dana Whitfield": "analyst",
+        "Marcus Oyelaran": "management",
+        "Priya Castellano": "management",
+    }
+    spans = answer_spans(turns, 0, len(QA))
+    assert [s for _, _, s in spans] == ["Marcus Oyelaran", "Priya Castellano"]
+    asked = asked_spans(turns, 0, len(QA))
+    assert QA[asked[0][0] : asked[0][1]].startswith("Hi, thanks for taking my question")
+
+
+def test_operator_introduces_the_analyst() -> None:
+    text = (
+        "Operator: Our next question comes from Lena Brodsky with Harwell Securities.\n"
+        "Lena Brodsky: Good morning. Thank you.\n"
+        "Tomas Eriksen: Good morning, Lena. Revenue was $1.2 billion.\n"
+    )
+    roles = {t.speaker: t.role for t in transcript_turns(text)}
+    assert roles == {
+        "Operator": "operator",
+        "Lena Brodsky": "analyst",
+        "Tomas Eriksen": "management",
+    }
+
+
+def test_news_with_labelled_lines_is_no_transcript() -> None:
+    news = (
+        "WASHINGTON (Reuters) - The central bank held rates.\n"
+        "KEY POINTS: * Rates unchanged at 1 percent.\n"
+        "COMMENTS: Jane Roe, economist: 'As expected.'\n"
+    )
+    assert transcript_turns(news) == []
+    assert transcript_turns("Revenue: $4 million.\nCosts: $3 million.\n") == []
+
+
+def test_spoken_figures_only_in_management_answers() -> None:
+    turns = transcript_turns(QA)
+    got = {
+        (c.tail, c.props.get("raw"), c.props.get("speaker"), c.props.get("period"))
+        for c in extract_patterns(QA, CALL, "en", answer_spans(turns, 0, len(QA)))
+    }
+    assert ("client wins", "14", "Marcus Oyelaran", "FY2023") in got
+    assert ("margin", "20 basis points to 40 basis points", "Marcus Oyelaran", "FY2023") in got
+    assert ("bookings", "18%", "Marcus Oyelaran", "2023-Q2") in got
+    assert ("renewals", "25%", "Marcus Oyelaran", "2023-Q2") in got
+    assert ("backlog", "$310 million", "Priya Castellano", "2023-Q2") in got
+    # the analyst's "12 new logos" and "30% gross margin" are his, not the company's
+    assert not any(raw in ("12", "30%") for _, raw, _, _ in got)
+    # without the transcript's turns the answer-scoped shapes do not run
+    assert not [c for c in extract_patterns(QA, CALL, "en") if c.rule.endswith("_call")]
+
+
+def test_the_pipeline_drops_what_the_analyst_states() -> None:
+    text = (
+        "Dana Whitfield: So revenue was $900 million in the quarter? Can you comment?\n\n"
+        "Marcus Oyelaran: Yes. Revenue was $950 million in the quarter.\n"
+    )
+    doc = ExtractDoc(
+        id="c1", text=text, title="QRV Q2 2023 earnings call", kind="filing", company="Quorvane"
+    )
+    result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
+    revenue = [t for t in result.triples if t.relation == "DISCLOSES" and t.tail == "Revenue"]
+    assert [t.attributes.get("raw") for t in revenue] == ["$950 million"]
+    assert revenue[0].attributes.get("speaker") == "Marcus Oyelaran"
+    assert revenue[0].attributes.get("period") == "2023-Q2"
+    assert result.stats.dropped["analyst_turn"] >= 1
