@@ -19,9 +19,8 @@ from evaluation.bench.embed import run_embed_bench
 from evaluation.bench.llm import run_llm_bench
 from kg.models.llm import make_llm_client
 from kg.models.llm_errors import LLMError
-from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, fetch_args
+from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, fetch_args, local_server
 from kg.models.prompts import chat, lib
-from ops.runtime import services
 
 
 def running_llm(settings: Settings) -> str | None:
@@ -112,6 +111,7 @@ def bench_llm(
     base_url: Annotated[
         str | None, typer.Option(help="bench this OpenAI-compatible server instead")
     ] = None,
+    nice: Annotated[int, typer.Option(help="nice of the model server started for it")] = 0,
     json_: AlwaysJson = True,
 ) -> None:
     """The served model's tokens/s at concurrency 1 and N beside bare requests, and the
@@ -128,17 +128,16 @@ def bench_llm(
     if base_url:
         emit_json(asyncio.run(bench(base, base_url)))
         return
-    with services(base, llm=True) as (settings, ep):
-        state = read_state(settings.state_file)
-        server = running_service(state, "llm") if not settings.llm.base_url else None
-        result = asyncio.run(
-            bench(
-                settings,
-                ep.llm_base_url,
-                server_pid=server.pid if server else None,
-                embedded=server is not None,
-            )
-        )
+    url = running_llm(base)
+    if url:  # the configured server, or the model server of a running `livekg up`
+        state = read_state(base.state_file)
+        server = running_service(state, "llm") if state and not base.llm.base_url else None
+        pid = server.pid if server else None
+        emit_json(asyncio.run(bench(base, url, server_pid=pid, embedded=server is not None)))
+        return
+    # the embedded model server alone (no broker or graph competing for the CPU)
+    with local_server(base, nice=nice) as (url, pid):
+        result = asyncio.run(bench(base, url, server_pid=pid, embedded=True))
     emit_json(result)
 
 

@@ -92,9 +92,13 @@ class LLMSettings(BaseModel):
     max_retries: int = 3
     n_threads: int = 2  # the embedded server's CPU threads in all, split over its replicas
     # Model instances of the embedded server (weights shared through mmap); each gets
-    # n_threads // replicas threads. One 2-thread instance: a lone request decodes on
-    # both cores (the 1.5B model is memory-bound: 2 threads ~ 1.6x one on a quiet machine).
+    # n_threads // replicas threads. One instance: its prompts on both cores, its decoding
+    # on decode_threads (the 1.5B model is memory-bound).
     replicas: int = 1
+    # Threads that decode (generate) per instance; prompt processing keeps n_threads //
+    # replicas. One: on the shared 2-core box 1 thread decoded 16.3 tokens/s against 12.0
+    # for 2 (load 2, interleaved, docs/models.md); 0: the same as prompt processing.
+    decode_threads: int = 1
     n_ctx: int = 4096
     # Set by the runtime for its children: ``base_url`` is livekg's own embedded model
     # server, not a model the operator serves (extraction skips it by default).
@@ -349,7 +353,7 @@ class ReportSettings(BaseModel):
     # (kg/report/narrative.py), en and zh, number-checked; never delays the report
     narrative: bool = True
     narrative_budget_s: float = 110.0  # all its model calls, per report
-    narrative_max_tokens: int = 120
+    narrative_max_tokens: int = 80  # per language: two short sentences
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

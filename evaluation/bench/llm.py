@@ -102,6 +102,7 @@ async def _phase(
         "requests_per_s": round(n / wall, 3),
         "mean_latency_s": round(sum(latencies) / len(latencies), 3),
         "requests": n,
+        "load_1m": round(os.getloadavg()[0], 2),  # the machine's load as the phase ended
     }
 
 
@@ -217,6 +218,7 @@ async def run_llm_bench(
     )
     llm = make_llm_client(patient, base_url, max_concurrency=concurrency)
     ref = {"tokens": 0, "seconds": 0.0}
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     try:
         # warm every slot (model pages, first-request setup) before timing
         await _phase(llm, max(2, min(concurrency, 4)), concurrency, 8, offset=0)
@@ -285,4 +287,8 @@ async def run_llm_bench(
         "structured_repairs": llm.stats.by_prompt.get(chat.summarize_v1.id, PromptStats()).repairs,
         "cpu_count": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
+        # the load beside every figure: at the start, after each c1 phase, at the end
+        "load_avg_at_start": load_at_start,
+        "load_1m_c1_phases": [p["load_1m"] for p in runs[1]],
+        "load_avg_at_end": [round(x, 2) for x in os.getloadavg()],
     }

@@ -104,6 +104,7 @@ class CompletionRequest:
     temperature: float
     schema: dict[str, Any] | None = None  # JSON schema the output must follow
     schema_name: str = "response"
+    stop: tuple[str, ...] = ()  # generation ends before any of these strings
 
 
 def completion_from(body: dict[str, Any]) -> Completion:
@@ -493,6 +494,8 @@ class OpenAICompatLLM(LLMClient):
         }
         if (rf := response_format_for(backend, req)) is not None:
             payload["response_format"] = rf
+        if req.stop:
+            payload["stop"] = list(req.stop)
         body = await self._request("POST", "chat/completions", json=payload)
         try:
             return completion_from(body)
@@ -550,12 +553,15 @@ class InProcessLLM(LLMClient):
         model: str = DEFAULT_LOCAL_MODEL,
         n_threads: int = 2,
         n_ctx: int = 4096,
+        decode_threads: int = 0,
         **kw: Any,
     ) -> None:
         kw["max_concurrency"] = 1
         super().__init__(model=model, **kw)
         self._model_path = model_path
         self.n_threads = n_threads
+        # generation threads (0: n_threads); prompt processing keeps n_threads
+        self.decode_threads = min(decode_threads, n_threads) if decode_threads > 0 else n_threads
         self.n_ctx = n_ctx
         self._llama: Any = None
         self._lock = threading.Lock()
@@ -568,8 +574,9 @@ class InProcessLLM(LLMClient):
 
             path = local_model_path(str(self._model_path or DEFAULT_LOCAL_MODEL))
             self._llama = Llama(
-                str(path), n_threads=self.n_threads, n_ctx=self.n_ctx, verbose=False
-            )
+                str(path), n_threads=self.decode_threads, n_threads_batch=self.n_threads,
+                n_ctx=self.n_ctx, verbose=False,
+            )  # fmt: skip
         return self._llama
 
     def _run(self, req: CompletionRequest) -> Completion:
@@ -582,6 +589,8 @@ class InProcessLLM(LLMClient):
             }
             if req.schema is not None:  # llama-cpp-python turns this into a GBNF grammar
                 kwargs["response_format"] = {"type": "json_object", "schema": req.schema}
+            if req.stop:
+                kwargs["stop"] = list(req.stop)
             try:
                 out = llama.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. prompt longer than n_ctx
@@ -629,7 +638,8 @@ def make_llm_client(
         "max_retries": cfg.max_retries,
     }
     if backend is Backend.INPROCESS or (not url and backend is Backend.AUTO):
-        return InProcessLLM(cfg.local_model, n_threads=cfg.n_threads, n_ctx=cfg.n_ctx, **common)
+        return InProcessLLM(cfg.local_model, n_threads=cfg.n_threads, n_ctx=cfg.n_ctx,
+                            decode_threads=cfg.decode_threads, **common)  # fmt: skip
     if not url:
         raise ConfigError(
             f"LLM backend {backend} needs a base URL: run `livekg up` or set LIVEKG_LLM__BASE_URL"

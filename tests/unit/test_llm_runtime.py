@@ -25,7 +25,11 @@ from kg.models.llm_runtime import (
 def test_server_command_runs_the_pool_with_the_thread_budget_split() -> None:
     cmd = server_command(Settings(llm={"n_threads": 2, "model": "tiny"}), 9000)
     assert cmd[1:5] == ["-m", "kg.models.llm_runtime", "--replicas", "1"]  # one 2-thread slot
-    assert cmd[cmd.index("--n_threads") + 1] == "2"
+    # prompts on both threads, generation on one (llm.decode_threads)
+    assert cmd[cmd.index("--n_threads_batch") + 1] == "2"
+    assert cmd[cmd.index("--n_threads") + 1] == "1"
+    both = server_command(Settings(llm={"n_threads": 2, "decode_threads": 0}), 9000)
+    assert both[both.index("--n_threads") + 1] == "2"
     assert cmd[cmd.index("--model") + 1] == str(local_model_path())
     assert cmd[cmd.index("--model_alias") + 1] == "tiny"
     assert cmd[cmd.index("--port") + 1] == "9000"
