@@ -16,6 +16,7 @@ from cli.output import AlwaysJson, DataDir, emit_json, fail, settings_for
 from core.errors import LivekgError
 from core.runtime_state import endpoints
 from core.settings import GraphBackend, Settings
+from evaluation.bench.narrative import run_narrative_replay
 from evaluation.bench.report import run_report_bench
 from evaluation.bench.retrieve import run_retrieve_bench, run_retrieve_graph_bench
 from evaluation.scorers.rag import run_rag_eval
@@ -239,6 +240,34 @@ def bench_report(
     """The bond report's own time on the sample day, beside the same arithmetic in plain
     Python (ratio)."""
     emit_json(run_report_bench(Settings(), n=n))
+
+
+@bench_app.command("narrative")
+def bench_narrative(
+    days: Annotated[int, typer.Option(min=1, help="market days of the sample, last first")] = 20,
+    base_url: Annotated[str | None, typer.Option(help="this OpenAI-compatible server")] = None,
+    nice: Annotated[int, typer.Option(help="nice of the model server started for the run")] = 5,
+    stack: Annotated[
+        bool, typer.Option(help="the whole embedded stack with the sample replayed; its memory")
+    ] = False,
+    budget_s: Annotated[float | None, typer.Option(help="default narrative_budget_s")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="default narrative_max_tokens")] = None,
+    json_: AlwaysJson = True,
+) -> None:
+    """Market days of the sample replayed with the report's background narrative on: per
+    day the report's time, the narrative's delay after it, prompt and generation time,
+    sentences kept and dropped, unsupported numbers (docs/reports.md)."""
+    emit_json(
+        run_narrative_replay(
+            Settings(),
+            days=days,
+            base_url=base_url,
+            nice=nice,
+            stack=stack,
+            budget_s=budget_s,
+            max_tokens=max_tokens,
+        )
+    )
 
 
 @bench_app.command("retrieve")

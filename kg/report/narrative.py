@@ -1,17 +1,20 @@
 """Model prose for a published bond report, written afterwards (issue 42).
 
 The computed report is built and published first (``build_bond_report``); then, in the
-background, the model writes a short commentary from that report's own facts and cited
-drivers, in English and in Chinese. Two stages (Chen et al., 3.3): the model selects
-among the report's facts (``report.select_facts.v1``, the drivers as knowledge), then
-writes over the selection (``report.narrative.v1``; both languages share the prompt up
-to the last instruction, so a served model's prompt cache holds the prefix). Every
-sentence goes through the report's number check (``kg.report.numbers``): a sentence
-with a number that is not one of the report's facts, or that names no subject the
-number belongs to, is dropped (listed in ``removed``); what is kept has 0 unsupported
-numbers. The report is never waited for: ``Narrator`` keeps one pending report (a newer
-one replaces a pending one, so no prose is written for a superseded report) and runs
-one at a time.
+background, the model writes a short commentary from that report's own facts, in
+English and in Chinese. Fast by design (``report.narrative.v3``): a fixed system prefix
+(the same bytes every day, so the server's prompt cache holds it), then only the day's
+ranked facts (at most ``max_facts``) and one line naming the language, so the Chinese
+prompt differs from the English one only in that line; at most ``max_tokens`` per
+language, stopped at the first blank line. Each language's prompt is timed alone (a
+one-token request) and then its generation (``timings``). With a served GPU model the
+model may first select among the facts (``select``: ``report.select_facts.v1``, the
+cited drivers as knowledge; Chen et al., 3.3). Every sentence goes through the report's
+number check (``kg.report.numbers``): a sentence with a number that is not one of the
+report's facts, or that names no subject the number belongs to, is dropped (listed in
+``removed``); what is kept has 0 unsupported numbers. The report is never waited for:
+``Narrator`` keeps one pending report (a newer one replaces a pending one, so no prose
+is written for a superseded report) and runs one at a time.
 """
 
 from __future__ import annotations
@@ -27,21 +30,44 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kg.models.prompts.report import FactSelection, narrative_v2, select_facts_v1
+from kg.models.llm import Completion, CompletionRequest
+from kg.models.prompts.report import FactSelection, narrative_v3, select_facts_v1
 from kg.report.compose import Analysis
 from kg.report.facts import Fact
 from kg.report.model import BondReportDoc
-from kg.report.numbers import Allowed, Removal, check_text
+from kg.report.numbers import Allowed, Removal, _mentions, check_text, extract_numbers
 from kg.report.rag import fact_lines, whole_sentences
+from kg.retrieve.text import mention_key, sentences
 
 log = logging.getLogger(__name__)
 
 # list markers at the start of a line ("1.", "2)", "3、", "-", "•"): the model numbers its
 # sentences although asked for prose, and the number check would read the "1" as a claim
 _LIST_MARK = re.compile(r"(?m)^\s*(?:\d{1,2}[.)、]|[-*•])\s*")
+# a label the model puts before its prose (it copies the prompt's example)
+_LABEL = re.compile(
+    r"(?im)^\s*(?:\*\*)?(?:example\s+)?(?:commentary|示例评述|评述|评论)(?:\*\*)?\s*[:：]\s*"
+)
 
-PROMPT_VERSION = f"{select_facts_v1.id}+{narrative_v2.id}"
+PROMPT_VERSION = narrative_v3.id
+PREFILL = "report.narrative_prompt.v3"  # the one-token request that times the prompt alone
+STOP = ("\n\n",)  # one paragraph: what follows a blank line is never prose of the report
 LANGS = ("en", "zh")
+
+
+_DONE = re.compile(r"[。！？]|[.!?](?=[\s\"')\]])")
+
+
+def complete_part(text: str) -> str:
+    """A text cut at ``max_tokens`` up to its last sentence end that something follows
+    ("... rose 5." cut from "rose 5.0 bp" is no sentence end)."""
+    ends = [m.end() for m in _DONE.finditer(text.strip())]
+    return text.strip()[: ends[-1]] if ends else ""
+
+
+def clean_prose(raw: str) -> str:
+    """The model's text without list markers and leading labels ("Commentary:")."""
+    return _LIST_MARK.sub("", _LABEL.sub("", str(raw))).strip()
 
 
 class Narrative(BaseModel):
@@ -72,6 +98,106 @@ def candidate_facts(doc: BondReportDoc, limit: int = 10) -> list[Fact]:
     return sorted((f for f in doc.facts if not f.stale), key=key)[:limit]
 
 
+# A move's direction as prose writes it. The number check compares magnitudes and the
+# subject named next to them; this catches "US10Y fell 5 bp" when US10Y rose 5 bp.
+_DOWN = re.compile(
+    r"\b(?:fell|fall|falls|falling|dropped|drop|drops|dropping|declined|declines?|declining|"
+    r"decreased?|decreasing|lower|down|eased|eases|easing|slipped|slid|cut|cuts|narrowed|"
+    r"narrowing|tightened)\b|下降|下跌|下行|回落|走低|降低|下滑|收窄|降息|减少"
+)
+_UP = re.compile(
+    r"\b(?:rose|rise|rises|rising|increased?|increasing|climbed|climbs?|higher|up|gained|"
+    r"gains?|jumped|widened|widening|steepened|hiked?)\b|上升|上涨|上行|走高|升高|攀升|走阔|"
+    r"扩大|加息|增加"
+)
+_CLAUSE = re.compile(r"[,;，；:：]|\b(?:and|while|but|whereas)\b|而|但|同时")
+_SIGNED = ("change", "spread_change", "policy_change")
+
+
+def wrong_direction(
+    text: str, doc: BondReportDoc, *, origin: str = ""
+) -> tuple[str, list[Removal]]:
+    """Sentences that write a move in the wrong direction, dropped: in a clause with
+    only falling words (or only rising ones), a change fact of a subject the clause names
+    whose size the clause states must have that sign ("US10Y下降5bp" when US10Y rose
+    5.0 bp goes). Levels and clauses with both or no direction words are not judged."""
+    moves = [f for f in doc.facts if f.kind in _SIGNED and f.value and not f.stale]
+    if not moves:
+        return text, []
+    allowed = allowed_for_report(doc, titles=False)
+    kept: list[str] = []
+    removed: list[Removal] = []
+    for sentence in sentences(text):
+        bad: list[str] = []
+        for clause in _CLAUSE.split(sentence):
+            down, up = bool(_DOWN.search(clause.lower())), bool(_UP.search(clause.lower()))
+            if down == up:
+                continue
+            key = mention_key(clause)
+            nums = [n for n in extract_numbers(clause)[0] if n.unit in ("bp", "pct", "")]
+            for f in moves:
+                keys = allowed.keys.get(f.subject) or []
+                if not keys or not _mentions(key, keys):
+                    continue
+                size = abs(f.value) if f.unit == "bp" else abs(f.value) * 100
+                hit = any(
+                    abs((n.value if n.unit != "pct" else n.value * 100) - size)
+                    <= max(n.tol * (100 if n.unit == "pct" else 1), 0.05)
+                    for n in nums
+                )
+                if hit and (f.value < 0) != down:
+                    bad.append(f"{f.subject} {f.value:+g} {f.unit}")
+        if bad:
+            removed.append(Removal(sentence=sentence, numbers=bad, origin=origin))
+        else:
+            kept.append(sentence)
+    return " ".join(kept), removed
+
+
+def _bp(v: float) -> str:
+    return f"{v:+.1f} bp"
+
+
+def fact_digest(doc: BondReportDoc, max_lines: int = 6) -> tuple[list[str], list[str]]:
+    """The day in at most ``max_lines`` short lines, one per subject, each number written
+    as its fact holds it: the day's policy decision, the headline movers, then US10Y,
+    US2Y, the 2s10s spread, CN10Y and the other levels ("US10Y 3.70% (1d +5.0 bp)",
+    "US10Y-US2Y spread 9.0 bp (1d +3.0 bp)"); and the ids of the facts used. A third of
+    the tokens of the facts' own sentences, and one line per subject."""
+    live = [f for f in doc.facts if not f.stale]
+    by: dict[str, dict[str, Fact]] = {}
+    for f in live:
+        key = f.kind if f.kind not in ("change", "spread_change") else f"d{f.horizon}"
+        by.setdefault(f.subject, {}).setdefault(key, f)
+    lines: list[str] = []
+    used: list[str] = []
+    for f in live:  # a decision taken on the report's day
+        if f.kind == "policy_change" and f.id.endswith(f"@{doc.as_of}"):
+            lines.append(f.text.rstrip("."))
+            used.append(f.id)
+            break
+    order = [h.indicator for h in doc.headline]
+    order += ["US10Y", "US2Y", "US10Y-US2Y", "CN10Y", "US3M", "US30Y", "CN1Y", "SOFR"]
+    order += [s for s in by if s not in order]
+    for subject in dict.fromkeys(order):
+        if len(lines) >= max_lines:
+            break
+        facts = by.get(subject, {})
+        head = facts.get("level") or facts.get("spread")
+        if head is None:
+            continue
+        day = facts.get("d1d")
+        if head.kind == "level":
+            text = f"{subject} {head.value:.2f}%"
+        else:
+            text = f"{subject} spread {head.value:.1f} bp"
+        if day is not None:
+            text += f" (1d {_bp(day.value)})"
+        lines.append(text)
+        used += [head.id] + ([day.id] if day is not None else [])
+    return lines, used
+
+
 def driver_lines(doc: BondReportDoc, per_driver: int = 2) -> str:
     """The report's cited drivers: the move, the titles of its documents, their facts."""
     lines = []
@@ -83,16 +209,12 @@ def driver_lines(doc: BondReportDoc, per_driver: int = 2) -> str:
     return "\n".join(lines)
 
 
-def conclusion_lines(doc: BondReportDoc, lang: str) -> str:
-    return "\n".join(
-        f"- {c.text if lang == 'en' else c.text_zh}" for c in doc.conclusions if c.show
-    )
-
-
-def allowed_for_report(doc: BondReportDoc) -> Allowed:
+def allowed_for_report(doc: BondReportDoc, *, titles: bool = True) -> Allowed:
     """The number check's allowed values for a stored report: its facts tied to their
     subjects (ids, table labels, tenors, in English and Chinese), the policy range, the
-    cited titles, the report's and the citations' dates (as ``build`` checks the text)."""
+    cited titles, the report's and the citations' dates (as ``build`` checks the text).
+    ``titles=False``: the facts alone (the narrative's check: the model never sees the
+    titles, so a title's number in its prose is invented or injected, not quoted)."""
     from kg.report.build import allowed_for
 
     labels = {r.id: r.label for t in doc.tables.values() for r in t.rows}
@@ -101,7 +223,7 @@ def allowed_for_report(doc: BondReportDoc) -> Allowed:
         as_of=doc.as_of, facts=doc.facts, policy=doc.policy, labels=labels,
         labels_zh=dict(doc.extra.get("labels_zh") or {}),
     )  # fmt: skip
-    allowed = allowed_for(a, [c.title for c in doc.citations if c.title])
+    allowed = allowed_for(a, [c.title for c in doc.citations if c.title] if titles else [])
     allowed.dates.update(c.published_at[:10] for c in doc.citations if c.published_at)
     allowed.dates.add(doc.as_of)
     return allowed
@@ -115,62 +237,85 @@ async def _within(call: Callable[[], Awaitable[Any]], deadline: float) -> Any:
         return await call()
 
 
+async def _complete(llm: Any, msgs: list[Any], name: str, max_tokens: int, deadline: float,
+                    stop: tuple[str, ...] = ()) -> tuple[Completion, float]:  # fmt: skip
+    t = time.perf_counter()
+    req = CompletionRequest(list(msgs), max_tokens, 0.0, stop=stop)
+    c = await _within(lambda: llm.complete(req, prompt_name=name), deadline)
+    return c, time.perf_counter() - t
+
+
 async def write_narrative(
     doc: BondReportDoc,
     llm: Any,
     *,
     langs: tuple[str, ...] = LANGS,
     budget_s: float = 110.0,
-    max_tokens: int = 160,
-    max_facts: int = 10,
-    select: bool = True,
+    max_tokens: int = 90,
+    max_facts: int = 6,
+    select: bool = False,
+    split_timing: bool = True,
 ) -> Narrative:
-    """Both stages for one report within ``budget_s``; never raises for a model failure
-    (it is recorded in ``errors`` and that language stays empty)."""
+    """The commentary of one report within ``budget_s``; never raises for a model failure
+    (it is recorded in ``errors`` and that language stays empty).
+
+    ``report.narrative.v3``: the fixed system prefix, the day in at most ``max_facts``
+    short lines (``fact_digest``), one line naming the language; at most ``max_tokens``
+    per language, stopped at the first blank line, a cut last sentence dropped, then the
+    number check and the direction check (``wrong_direction``). ``select``: stage 1
+    first (the model picks among 10 ranked facts; worth it on a served GPU model only).
+    ``split_timing``: each language's prompt is first sent alone for one token
+    (``{lang}_prompt_s``: prompt processing, what the prefix cache saves), then in full
+    (``{lang}_gen_s``: generation, the prompt now cached); the extra request costs one
+    token."""
     started = time.perf_counter()
     deadline = started + budget_s
     out = Narrative(report_id=doc.id, model=str(getattr(llm, "model", "") or ""))
-    facts = candidate_facts(doc, max_facts)
-    if not facts or not doc.as_of:
+    facts = candidate_facts(doc, max(max_facts, 10))
+    digest, used = fact_digest(doc, max_facts)
+    if not (facts and digest) or not doc.as_of:
         out.errors.append("no facts to write about")
         return out
-    drivers = driver_lines(doc) or "(none)"
-    chosen = facts
+    lines, out.selected = "\n".join(f"{i}: {t}" for i, t in enumerate(digest, 1)), used
     if select and len(facts) > 4:
         t = time.perf_counter()
         q = "Which facts matter most for today's bond market commentary?"
         try:
-            msgs = select_facts_v1(question=q, facts=fact_lines(facts), knowledge=drivers)
+            msgs = select_facts_v1(question=q, facts=fact_lines(facts),
+                                   knowledge=driver_lines(doc) or "(none)")  # fmt: skip
             pick: FactSelection = await _within(lambda: llm.structured(
                 msgs, FactSelection, prompt_name=select_facts_v1.id, max_tokens=40,
                 max_repairs=0), deadline)  # fmt: skip
             idx = sorted({n - 1 for n in pick.facts if 0 < n <= len(facts)})
-            chosen = [facts[i] for i in idx][:6] or facts[:6]
+            chosen = [facts[i] for i in idx][:max_facts] or facts[:max_facts]
         except Exception as exc:  # a failed selection: the top facts, as ranked
             out.errors.append(f"select: {type(exc).__name__}: {exc}"[:300])
-            chosen = facts[:6]
+            chosen = facts[:max_facts]
         out.timings["select_s"] = round(time.perf_counter() - t, 2)
-    out.selected = [f.id for f in chosen]
-    allowed = allowed_for_report(doc)
+        lines, out.selected = fact_lines(chosen), [f.id for f in chosen]
+    allowed = allowed_for_report(doc, titles=False)
     for lang in langs:
         t = time.perf_counter()
+        msgs = narrative_v3(facts=lines, lang=lang)
         try:
-            msgs = narrative_v2(
-                facts=fact_lines(chosen),
-                drivers=drivers,
-                conclusions=conclusion_lines(doc, lang) or "(none)",
-                lang=lang,
-            )
-            raw = await _within(lambda m=msgs: llm.chat(  # type: ignore[misc]
-                m, prompt_name=narrative_v2.id, max_tokens=max_tokens), deadline)  # fmt: skip
+            if split_timing:
+                c, s = await _complete(llm, msgs, PREFILL, 1, deadline)
+                out.timings[f"{lang}_prompt_s"] = round(s, 2)
+                out.timings[f"{lang}_prompt_tokens"] = c.prompt_tokens
+            c, s = await _complete(llm, msgs, narrative_v3.id, max_tokens, deadline, STOP)
+            out.timings[f"{lang}_gen_s"] = round(s, 2)
+            out.timings[f"{lang}_tokens"] = c.completion_tokens
         except Exception as exc:
             out.errors.append(f"{lang}: {type(exc).__name__}: {exc}"[:300])
             out.timings[f"{lang}_s"] = round(time.perf_counter() - t, 2)
             continue
-        prose = _LIST_MARK.sub("", str(raw))  # "1. ..." lines: the "1" is no claim
+        prose = clean_prose(c.text)
+        if c.finish_reason == "length":  # cut by max_tokens: its last sentence may be too
+            prose = complete_part(prose)
         checked = check_text(whole_sentences(prose), allowed, origin=f"narrative:{lang}")
-        setattr(out, lang, checked.text)
-        out.removed += checked.removed
+        text, wrong = wrong_direction(checked.text, doc, origin=f"narrative:{lang}:direction")
+        setattr(out, lang, text)
+        out.removed += checked.removed + wrong
         out.unsupported_numbers += checked.unsupported_numbers
         out.timings[f"{lang}_s"] = round(time.perf_counter() - t, 2)
     out.timings["total_s"] = round(time.perf_counter() - started, 2)
@@ -255,5 +400,6 @@ __all__ = [
     "allowed_for_report",
     "apply_narrative",
     "candidate_facts",
+    "fact_digest",
     "write_narrative",
 ]
