@@ -16,10 +16,10 @@ from cli.output import AlwaysJson, emit_json
 from core.runtime_state import read_state, running_service
 from core.settings import Settings
 from evaluation.bench.embed import run_embed_bench
-from evaluation.bench.llm import run_llm_bench
+from evaluation.bench.llm import local_server, run_llm_bench
 from kg.models.llm import make_llm_client
 from kg.models.llm_errors import LLMError
-from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, fetch_args, local_server
+from kg.models.llm_runtime import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, fetch_args
 from kg.models.prompts import chat, lib
 
 

@@ -21,20 +21,25 @@ its same-run reference, and what the prompt-prefix cache saves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
 
+from core.errors import ConfigError
 from core.settings import Settings
 from kg.models.llm import LLMClient, OpenAICompatLLM, PromptStats, make_llm_client
 from kg.models.llm_errors import StructuredOutputError
-from kg.models.llm_runtime import LOCAL_MODELS
+from kg.models.llm_runtime import LOCAL_MODELS, server_command, server_env
 from kg.models.prompts import chat
 from kg.models.prompts.base import ChatMessage, system, user
+from ops.runtime import free_port
 
 BENCH_TIMEOUT_S = 900.0
 
@@ -45,6 +50,47 @@ TOPICS = [
     "a market crash", "a bank run", "a new stock index", "a commodity boom",
     "a treasury auction", "a merger", "a hedge fund", "a tax reform",
 ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def local_server(
+    settings: Settings, *, nice: int = 0, ready_s: float = 300.0, log: Path | None = None
+) -> Iterator[tuple[str, int]]:
+    """The embedded model server alone (no broker, graph or worker) for a bench or a
+    replay: ``(base_url, pid)`` while the block runs, stopped after it. ``nice``: its
+    CPU priority on a shared machine (``nice -n``)."""
+    port = free_port()
+    cmd = server_command(settings, port)
+    if nice:
+        cmd = ["nice", "-n", str(nice), *cmd]
+    out = open(log, "ab") if log else subprocess.DEVNULL  # closed below
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, **server_env()})  # fmt: skip
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + ready_s
+        while True:
+            if proc.poll() is not None:
+                raise ConfigError(f"the model server exited with {proc.returncode}")
+            try:
+                if httpx.get(f"{base}/models", timeout=2.0).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the model server did not answer within {ready_s:.0f}s")
+            time.sleep(0.5)
+        yield base, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        if log:
+            out.close()  # type: ignore[union-attr]
 
 
 def process_cpu_s(pid: int | None) -> float:

@@ -38,9 +38,10 @@ from typing import Any
 import psutil
 
 from core.settings import Settings
+from evaluation.bench.llm import local_server
 from evaluation.bench.report import sample_docs, sample_rows
 from kg.models.llm import make_llm_client
-from kg.models.llm_runtime import local_model_path, local_server
+from kg.models.llm_runtime import local_model_path
 from kg.report import build_bond_report
 from kg.report.facts import Series, indicator_catalog, series_from_rows
 from kg.report.model import BondReportDoc

@@ -29,16 +29,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import contextvars
 import heapq
 import itertools
 import os
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -161,55 +157,6 @@ def server_command(
 def server_env() -> dict[str, str]:
     """Environment for the model server process (OpenMP reads it when llama.cpp loads)."""
     return dict(OMP_ENV)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def local_server(
-    settings: Settings, *, nice: int = 0, ready_s: float = 300.0, log: Path | None = None
-) -> Iterator[tuple[str, int]]:
-    """The embedded model server alone (no broker, graph or worker) for a bench or a
-    replay: ``(base_url, pid)`` while the block runs, stopped after it. ``nice``: its
-    CPU priority on a shared machine (``nice -n``)."""
-    import httpx  # the client side's dependency; the server process does not need it
-
-    port = free_port()
-    cmd = server_command(settings, port)
-    if nice:
-        cmd = ["nice", "-n", str(nice), *cmd]
-    out = open(log, "ab") if log else subprocess.DEVNULL  # closed below
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, **server_env()})  # fmt: skip
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + ready_s
-        while True:
-            if proc.poll() is not None:
-                raise ConfigError(f"the model server exited with {proc.returncode}")
-            try:
-                if httpx.get(f"{base}/models", timeout=2.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise ConfigError(f"the model server did not answer within {ready_s:.0f}s")
-            time.sleep(0.5)
-        yield base, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        if log:
-            out.close()  # type: ignore[union-attr]
 
 
 # -- the slot pool (runs inside the server process) ----------------------------------------
