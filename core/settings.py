@@ -246,7 +246,26 @@ class SearchConnectorSettings(BaseModel):
     timeout_s: float | None = None
 
 
-class SentimentSettings(BaseModel):
+class SentimentAlertRules(BaseModel):
+    """The sentiment alert rules that ``kg.sentiment.state.update`` applies: defined once,
+    for the ``sentiment.*`` settings that carry them (flat: ``sentiment.min_docs``) and
+    for the stream and drills that take them alone (``from_settings``)."""
+
+    short_alpha: float = 0.5
+    long_alpha: float = 0.1
+    shift_threshold: float = 0.5
+    min_docs: int = 3
+    alert_cooldown_s: float = 600.0
+    watchlist: frozenset[str] = frozenset()
+    strong_negative_p: float = 0.8
+
+    @classmethod
+    def from_settings(cls, s: SentimentAlertRules) -> SentimentAlertRules:
+        """Just the rules of ``s`` (the ``sentiment.*`` settings, which are rules too)."""
+        return SentimentAlertRules(**{k: getattr(s, k) for k in SentimentAlertRules.model_fields})
+
+
+class SentimentSettings(SentimentAlertRules):
     """Sentiment stream (issue 6): classifier, retrieval augmentation, rolling state, alerts.
 
     Rolling state per entity is two EWMAs of polarity p(pos) - p(neg); a shift alert
@@ -283,13 +302,6 @@ class SentimentSettings(BaseModel):
     # external search connectors, besides the graph's own sources, e.g.
     # LIVEKG_SENTIMENT__RAG_SEARCH='[{"kind": "searxng", "url": "http://searx:8080"}]'
     rag_search: list[SearchConnectorSettings] = Field(default_factory=list)
-    short_alpha: float = 0.5
-    long_alpha: float = 0.1
-    shift_threshold: float = 0.5
-    min_docs: int = 3
-    alert_cooldown_s: float = 600.0
-    watchlist: list[str] = Field(default_factory=list)
-    strong_negative_p: float = 0.8
 
 
 class IndicatorAlertSettings(BaseModel):

@@ -23,6 +23,7 @@ from core.records import (
     stable_id,
     to_epoch_ms,
 )
+from core.settings import SentimentAlertRules
 
 RECENT_KEPT = 10
 SEEN_KEPT = 256  # copies further apart than this many scores of one entity fold twice
@@ -48,20 +49,8 @@ class EntityState(BaseModel):
     seen: list[int] = Field(default_factory=list)
 
 
-class AlertRules(BaseModel):
-    short_alpha: float = 0.5
-    long_alpha: float = 0.1
-    shift_threshold: float = 0.5
-    min_docs: int = 3
-    alert_cooldown_s: float = 600.0
-    watchlist: frozenset[str] = frozenset()
-    strong_negative_p: float = 0.8
-
-    @classmethod
-    def from_settings(cls, s: object) -> AlertRules:
-        fields = {k: getattr(s, k) for k in cls.model_fields if hasattr(s, k)}
-        fields["watchlist"] = frozenset(getattr(s, "watchlist", ()) or ())
-        return cls(**fields)
+# The rules are defined once, beside the ``sentiment.*`` settings that carry them.
+AlertRules = SentimentAlertRules
 
 
 def score_mark(score_id: str) -> int:
