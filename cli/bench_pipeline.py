@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from cli.groups import bench_app
-from cli.output import emit_json
+from cli.output import AlwaysJson, emit_json
 from core.settings import GraphBackend, Settings
 from evaluation.bench.pipeline import run_pipeline_bench
 from evaluation.bench.sentiment_stream import run_sentiment_stream_bench
@@ -30,7 +30,7 @@ def bench_pipeline(
         GraphBackend | None,
         typer.Option("--graph", help="neo4j: on a private local Neo4j and broker"),
     ] = None,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Broker -> normalize -> graph sink throughput and produce-to-graph latency."""
     if mix not in {"docs", "ticks", "mixed"}:
@@ -52,7 +52,7 @@ def bench_pipeline(
 def bench_sentiment_stream(
     rate: Annotated[float, typer.Option(help="documents/s produced to docs.clean")] = 100.0,
     seconds: Annotated[float, typer.Option(help="length of the run")] = 20.0,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Clean document -> sentiment score latency through the broker and a real worker."""
     with services(Settings()) as (settings, ep):

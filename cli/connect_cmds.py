@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from cli.groups import app, bench_app, connect_app
-from cli.output import emit_json, settings_for
+from cli.output import AlwaysJson, DataDir, emit_json, settings_for
 from connectors.checkpoint import CheckpointStore
 from connectors.registry import SOURCES, build
 from connectors.replay import replay_file
@@ -38,7 +38,7 @@ def replay(
     file: Path,
     topic: Annotated[str, typer.Option(help="target topic, e.g. raw.news")],
     rate: Annotated[float | None, typer.Option(help="records per second (default: max)")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    data_dir: DataDir = None,
     progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
 ) -> None:
     """Replay a JSONL or CSV file of records into TOPIC (validated first; invalid rows reported)."""
@@ -59,7 +59,7 @@ def replay(
 
 
 @connect_app.command("list")
-def list_sources(data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None) -> None:
+def list_sources(data_dir: DataDir = None) -> None:
     """Known sources, whether they need internet, and their checkpoints."""
     s = settings_for(data_dir)
     store = CheckpointStore(checkpoint_dir(s))
@@ -90,7 +90,7 @@ def run_source(
         str, typer.Argument(help="akshare | yfinance | edgar | feeds | social-feed | file")
     ],
     once: Annotated[bool, typer.Option("--once", help="one poll, then exit")] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    data_dir: DataDir = None,
     metrics_port: Annotated[int, typer.Option(help="serve /metrics on this port (0: off)")] = 0,
     metrics_host: Annotated[str, typer.Option(help="address for /metrics")] = "127.0.0.1",
 ) -> None:
@@ -128,7 +128,7 @@ def run_source(
 @connect_app.command("reset")
 def reset(
     source: str,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    data_dir: DataDir = None,
 ) -> None:
     """Forget SOURCE's checkpoint (the next run starts from its initial lookback)."""
     removed = CheckpointStore(checkpoint_dir(settings_for(data_dir))).reset(source)
@@ -138,10 +138,8 @@ def reset(
 @bench_app.command("replay")
 def bench_replay(
     records: Annotated[int, typer.Option(help="records to replay")] = 100_000,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="(output is always one JSON line)")
-    ] = True,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    json_out: AlwaysJson = True,
+    data_dir: DataDir = None,
 ) -> None:
     """Replay throughput into raw.ticks, counted once acknowledged by the broker.
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from cli.groups import app
-from cli.output import emit_json
+from cli.output import AlwaysJson, emit_json
 from core.settings import GraphBackend
 from evaluation.drill import FULL_SIZES, run_drills
 from evaluation.drill.result import DrillResult
@@ -24,7 +24,7 @@ def drill(
     graph: Annotated[
         GraphBackend, typer.Option("--graph", help="the drill stack's graph: falkordb or neo4j")
     ] = GraphBackend.FALKORDB,
-    json_: Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")] = True,
+    json_: AlwaysJson = True,
 ) -> None:
     """Crash, restart and outage drills on a private embedded stack; exits 1 if any fails.
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from cli.groups import app, bench_app, eval_app
-from cli.output import AlwaysJson, emit_json
+from cli.output import AlwaysJson, BaseUrl, emit_json
 from core.settings import Settings
 from evaluation.scorers.extract import evaluate
 from evaluation.scorers.extract_gold import attach_texts, doc_fields, read_gold, score
@@ -66,7 +66,7 @@ async def _close(extractor: Any) -> None:
 def extract(
     file: Annotated[Path, typer.Argument(help="a document (.txt/.md) or a JSONL of documents")],
     mode: ModeOpt = "reflection",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
+    base_url: BaseUrl = None,
     json_: Annotated[bool, typer.Option("--json", help="one JSON line per triple")] = False,
 ) -> None:
     """Extract triples from documents and print them (with provenance)."""
@@ -114,7 +114,7 @@ def eval_extract(
         Path | None,
         typer.Option(help="with --gold: texts by id for gold lines without (real_docs_dev dir)"),
     ] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
+    base_url: BaseUrl = None,
     dump: Annotated[Path | None, typer.Option(help="write the triples here (JSONL)")] = None,
     json_: AlwaysJson = True,
 ) -> None:
@@ -270,7 +270,7 @@ def bench_extract(
     modes: Annotated[
         str, typer.Option(help="comma-separated modes to time")
     ] = "fast,single,multi,reflection",
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")] = None,
+    base_url: BaseUrl = None,
     chunks: Annotated[
         int, typer.Option(help="English news chunks through the whole fast path (0: skip)")
     ] = 300,

@@ -16,6 +16,7 @@ from core.settings import Settings
 
 AlwaysJson = Annotated[bool, typer.Option("--json", help="(always JSON; kept for symmetry)")]
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="State directory (default .data)")]
+BaseUrl = Annotated[str | None, typer.Option(help="OpenAI-compatible /v1 URL")]
 
 
 def emit_json(obj: Any) -> None:
