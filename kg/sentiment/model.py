@@ -26,7 +26,7 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 import numpy as np
 
@@ -378,6 +378,14 @@ class AccurateArtifactMissing(FileNotFoundError):
     """``sentiment.classifier = "accurate"`` without a trained teacher artifact."""
 
 
+class EncoderOptions(TypedDict):
+    """How the encoders run: the options every encoder loader takes, passed on together."""
+
+    num_threads: int
+    quantize: bool
+    runtime: Runtime
+
+
 def load_accurate(
     path: Path,
     artifacts: Path = ARTIFACTS,
@@ -394,12 +402,11 @@ def load_accurate(
             f"no accurate-tier artifact at {path}: pip install -e '.[teacher]' && "
             "livekg train sentiment --only teacher (or set sentiment.accurate_artifact)"
         )
-    english = load_encoder_classifier(
-        path.parent, path.name, num_threads=num_threads, quantize=quantize, runtime=runtime
-    )
+    opts = EncoderOptions(num_threads=num_threads, quantize=quantize, runtime=runtime)
+    english = load_encoder_classifier(path.parent, path.name, **opts)
     if quantize and runtime == "onnx":  # int8 but for the float MatMuls FLOAT_MATMULS names
         english.model_id = f"{english.model_id}-int8mixed"
-    default = load_default(artifacts, num_threads=num_threads, quantize=quantize, runtime=runtime)
+    default = load_default(artifacts, **opts)
     if isinstance(default, RoutedClassifier):
         return RoutedClassifier(english, default.chinese, default.japanese)
     return RoutedClassifier(english, default)
@@ -407,20 +414,14 @@ def load_accurate(
 
 def load_from_settings(cfg: SentimentSettings) -> SentimentClassifier:
     """The CPU classifier the ``sentiment.*`` settings describe (worker and CLI alike)."""
+    opts = EncoderOptions(num_threads=cfg.num_threads, quantize=cfg.quantize, runtime=cfg.runtime)
     if cfg.classifier == "accurate":
-        return load_accurate(
-            accurate_artifact_path(cfg.accurate_artifact),
-            num_threads=cfg.num_threads,
-            quantize=cfg.quantize,
-            runtime=cfg.runtime,
-        )
+        return load_accurate(accurate_artifact_path(cfg.accurate_artifact), **opts)
     return load_default(
-        num_threads=cfg.num_threads,
         kind=cfg.classifier,
-        quantize=cfg.quantize,
-        runtime=cfg.runtime,
         cascade_threshold=cfg.cascade_threshold,
         memory=cfg.label_memory,
+        **opts,
     )
 
 
