@@ -215,7 +215,7 @@ def clean_phrase(value: str) -> str:
     return phrase if any(c.isalpha() for c in phrase) else ""
 
 
-_ZIP_SEP = re.compile(r",?\s+and\s+|,\s*")
+_ZIP_SEP = re.compile(r",?\s+and\s+|,\s*|、")
 _VERB_CLAUSE = re.compile(r",?\s+and\s+(?:" + "|".join(sorted(_ITEM_VERB)) + r")\b.*$", re.S)
 _LIST_SEP = re.compile(r",\s*(?:and\s+|or\s+)?|\s+as\s+well\s+as\s+")
 

@@ -580,6 +580,23 @@ def _trim(props: dict[str, str | float]) -> None:
 _ZH_DATE = re.compile(r"(?:(?P<y>(?:19|20)\d{2})年)?(?P<m>\d{1,2})月(?P<d>\d{1,2})日")
 
 
+# units of Chinese market wraps the shared figure reader has no word for
+_ZH_UNITS = (("百分点", "%"), ("%", "%"), ("个基点", "bp"), ("bp", "bp"), ("BP", "bp"),
+             ("点", "points"), ("美元", "USD"))  # fmt: skip
+_ZH_LEVEL = re.compile(r"(?P<neg>负)?(?P<num>\d[\d,]*(?:\.\d+)?)(?P<unit>点|美元)")
+
+
+def _zh_points(raw: str) -> Figure | None:
+    """'25,916.54点' -> 25916.54 points, '每桶67.75美元' -> 67.75 USD, '负0.56%' -> -0.56 %."""
+    if raw.startswith("负") and (fig := parse_figure(raw[1:])) is not None:
+        return Figure(-fig.value, fig.unit, fig.scale, raw)
+    m = _ZH_LEVEL.search(raw)
+    if m is None:
+        return None
+    value = float(m.group("num").replace(",", "")) * (-1 if m.group("neg") else 1)
+    return Figure(value, "points" if m.group("unit") == "点" else "USD", "", raw)
+
+
 def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> None:
     """A commentary fact's date (the sentence's "3月12日" in the document's year, else the
     document's day) and its numbers: ``val`` 1.68% -> ``value`` 1.68 ``unit`` %, ``amt``
@@ -590,13 +607,15 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
         props["date"] = f"{year}-{int(m.group('m')):02d}-{int(m.group('d')):02d}"
     elif doc_date:
         props["date"] = doc_date
-    val = parse_figure(str(props.get("val") or props.get("spval") or ""), context=sentence)
+    raw_val = str(props.get("val") or props.get("spval") or "")
+    val = _zh_points(raw_val) or parse_figure(raw_val, context=sentence)
     if val is not None:
         props.update(value=val.value, unit=val.unit)
-    elif (chg := re.match(r"\d+(?:\.\d+)?", str(props.get("chg", "")))) is not None:
+    elif (chg := re.match(r"\d[\d,]*(?:\.\d+)?", str(props.get("chg", "")))) is not None:
         said = str(props.get("chg_unit", "")) + str(props["chg"])
-        unit = "%" if "百分点" in said or "%" in said else "bp"  # "跌0.41%": a move in %
-        props.update(value=float(chg.group(0)), unit=unit, measure="change")
+        # "跌0.41%": a move in %; "下跌79.33点": index points; "收高0.33美元": dollars
+        unit = next((u for w, u in _ZH_UNITS if w in said), "bp")
+        props.update(value=float(chg.group(0).replace(",", "")), unit=unit, measure="change")
     amt = parse_figure(str(props.get("amt") or props.get("amt2") or ""), context=sentence)
     if amt is not None:
         props.update(amount_value=amt.value, amount_unit=amt.unit, scale=amt.scale)
