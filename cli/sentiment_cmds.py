@@ -41,7 +41,8 @@ TRAIN_PARTS = (
     "lexical",
     "metrics",
 )
-# Options shared by ``eval sentiment`` and ``bench sentiment`` (classifier construction).
+# Options shared by the sentiment commands (training data, classifier construction).
+TwitterFiqaDir = Annotated[Path, typer.Option(help="folder with twitter/fiqa data")]
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads")]
 QuantizeOpt = Annotated[
     bool | None,
@@ -52,7 +53,7 @@ RuntimeOpt = Annotated[str | None, typer.Option(help="onnx | torch (encoders; de
 
 @train_app.command("sentiment")
 def train_sentiment(
-    data_dir: Annotated[Path, typer.Option(help="folder with twitter/fiqa data")] = DEFAULT_DATA,
+    data_dir: TwitterFiqaDir = DEFAULT_DATA,
     out: Annotated[
         Path | None, typer.Option(help="artifact folder (default: the package's)")
     ] = None,
@@ -64,7 +65,7 @@ def train_sentiment(
         int | None, typer.Option(help="layers adapted from the top (default: recipe)")
     ] = None,
     lr: Annotated[float | None, typer.Option(help="learning rate (default: recipe)")] = None,
-    threads: Annotated[int, typer.Option(help="CPU threads")] = 2,
+    threads: ThreadsOpt = 2,
     only: Annotated[
         str,
         typer.Option(
@@ -135,7 +136,7 @@ def export_instructions(
     out: Annotated[Path, typer.Option(help="JSONL file to write")] = Path(
         "sentiment_instructions.jsonl"
     ),
-    data_dir: Annotated[Path, typer.Option(help="folder with twitter/fiqa data")] = DEFAULT_DATA,
+    data_dir: TwitterFiqaDir = DEFAULT_DATA,
     data: Annotated[Path | None, typer.Option(help="one labelled file instead of data-dir")] = None,
     format_: Annotated[str, typer.Option("--format", help="format of --data")] = "twitter",
     seed: Annotated[int, typer.Option(help="instruction choice seed")] = 0,
