@@ -104,6 +104,15 @@ def type_key(name: str) -> str:
     return re.sub(r"[\s_\-:./]+", "", unicodedata.normalize("NFKC", name)).casefold()
 
 
+def key_index(names: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``type_key(name) -> target`` over ``(name, target)`` pairs; of the names that share
+    a key, the first one wins (callers order them by precedence)."""
+    keys: dict[str, str] = {}
+    for name, target in names:
+        keys.setdefault(type_key(name), target)
+    return keys
+
+
 class PruneReason(StrEnum):
     """Why a triple was rejected (neo4j-graphrag's PruningReason, our cases)."""
 
@@ -149,16 +158,12 @@ class Ontology(BaseModel):
     def _concept_keys(self) -> dict[str, str]:
         # Concrete labels first, then their aliases, then abstract labels: an extractor's
         # "Organization" means a Company node, not the abstract family.
-        keys: dict[str, str] = {}
         concrete = [c for c in self.concepts if not c.abstract]
-        for c in concrete:
-            keys.setdefault(type_key(c.label), c.label)
-        for c in concrete:
-            for name in c.aliases:
-                keys.setdefault(type_key(name), c.label)
-        for c in self.concepts:
-            keys.setdefault(type_key(c.label), c.label)
-        return keys
+        return key_index(
+            [(c.label, c.label) for c in concrete]
+            + [(name, c.label) for c in concrete for name in c.aliases]
+            + [(c.label, c.label) for c in self.concepts]
+        )
 
     @cached_property
     def _relations(self) -> dict[str, RelationType]:
@@ -166,11 +171,7 @@ class Ontology(BaseModel):
 
     @cached_property
     def _relation_keys(self) -> dict[str, str]:
-        keys: dict[str, str] = {}
-        for r in self.relations:
-            for name in (r.type, *r.aliases):
-                keys.setdefault(type_key(name), r.type)
-        return keys
+        return key_index((name, r.type) for r in self.relations for name in (r.type, *r.aliases))
 
     def concept(self, name: str) -> ConceptType | None:
         """The concept for a label or any alias (case, spaces and underscores ignored)."""
