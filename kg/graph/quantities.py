@@ -106,6 +106,11 @@ def vocab() -> QuantityVocab:
     return load_vocab()
 
 
+def word_key(word: str) -> str:
+    """How a scale, currency or unit word is looked up: casefolded, spaces squeezed."""
+    return " ".join(word.casefold().split())
+
+
 @cache
 def _sign_rules(sign: str) -> tuple[list[tuple[re.Pattern[str], str]], str]:
     a = vocab().ambiguous_signs[sign]
@@ -114,14 +119,14 @@ def _sign_rules(sign: str) -> tuple[list[tuple[re.Pattern[str], str]], str]:
 
 def scale(word: str) -> float | None:
     """The multiplier of a scale word ("bn", "millions", "亿元"); None when it is none."""
-    return vocab().scales.get(" ".join((word or "").casefold().split()))
+    return vocab().scales.get(word_key(word or ""))
 
 
 def currency_of(sign: str, context: str = "") -> str:
     """The ISO code of a currency sign or word ("$" -> USD, "RMB" -> CNY); an ambiguous
     sign ("¥") by the rules of ``ambiguous_signs`` over ``context`` (the figure and the
     text around it). "" when ``sign`` names no currency."""
-    key = " ".join((sign or "").casefold().split())
+    key = word_key(sign or "")
     code = vocab().currencies.get(key)
     if code:
         return code
@@ -156,7 +161,7 @@ def canonical_unit(unit: str, context: str = "") -> str:
     """A unit's comparable name: 'USD' / '$' / 'dollars' -> usd; 'USD/share' = 'USD per
     share' -> usd/share; '%' / 'percent' -> %; '亿元' -> cny; '¥' by its context; a plural
     noun that is no measure ('homes', 'vehicles', 'stores') -> count."""
-    u = " ".join(str(unit).casefold().split())
+    u = word_key(str(unit))
     u = re.sub(r"\s+per\s+(?:diluted\s+|basic\s+)?share$", "/share", u)
     base, _, per = u.partition("/")
     base = base.strip()
