@@ -207,7 +207,10 @@ def worker_kill(
         _join(feed)
         restarted = time.monotonic()
         sc.start_worker(worker_env(sc))
-        wait(done(sc, procs), "the restarted worker to catch up", timeout=900)
+        # The catch-up is the backlog at the worker's rate: on Neo4j with 2 shared cores
+        # that is ~50-350 documents/s, so the wait grows with the replay (100,000: 50 min).
+        wait(done(sc, procs), "the restarted worker to catch up",
+             timeout=max(900.0, events_n * 0.03))  # fmt: skip
         wait(lambda: doc_count(sc) >= events_n, "every document in the graph")
         recovery = time.monotonic() - restarted
         return account(
