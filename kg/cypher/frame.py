@@ -49,6 +49,7 @@ _NUMS = {
     **{w: i for i, w in enumerate("零一二三四五六七八九十")},
     "两": 2,
 }
+_WORD_NUMS = {"six": 6, "seven": 7, "eight": 8, "nine": 9, "六": 6, "七": 7, "八": 8, "九": 9}
 
 
 def _folds(xs: str) -> dict[str, str]:
@@ -130,6 +131,7 @@ class Frame:
     direction: str | None = None  # "up" | "down": the changes a count asks for
     prefix: tuple[str, str] | None = None  # (property, first characters): "code starts with 60"
     rank: int | None = None  # "the second most": the k-th level of a ranking
+    tail_days: int | None = None  # "the last 5 trading days of august": the window's last n days
 
     @property
     def agg(self) -> str | None:
@@ -242,8 +244,8 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     if ln:
         n = ln.group("n").lower()
         last_n = int(n) if n.isdigit() else _NUMS.get(n)
-    bare = _bare_relations(question, tokens, mentions)
     target = _wh_target(tokens, mentions)
+    bare = _bare_relations(question, tokens, mentions, target)
     roles = trig["role_nouns"]
     who = re.search(r"\b(who|whom)\b|谁", question, re.I) is not None
     onto = default_ontology()
@@ -267,7 +269,13 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     if pm:
         prop = next((p for p in properties if p in _PREFIX_PROPS), "code")
         prefix = (prop, pm.group("v").upper())
-    return Frame(
+    tail = hit(next(t["patterns"] for t in trig["times"] if t["kind"] == "month_tail"))
+    tail_days = None
+    if tail:
+        n = tail.group("n").lower()
+        tail_days = int(n) if n.isdigit() else _NUMS.get(n) or _WORD_NUMS.get(n)
+        daily = daily or "close"  # the days' values: their closes
+    frame = Frame(
         question,
         anchors,
         concepts,
@@ -309,6 +317,47 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         else ("down" if hit(trig["direction"]["down"]) else None),
         prefix=prefix,
         rank=2 if hit(trig["rank"]["second"]) else (3 if hit(trig["rank"]["third"]) else None),
+        tail_days=tail_days,
+    )
+    return series_versus(frame, tokens, mentions)
+
+
+def series_versus(frame: Frame, tokens: list[str], mentions: list[Mention]) -> Frame:
+    """Two series compared with no number of their own ("days SOFR > US_EFFR", "the 2y
+    closing above the 10y", "3m higher than the 10y at the close"): the derived series
+    first minus second against zero (``kg/cypher/builders/derived.py``). A comparison
+    whose "number" is the second series' tenor ("above the 10y": 10) is that one."""
+    inds = [m for m in mentions if m.of("entity") and m.of("entity")[0].label == "Indicator"]
+    if len(inds) != 2 or frame.spread:
+        return frame
+    first, second = inds
+    text = _normalize(frame.question)
+    ops: list[tuple[str, int]] = []
+    for item in triggers()["comparisons"]:
+        if item["op"] == "=":
+            continue
+        for p in item["patterns"]:
+            for m in trigger_regex(p).finditer(text):
+                at = _token_at(frame.question, tokens, m.start())
+                if first.start < at <= second.start and second.start - at <= 4:
+                    ops.append((item["op"], m.start()))
+    if len(ops) != 1:
+        return frame
+    op, pos = ops[0]
+    tenor = re.search(r"\d+", second.text)
+    kept = tuple(
+        c
+        for c in frame.units.comparisons
+        if not (tenor and c.value == float(tenor.group()) and c.pos == pos)
+    )
+    if len(kept) != len(frame.units.comparisons) - (1 if len(frame.units.comparisons) else 0):
+        return frame  # a number of its own ("SOFR above 5.3 while ..."): not a pair
+    units = replace(frame.units, comparisons=(*kept, Comparison(op, 0.0, pos)))
+    return replace(
+        frame,
+        units=units,
+        spread=True,
+        compare_at=tuple(_token_at(frame.question, tokens, c.pos) for c in units.comparisons),
     )
 
 
@@ -395,8 +444,9 @@ def spread_anchors(question: str, entities: dict[str, dict[str, Any]]) -> list[S
         if not m:
             continue
         out = []
-        for n in (m.group("b"), m.group("a")):
-            eid = spec["series"].format(n=int(n))
+        g = m.groupdict()
+        for n, u in ((m.group("b"), g.get("ub")), (m.group("a"), g.get("ua"))):
+            eid = spec["series"].format(n=int(n), u=(u or "y").upper())
             e = entities.get(eid)
             if e is None:
                 return []
@@ -602,15 +652,17 @@ def _alternatives(tokens: list[str], mentions: list[Mention]) -> dict[str, list[
 
 
 def _bare_relations(
-    question: str, tokens: list[str], mentions: list[Mention]
+    question: str, tokens: list[str], mentions: list[Mention], target: str | None = None
 ) -> tuple[tuple[str, bool], ...]:
     """Relation words with no entity or value named right after them, in a question that
     asks whether an edge exists ("have a CEO recorded", "有CEO记录", "no chairman on file",
-    "don't belong to any theme"); negated when a negation word is just before."""
-    if not _any(triggers()["exists"]["patterns"], _normalize(question)):
-        return ()
+    "don't belong to any theme"); negated when a negation word is just before. A relation
+    word right before a kind that is not the one asked ("institutions ... that issue bonds",
+    "do not issue any bond") is an edge to that kind that must (not) exist."""
     window = int(triggers()["negation"]["window"])
-    out: list[tuple[str, bool]] = []
+    out = _edges_to_kinds(tokens, mentions, target, window)
+    if not _any(triggers()["exists"]["patterns"], _normalize(question)):
+        return tuple(out)
     for k, m in enumerate(mentions):
         rels = [s.key for s in m.of("relation")]
         if not rels or m.of("entity") or all(t in STOPWORDS for t in m.text.split()):
@@ -629,7 +681,7 @@ def _bare_relations(
             t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
         ][-window:]
         neg = any(is_negation(t) for t in before)
-        out.extend((r, neg) for r in rels if _IDENT.match(r))
+        out.extend((r, neg) for r in rels if _IDENT.match(r) and (r, neg) not in out)
     for m in mentions:  # "not in any industry", "不属于任何主题": membership of that kind
         concepts = [s.key for s in m.of("concept")]
         if not concepts or m.of("entity") or m.of("relation"):
@@ -641,6 +693,38 @@ def _bare_relations(
         if any(is_negation(t) for t in before):  # "any indicator tracking ...": a quantifier
             out.append((f"*{concepts[0]}", True))
     return tuple(out)
+
+
+def _edges_to_kinds(
+    tokens: list[str], mentions: list[Mention], target: str | None, window: int
+) -> list[tuple[str, bool]]:
+    """A relation word, then (after "any", "a", "任何" at most) a concept that is neither the
+    one asked nor followed by a name: "institutions operating in China that (do not) issue
+    (any) bonds" - the asked ones must (not) have that edge to something of that kind."""
+    out: list[tuple[str, bool]] = []
+    if target is None:
+        return out
+    quantifiers = {"any", "a", "an", "任何", "任一", "the"}
+    for k, m in enumerate(mentions[:-1]):
+        rels = [s.key for s in m.of("relation")]
+        nxt = mentions[k + 1]
+        cons = nxt.of("concept")
+        gap = tokens[m.end : nxt.start]
+        if not rels or m.of("entity") or not cons or nxt.of("entity") or nxt.of("relation"):
+            continue
+        if len(gap) > 1 or any(t not in quantifiers for t in gap) or cons[0].key == target:
+            continue
+        after = mentions[k + 2 : k + 4]
+        if after and after[0].start - nxt.end <= 1 and after[0].of("entity"):
+            continue  # "issue bonds like UST_10Y": a named object
+        if len(after) == 2 and after[0].of("relation") and after[1].of("entity"):
+            continue  # "CEOs who run companies in the AI theme": a hop of a chain
+        before = [
+            t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
+        ][-window:]
+        neg = any(is_negation(t) for t in before)
+        out.extend((r, neg) for r in rels if _IDENT.match(r))
+    return out
 
 
 _VALUE_AGGS = ("max", "min", "avg", "change", "first", "latest")

@@ -155,6 +155,10 @@ def _tenors(tokens: list[str]) -> list[str]:
             out.append(num + _TENOR_UNIT[nxt])
             i += 2
             continue
+        if num.isdigit() and nxt == "个" and tokens[i + 2 : i + 3] == ["月"]:  # "3个月"
+            out.append(num + "m")
+            i += 3
+            continue
         if t == "期" and out and re.fullmatch(r"\d+[ymwd]", out[-1]):
             i += 1
             continue
@@ -238,6 +242,8 @@ class Lexicon:
     min_ascii_len: int = 2
     known_words: set[str] = field(default_factory=set)  # every ASCII token of every entry
     name_words: set[str] = field(default_factory=set)  # ASCII tokens of entity names
+    # a tenor alone that several curves have ("10y": US10Y, CN10Y) -> their ids
+    shared_tenors: dict[str, list[str]] = field(default_factory=dict)
 
     def add_new(self, phrase: str | None, sense: Sense) -> None:
         """Add a derived name only where the dictionary has no entity of that name: a
@@ -343,12 +349,18 @@ class Lexicon:
             # "10年美债", "UST 10Y", "10y treasury": issuer words + a tenor name a series
             words = list(spec["words"])
             lex.tokenizer.add_words(words)
-            for n in range(1, 51):
-                eid = spec["entity"].format(n=n)
-                e = lex.entities.get(eid)
-                if e is None:
+            for n, unit in [(n, u) for n in range(1, 51) for u in ("y", "m")]:
+                pattern = spec["entity"] if unit == "y" else spec.get("entity_months")
+                e = lex.entities.get(pattern.format(n=n)) if pattern else None
+                if e is None or pattern is None:
                     continue
+                eid = pattern.format(n=n)
                 sense = Sense("entity", eid, e["label"], str(e.get("name") or eid))
+                if unit == "m":  # "3m bill", "美债3个月", "美国6个月期国债": the token is "3m"
+                    for w in words:
+                        derived += [(f"{n}m {w}", sense), (f"{w} {n}m", sense)]
+                        derived += [(f"{w}{n}m", sense)] if not w.isascii() else []
+                    continue
                 for k in (str(n), *_CN_NUMERALS.get(n, ())):  # "10年", "十年"
                     for w in words:
                         for form in (
@@ -416,7 +428,39 @@ class Lexicon:
                 i = hit.end
             else:
                 i += 1
-        return toks, out
+        return toks, self._shared_tenors(question, toks, out)
+
+    def _shared_tenors(self, question: str, toks: list[str], out: list[Mention]) -> list[Mention]:
+        """A tenor alone that several curves have ("the 2y closing above the 10y", "10y move")
+        names the series of the curve the question's other series are on, else of the
+        question's language's default curve (``[shared_tenor]`` in triggers.toml)."""
+        covered = {i for m in out for i in range(m.start, m.end)}
+        loose = [i for i, t in enumerate(toks) if t in self.shared_tenors and i not in covered]
+        if not loose:
+            return out
+        named = {
+            self.entities.get(s.key, {}).get("country")
+            for m in out
+            for s in m.of("entity")[:1]
+            if s.label == "Indicator"
+        } - {None}
+        spec = triggers()["shared_tenor"]
+        default = spec["zh"] if _CJK.search(question) else spec["en"]
+        country = next(iter(named)) if len(named) == 1 else default
+        near, anywhere = set(spec["not_near"]), set(spec["not_with"])
+        if not named and anywhere & {w for t in toks for w in (t, *_CJK.findall(t))}:
+            return out  # "bonds with a tenor of at least 10 years": a bond's tenor
+        for i in loose:
+            if not named and near & set(toks[max(0, i - 2) : i + 3]):
+                continue  # "期限在10年及以上", "10y or more": a tenor, not a series
+            ids = [
+                e for e in self.shared_tenors[toks[i]] if self.entities[e].get("country") == country
+            ]
+            if len(ids) == 1:
+                e = self.entities[ids[0]]
+                sense = Sense("entity", ids[0], "Indicator", str(e.get("name") or ids[0]))
+                out.append(Mention(toks[i], i, i + 1, (sense,)))
+        return sorted(out, key=lambda m: m.start)
 
     def _spelled(self, tok: str) -> str:
         """A misspelt name word ("microsfot", "nvidea", "goldmann") -> the one name word
@@ -565,6 +609,7 @@ def _bare_tenors(lex: Lexicon) -> list[tuple[str, Sense]]:
                 if re.fullmatch(r"\d+y", t):
                     owners.setdefault(t, set()).add(eid)
     out = []
+    lex.shared_tenors = {t: sorted(ids) for t, ids in owners.items() if len(ids) > 1}
     for tenor, ids in owners.items():
         if len(ids) == 1:
             eid = next(iter(ids))
@@ -684,19 +729,6 @@ _KIND_ORDER = {"entity": 0, "value": 1, "relation": 2, "concept": 3, "property":
 
 def _sense_order(s: Sense) -> tuple[int, str, str]:
     return (_KIND_ORDER[s.kind], s.key, s.label)
-
-
-EDGE_STATS_CYPHER = """
-MATCH (h:Entity)-[r]->(t:Entity)
-RETURN labels(h) AS h, type(r) AS r, labels(t) AS t, count(*) AS n
-"""
-
-ENTITY_ROWS_CYPHER = """
-MATCH (e:Entity)
-WHERE e.name IS NOT NULL
-RETURN e AS e, labels(e) AS labels
-LIMIT $limit
-"""
 
 
 def rows_from_result(result: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

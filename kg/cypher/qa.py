@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field
 from core.errors import LivekgError
 from kg.cypher import units as units_mod
 from kg.cypher.answer import render
+from kg.cypher.builders.compose import Parts, split_difference
+from kg.cypher.builders.windows import day_text, event_days, rewrite
 from kg.cypher.check import answer_kind, rows_fit
 from kg.cypher.execute import explain, run_read_only
 from kg.cypher.frame import (
@@ -36,8 +38,6 @@ from kg.cypher.frame import (
 )
 from kg.cypher.guard import check_read_only
 from kg.cypher.lexicon import (
-    EDGE_STATS_CYPHER,
-    ENTITY_ROWS_CYPHER,
     Lexicon,
     Tokenizer,
     rows_from_result,
@@ -48,6 +48,7 @@ from kg.cypher.reading import (
     THRESHOLD,
     Abstention,
     Interpretation,
+    ReadFields,
     assess,
     choices,
     fields_of,
@@ -57,6 +58,7 @@ from kg.cypher.respell import Respeller
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Synthesizer
 from kg.graph.ontology import default_ontology
+from kg.graph.queries import cypher as catalogued
 from kg.graph.store.base import GraphStore
 from kg.models.embed import Embedder
 from kg.models.prompts.cypher import RevisedCypher, revise_v1
@@ -64,6 +66,7 @@ from kg.models.prompts.cypher import RevisedCypher, revise_v1
 log = logging.getLogger(__name__)
 
 _ZH = re.compile(r"[\u3400-\u9fff]")
+_BP = re.compile(r"(?<![a-z])bps?(?![a-z])|basis points?|基点", re.I)
 MAX_REVISED_CHARS = 2000
 MAX_EXECUTED = 4  # candidates tried before giving up on the heuristic path
 # The HybridRAG fallback's time cap: past it the answer is "not known" (the retrieval
@@ -72,9 +75,6 @@ HYBRID_TIMEOUT_S = 1.5
 # The graph's data clock: the latest indicator observation. Relative times ("today",
 # "last week", "最近一周") count back from it when it is earlier than the wall clock, so a
 # replayed or backfilled day answers like a live one (on a live stream the two agree).
-DATA_CLOCK_CYPHER = (
-    "MATCH (i:Indicator) WHERE i.last_observed_at IS NOT NULL RETURN max(i.last_observed_at) AS ms"
-)
 DATA_CLOCK_TTL_S = 30.0
 LEXICON_LIMIT = 200_000
 
@@ -256,6 +256,17 @@ def unplaced_text(question: str, unplaced: Sequence[str]) -> str:
     return " (could not place: " + ", ".join(dict.fromkeys(unplaced)) + ")"
 
 
+def _scalar(rows: Sequence[dict[str, Any]]) -> tuple[str, float] | None:
+    """The one number of a one-row count or value answer: ("count" | "value", number)."""
+    if len(rows) != 1:
+        return None
+    for key in ("count", "value"):
+        v = rows[0].get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return key, float(v)
+    return None
+
+
 def _has_values(rows: Sequence[dict[str, Any]]) -> bool:
     """Some row answers: a series row only with its value (a unit alone is no answer)."""
     return any(
@@ -293,11 +304,11 @@ class CypherQA:
 
     @staticmethod
     async def load_lexicon(store: GraphStore, tokenizer: Tokenizer | None = None) -> Lexicon:
-        rows = await store.query(ENTITY_ROWS_CYPHER, {"limit": LEXICON_LIMIT})
+        rows = await store.query(catalogued("reader_lexicon_entities"), {"limit": LEXICON_LIMIT})
         lex = Lexicon.build(rows_from_result(rows), tokenizer=tokenizer)
         to_simplified("載入")  # the traditional-character tables load now, not in a question
         onto = default_ontology()
-        for r in await store.query(EDGE_STATS_CYPHER):
+        for r in await store.query(catalogued("reader_edge_stats")):
             key = (onto.most_specific(r["h"]), str(r["r"]), onto.most_specific(r["t"]))
             lex.edge_stats[key] = lex.edge_stats.get(key, 0) + int(r["n"])
         return lex
@@ -315,7 +326,7 @@ class CypherQA:
         if self._clock is None or time.monotonic() - self._clock[0] > DATA_CLOCK_TTL_S:
             data: datetime | None = None
             try:
-                rows = await self.store.query(DATA_CLOCK_CYPHER)
+                rows = await self.store.query(catalogued("reader_data_clock"))
                 ms = rows[0].get("ms") if rows else None
                 if isinstance(ms, int | float):
                     data = datetime.fromtimestamp(ms / 1000, UTC)
@@ -332,9 +343,11 @@ class CypherQA:
         revise: bool | None = None,
         now: datetime | None = None,
         as_of: datetime | None = None,
+        compose: bool = True,
     ) -> AskResult:
         """``as_of``: answer as the graph knew it then (knowledge time; relative times
-        count from it too); ``now``: only what relative times count from."""
+        count from it too); ``now``: only what relative times count from; ``compose``: a
+        difference of two readings is read as two questions (not inside one of them)."""
         if as_of is not None and as_of.tzinfo is None:
             as_of = as_of.replace(tzinfo=UTC)
         now = now or as_of or await self.data_now()
@@ -351,6 +364,12 @@ class CypherQA:
         text = self.respeller.respell(text)  # "hw many", "isue", "maotai" -> known words
         text = self.respeller.drop_preamble(text)  # "credit desk here", "合规这边核对下"
         text = self.respeller.two_part(text)  # "which ... and how many", "是不是..., 它..."
+        text = await self._decision_days(text, now)  # "fed day", "降息当天" -> the day
+        parts = split_difference(text, self.lexicon, now) if compose else None
+        if parts is not None:  # "how many more ... than ...", "A均值，减去B": two readings
+            composed = await self._difference(question, parts, now, as_of, t0)
+            if composed is not None:
+                return composed
         _tokens, mentions = self.lexicon.match(text)
         u = units_mod.parse(text, now)
         frame = read_frame(text, _tokens, mentions, u)
@@ -512,6 +531,88 @@ class CypherQA:
                 return result("hybrid", answer=h.answer, citations=h.citations)
         return result("none" if cypher is None else "cypher", answer=render(question, []))
 
+    async def _difference(
+        self, question: str, parts: Parts, now: datetime, as_of: datetime | None, t0: float
+    ) -> AskResult | None:
+        """The first part's number minus the second's (``builders/compose.py``), each part
+        read and run as a question; None when either gives no single number."""
+        got = [
+            await self.ask(q, now=now, as_of=as_of, revise=False, compose=False)
+            for q in (parts.first, parts.second)
+        ]
+        nums = [_scalar(r.rows) for r in got]
+        reads = [r.interpretation for r in got]
+        if any(n is None for n in nums) or any(r is None for r in reads):
+            return None
+        (k1, v1), (k2, v2) = nums  # type: ignore[misc]
+        first, second = reads  # type: ignore[misc]
+        zh = bool(_ZH.search(question))
+        ids = [e.id for e in first.fields.entities if e.used]
+        unit = str(self.lexicon.entities.get(ids[0], {}).get("unit") or "") if ids else ""
+        value: float = v1 - v2
+        if _BP.search(question) and unit == "%":
+            value, unit = round(value * 100, 6), "bp"
+        row = {"count": int(value)} if k1 == k2 == "count" else {"value": round(value, 10)}
+        joiner = " 减去 " if zh else " minus "
+        text = f"{first.text}{joiner}{second.text}"
+        fields = ReadFields(
+            kind="series",
+            entities=[*first.fields.entities, *second.fields.entities],
+            measure="difference",
+            aggregate="difference",
+            description=f"{first.fields.description} minus {second.fields.description}",
+        )
+        conf = round(min(first.confidence, second.confidence), 3)
+        evidence = [*first.evidence, *second.evidence]
+        answered = all(r.status == "answered" for r in got) and conf >= THRESHOLD
+        interpretation = Interpretation(
+            text=text,
+            fields=fields,
+            confidence=conf,
+            evidence=evidence,
+            unplaced=[*first.unplaced, *second.unplaced],
+        )
+        cypher = "\n// minus\n".join(r.cypher or "" for r in got)
+        rows = [row]
+        return AskResult(
+            question=question,
+            method="cypher",
+            cypher=cypher,
+            params={"first": got[0].params, "second": got[1].params},
+            rows=rows if answered else [],
+            answer=render(question, rows, unit)
+            if answered
+            else abstain_text(question, text, interpretation.unplaced),
+            timings={"total_ms": round((time.perf_counter() - t0) * 1000, 3)},
+            candidates=sum(r.candidates for r in got),
+            time=got[0].time,
+            status="answered" if answered else "abstained",
+            interpretation=interpretation,
+            abstention=None
+            if answered
+            else Abstention(unplaced=interpretation.unplaced, rows=rows),
+        )
+
+    async def _decision_days(self, text: str, now: datetime) -> str:
+        """Phrases naming the day of a policy decision, rewritten as the day the graph says
+        the rate changed (``kg/cypher/builders/windows.py``); unresolved ones are left."""
+        found = []
+        for e in event_days(text):
+            inst = None
+            if e.institution:
+                _t, mentions = self.lexicon.match(e.institution)
+                ents = [s for m in mentions for s in m.of("entity") if s.label == "Institution"]
+                inst = ents[0].key if ents else None
+            params = {"inst": inst, "now": int(now.timestamp() * 1000), "dir": e.direction}
+            try:
+                rows = await self._run(catalogued("reader_policy_change_day"), params)
+            except LivekgError as exc:
+                log.info("decision day not read: %s", exc)
+                continue
+            if rows and isinstance(rows[0].get("t"), int | float):
+                found.append((e, day_text(int(rows[0]["t"]), e.before)))
+        return rewrite(text, found) if found else text
+
     async def _series_of_set(self, frame: Frame, now: datetime) -> Frame:
         """Indicators named by their relations ("the two yields that track US Treasury
         notes") found first, then the question read as one about those series (2-4 of
@@ -587,10 +688,7 @@ class CypherQA:
         if ids and anchor_ids and chosen is not None and chosen.kind == "entities":
             try:
                 facts = await self._run(
-                    "MATCH (t:Entity)-[f]-(a:Entity) WHERE t.id IN $ids AND a.id IN $anchors "
-                    "AND f.id IS NOT NULL RETURN DISTINCT f.id AS id, type(f) AS relation, "
-                    "startNode(f).id AS head, endNode(f).id AS tail, f.doc_ids AS docs LIMIT 50",
-                    {"ids": ids, "anchors": anchor_ids},
+                    catalogued("reader_answer_facts"), {"ids": ids, "anchors": anchor_ids}
                 )
             except LivekgError:
                 facts = []

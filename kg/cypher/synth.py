@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from kg.cypher.builders.chains import ChainsBuilder
+from kg.cypher.builders.derived import DerivedBuilder
 from kg.cypher.builders.groups import GroupsBuilder
 from kg.cypher.builders.series import SeriesBuilder
 from kg.cypher.builders.sets import SetsBuilder
@@ -33,7 +34,7 @@ from kg.cypher.shapes import render
 from kg.graph.ontology import Ontology, default_ontology
 
 
-class Synthesizer(SeriesBuilder, SetsBuilder, GroupsBuilder, ChainsBuilder):
+class Synthesizer(SeriesBuilder, DerivedBuilder, SetsBuilder, GroupsBuilder, ChainsBuilder):
     """Every candidate query for a frame, from the builders of each part."""
 
     def __init__(self, lexicon: Lexicon, ontology: Ontology | None = None) -> None:

@@ -29,6 +29,10 @@ _WORD_NUMS = {
 }
 
 
+# "(不含4%)", "(exclusive)" right after an inclusive bound: the bound is excluded.
+_EXCLUSIVE = re.compile(r"\s*[（(]\s*(?:不含|不包括|excl|exclusive|strictly)", re.I)
+
+
 def _num(text: str) -> float:
     return float(_WORD_NUMS[text]) if text in _WORD_NUMS else float(text)
 
@@ -73,6 +77,7 @@ def _compiled() -> dict[str, Any]:
         "aggregations": [(a["op"], comp(a["patterns"])) for a in t["aggregations"]],
         "comparisons": [(c["op"], comp(c["patterns"])) for c in t["comparisons"]],
         "comparisons_after": [(c["op"], comp(c["patterns"])) for c in t["comparisons_after"]],
+        "comparisons_sign": [(c["op"], comp(c["patterns"])) for c in t["comparisons_sign"]],
         "times": [(x["kind"], comp(x["patterns"])) for x in t["times"]],
         "dates": comp(t["dates"]["patterns"]),
         "range": re.compile(t["range"]["between"], re.IGNORECASE),
@@ -311,6 +316,10 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                     continue
                 b = (a + 32 * DAY).replace(day=1)
                 return TimeWindow(kind, _ms(a), _ms(b), m.group())
+            elif kind == "month_tail":  # "the last 5 trading days of august": its month
+                span = _month_span("month_noyear", m.groupdict(), now)
+                if span is not None:
+                    return TimeWindow(kind, _ms(span[0]), _ms(span[1]), m.group())
             elif kind in ("month_range", "month_noyear", "quarter"):
                 span = _month_span(kind, m.groupdict(), now)
                 if span is None:
@@ -335,6 +344,11 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 return TimeWindow(kind, _ms(now - n * DAY), None, m.group())
             elif kind == "last_week":
                 return TimeWindow(kind, _ms(now - 7 * DAY), None, m.group())
+            elif kind == "prev_week":  # on a weekend, the trading week just ended
+                monday = today - today.weekday() * DAY
+                if today.weekday() >= 5:
+                    return TimeWindow(kind, _ms(monday), _ms(today), m.group())
+                return TimeWindow(kind, _ms(monday - 7 * DAY), _ms(monday), m.group())
             elif kind == "this_week":
                 return TimeWindow(kind, _ms(today - today.weekday() * DAY), None, m.group())
             elif kind == "last_month":
@@ -373,7 +387,16 @@ def comparisons(question: str) -> list[Comparison]:
                 if m.start() in taken:
                     continue
                 taken.add(m.start())
+                if op in (">=", "<=") and _EXCLUSIVE.match(text, m.end()):
+                    op = op[0]  # "4%以上（不含4%）": the bound itself excluded
                 out.append(Comparison(op, _num(m.group("n")), m.start(), ""))
+    for op, pats in _compiled()["comparisons_sign"]:  # "closed negative", "为负": against 0
+        for p in pats:
+            for m in p.finditer(text):
+                if any(c.pos <= m.start() < c.pos + 12 for c in out) or m.start() in taken:
+                    continue
+                taken.update(range(m.start(), m.end()))
+                out.append(Comparison(op, 0.0, m.start(), ""))
     for op, pats in _compiled()["comparisons"]:
         for p in pats:
             for m in p.finditer(text):

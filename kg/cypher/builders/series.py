@@ -43,6 +43,8 @@ class SeriesBuilder:
     def _when(self, frame: Frame) -> list[ReadingCandidate]:
         if not frame.when or not frame.anchors or (frame.periods and frame.units.comparisons):
             return []  # "on the days when A closed above x": a filter, not "since when"
+        if frame.point_time and all(a.label == "Indicator" for a in frame.anchors):
+            return []  # "A减B的收盘利差哪天最大": the day of a series' extreme, not a fact's start
         rels = [r for r in frame.relations if _IDENT.match(r)] or [""]
         out = []
         a0 = frame.anchors[0]
@@ -144,6 +146,11 @@ class SeriesBuilder:
             return self._series_over_set(frame)
         if not inds or not wants_values:
             return []
+        direct = [aid for _p, aid, how in inds if how == "indicator"]
+        if frame.spread and len(direct) >= 2:  # a derived series: the daily difference
+            derived = self._spread_daily(frame, direct[0], direct[1])  # type: ignore[attr-defined]
+            if derived is not None:
+                return [derived]
         joint = self._series_joint(frame, [a for _p, a, how in inds if how == "indicator"])
         if joint is not None:
             return [joint]
@@ -153,7 +160,6 @@ class SeriesBuilder:
         counted = frame.agg == "count" and not u.comparisons  # "how many" of a spread: no
         if frame.spread and len(inds) >= 2 and not counted and not frame.range_agg:
             return [self._spread(frame, inds[:2])]
-        direct = [aid for _p, aid, how in inds if how == "indicator"]
         if frame.compare and frame.wh and len(direct) >= 2 and not frame.spread:
             return [self._which_of(frame, direct)]
         if (  # "which of them rose between the Nov 16 and Nov 20 closes"
@@ -425,7 +431,7 @@ class SeriesBuilder:
             fold = (
                 "RETURN reduce(s = 0.0, x IN top | s + x) / size(top) AS value"
                 if avg
-                else "UNWIND top AS value\nRETURN value"
+                else render(S.RET_VALUES, xs="top")
             )
             pick = _DAILY_PICKS[frame.daily]
             params["_slots"] = {"pick": pick, "order": frame.top[1], "fold": fold}
@@ -439,7 +445,7 @@ class SeriesBuilder:
             folds = {k: f"RETURN {v} AS value" for k, v in _folds("xs").items()}
             folds["change"] = "RETURN xs[0] - xs[size(xs) - 1] AS value"  # newest first
             folds["count"] = "RETURN size(xs) AS count"
-            fold = folds.get(agg or "", "UNWIND xs AS value\nRETURN value")
+            fold = folds.get(agg or "", render(S.RET_VALUES, xs="xs"))
             params["_slots"] = {"agg": fold}
             return S.SERIES_LAST_N
         if frame.range_agg and frame.daily != "range":
@@ -460,7 +466,14 @@ class SeriesBuilder:
                 fold = "dv[0] - dv[size(dv) - 1]"
             else:
                 fold = _folds("dv").get(agg or "", "dv[size(dv) - 1]")
-            params["_slots"] = {"pick": pick, "agg": fold}
+            keep = ""
+            if frame.tail_days:  # "the last 5 trading days of august": the window's last n days
+                params["tail_days"] = frame.tail_days
+                keep = (
+                    "\nWITH CASE WHEN size(dv) > $tail_days "
+                    "THEN dv[size(dv) - $tail_days..] ELSE dv END AS dv"
+                )
+            params["_slots"] = {"pick": pick, "agg": fold, "keep": keep}
             return S.SERIES_DAILY
         if agg == "change" and frame.fall:
             return S.SERIES_FALL
