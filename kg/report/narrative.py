@@ -119,9 +119,11 @@ def wrong_direction(
 ) -> tuple[str, list[Removal]]:
     """Sentences that write a move in the wrong direction, dropped: in a clause with
     only falling words (or only rising ones), a change fact of a subject the clause names
-    whose size the clause states must have that sign ("US10Y下降5bp" when US10Y rose
-    5.0 bp goes). Levels and clauses with both or no direction words are not judged."""
-    moves = [f for f in doc.facts if f.kind in _SIGNED and f.value and not f.stale]
+    whose size the clause states (or, in a clause with no figure, the subject's move of
+    the day) must have that sign ("US10Y下降5bp" when US10Y rose 5.0 bp goes, and "3M、
+    SOFR均上升" when both fell). Levels and clauses with both or no direction words are
+    not judged."""
+    moves = [f for f in doc.facts if f.kind in _SIGNED and not f.stale]
     if not moves:
         return text, []
     allowed = allowed_for_report(doc, titles=False)
@@ -145,7 +147,9 @@ def wrong_direction(
                     <= max(n.tol * (100 if n.unit == "pct" else 1), 0.05)
                     for n in nums
                 )
-                if hit and (f.value < 0) != down:
+                # no figure at all ("3M, SOFR and 10Y all rose"): the day's move is meant
+                hit = hit or (not nums and f.horizon in ("1d", "") and bool(f.value))
+                if hit and (not f.value or (f.value < 0) != down):  # "rose 0.0 bp" too
                     bad.append(f"{f.subject} {f.value:+g} {f.unit}")
         if bad:
             removed.append(Removal(sentence=sentence, numbers=bad, origin=origin))
@@ -154,16 +158,24 @@ def wrong_direction(
     return " ".join(kept), removed
 
 
-def _bp(v: float) -> str:
-    return f"{v:+.1f} bp"
+def _move(v: float, unit: str) -> tuple[str, str]:
+    """A change written as prose, English and Chinese ("rose 5.0 bp", "上升5.0个基点"):
+    the direction in words, as the commentary must write it (a spread "rises" too: an
+    inverted one "widening" would be ambiguous)."""
+    if not v:
+        return "unchanged", "持平"
+    size = f"{abs(v):.1f} {unit}" if unit == "bp" else f"{abs(v):.2f}{unit}"
+    size_zh = f"{abs(v):.1f}个基点" if unit == "bp" else size
+    return (f"rose {size}", f"上升{size_zh}") if v > 0 else (f"fell {size}", f"下降{size_zh}")
 
 
-def fact_digest(doc: BondReportDoc, max_lines: int = 6) -> tuple[list[str], list[str]]:
+def fact_digest(doc: BondReportDoc, max_lines: int = 5) -> tuple[list[str], list[str]]:
     """The day in at most ``max_lines`` short lines, one per subject, each number written
-    as its fact holds it: the day's policy decision, the headline movers, then US10Y,
-    US2Y, the 2s10s spread, CN10Y and the other levels ("US10Y 3.70% (1d +5.0 bp)",
-    "US10Y-US2Y spread 9.0 bp (1d +3.0 bp)"); and the ids of the facts used. A third of
-    the tokens of the facts' own sentences, and one line per subject."""
+    as its fact holds it and each move's direction in words, in English then Chinese:
+    the day's policy decision, the headline movers, then US10Y, US2Y, the 2s10s spread,
+    CN10Y and the other levels ("US10Y rose 5.0 bp to 3.70% / 上升5.0个基点至3.70%");
+    and the ids of the facts used. With the sign as "+5.0" the model wrote "fell" for a
+    rise in 10 of 20 replayed days (the direction check dropped them)."""
     live = [f for f in doc.facts if not f.stale]
     by: dict[str, dict[str, Fact]] = {}
     for f in live:
@@ -187,13 +199,17 @@ def fact_digest(doc: BondReportDoc, max_lines: int = 6) -> tuple[list[str], list
         if head is None:
             continue
         day = facts.get("d1d")
-        if head.kind == "level":
-            text = f"{subject} {head.value:.2f}%"
+        spread = head.kind != "level"
+        level = f"{head.value:.1f} bp" if spread else f"{head.value:.2f}%"
+        level_zh = f"{head.value:.1f}个基点" if spread else level
+        name = f"{subject} spread" if spread else subject
+        if day is None:
+            lines.append(f"{name} at {level} / {subject}{'利差' if spread else ''}为{level_zh}")
         else:
-            text = f"{subject} spread {head.value:.1f} bp"
-        if day is not None:
-            text += f" (1d {_bp(day.value)})"
-        lines.append(text)
+            en, zh = _move(day.value, day.unit)
+            to = "at" if not day.value else "to"
+            lines.append(f"{name} {en} {to} {level} / {subject}{'利差' if spread else ''}"
+                         f"{zh}{'于' if not day.value else '至'}{level_zh}")  # fmt: skip
         used += [head.id] + ([day.id] if day is not None else [])
     return lines, used
 
@@ -251,8 +267,8 @@ async def write_narrative(
     *,
     langs: tuple[str, ...] = LANGS,
     budget_s: float = 110.0,
-    max_tokens: int = 90,
-    max_facts: int = 6,
+    max_tokens: int = 96,
+    max_facts: int = 5,
     select: bool = False,
     split_timing: bool = True,
 ) -> Narrative:

@@ -270,12 +270,14 @@ async def test_a_move_written_in_the_wrong_direction_is_dropped(tmp_path: Path) 
         "FOMC降息50bp，3M、SOFR和US10Y利率分别下降了11bp、5bp和5bp。"  # US10Y rose
         "The US10Y fell 5.0 bp to 3.70%. "  # rose
         "SOFR fell 5.0 bp, while the US10Y rose 5.0 bp. "  # right
-        "The FOMC cut rates by 50 bp. US3M was 4.84%."  # right; a level is not judged
+        "The FOMC cut rates by 50 bp. US3M was 4.84%. "  # right; a level is not judged
+        "FOMC降息50bp，US3M、SOFR和US30Y均上升。"  # no figure: the day's moves (two fell)
     )
     kept, removed = wrong_direction(text, doc, origin="t")
     assert [r.sentence for r in removed] == [
         "FOMC降息50bp，3M、SOFR和US10Y利率分别下降了11bp、5bp和5bp。",
         "The US10Y fell 5.0 bp to 3.70%.",
+        "FOMC降息50bp，US3M、SOFR和US30Y均上升。",
     ]
     assert kept == ("SOFR fell 5.0 bp, while the US10Y rose 5.0 bp. The FOMC cut rates by "
                     "50 bp. US3M was 4.84%.")  # fmt: skip
