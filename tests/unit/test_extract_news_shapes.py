@@ -1,0 +1,49 @@
+"""Issue 43: news shapes - central-bank decisions worded as decisions and in half points,
+quoted people at their own employer (marked ``quoted``, never an executive of the story's
+company). Sentences written for this test; people and firms are invented."""
+
+from __future__ import annotations
+
+from kg.extract import DocContext
+from kg.extract.fastpath import extract_patterns
+
+FED = DocContext(doc_id="fed", main_entity="Fed", main_type="Institution")
+NEWS = DocContext(doc_id="news", main_entity="Hollis Mining", main_type="Company")
+
+
+def facts(text: str, ctx: DocContext = NEWS) -> dict[tuple[str, str, str], dict]:
+    return {(c.head, c.relation, c.tail): c.props for c in extract_patterns(text, ctx, "en")}
+
+
+def test_policy_decisions_in_other_words() -> None:
+    got = facts("The Bank of England on Thursday cut rates by half a point to 1 percent.")
+    cut = got[("Bank of England", "SETS_POLICY", "rates")]
+    assert (cut["action"], cut["change_value"], cut["value"]) == ("cut", 50.0, 1.0)
+    got = facts("The ECB decided to raise its key rate by a quarter point.")
+    assert got[("ECB", "SETS_POLICY", "rate")]["change_value"] == 25.0
+    # "the central bank" is the story's bank only when the story is about one
+    held = facts(
+        "He dissented on the central bank's decision to leave monetary policy unchanged.", FED
+    )
+    assert held[("Fed", "SETS_POLICY", "monetary policy")]["action"] == "hold"
+    assert not facts("the central bank's decision to cut rates.", DocContext(doc_id="x"))
+
+
+def test_quoted_people_at_their_own_employer() -> None:
+    got = facts(
+        '"Demand is soft," said Dana Reyes, chief U.S. economist at Harwell Securities in '
+        "New York. Corvane analyst Tomas Eriksen said the outlook was mixed."
+    )
+    reyes = got[("Dana Reyes", "EXECUTIVE_OF", "Harwell Securities")]
+    assert (reyes["role"], reyes["quoted"]) == ("chief U.S. economist", "yes")
+    assert got[("Tomas Eriksen", "EXECUTIVE_OF", "Corvane")]["role"] == "analyst"
+    assert not [k for k in got if k[2] == "Hollis Mining"]  # not the story's company
+
+
+def test_instant_view_comment_lines() -> None:
+    got = facts(
+        'COMMENTS: LENA BRODSKY, HEAD OF RESEARCH, TALBOT TRADING, STAMFORD, CONNECTICUT: "We '
+        'expected this." OMAR FELL, CHIEF MARKET ANALYST AT NORTHGATE FX IN LONDON: "Soft."'
+    )
+    assert got[("LENA BRODSKY", "EXECUTIVE_OF", "TALBOT TRADING")]["role"] == "HEAD OF RESEARCH"
+    assert ("OMAR FELL", "EXECUTIVE_OF", "NORTHGATE FX") in got
