@@ -719,6 +719,11 @@ def _edges_to_kinds(
             continue  # "issue bonds like UST_10Y": a named object
         if len(after) == 2 and after[0].of("relation") and after[1].of("entity"):
             continue  # "CEOs who run companies in the AI theme": a hop of a chain
+        prev = mentions[k - 1] if k else None
+        joined = prev is not None and tokens[prev.end : m.start] in ([], ["的"])
+        owner = joined and prev is not None and bool(prev.of("entity"))
+        if owner and not (k >= 2 and mentions[k - 2].of("relation")):
+            continue  # "易方达蓝筹的持仓股在哪些概念里": the entity's hop, a chain
         before = [
             t for t in tokens[: m.start] if not (t in STOPWORDS or (t.isascii() and len(t) < 2))
         ][-window:]
