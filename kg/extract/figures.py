@@ -266,7 +266,22 @@ def sentence_period(sentence: str, header: str, doc_date: str = "") -> tuple[str
         return quarter, "header"
     if year:
         return year, "header"
+    if (dy := _doc_year(doc_date)) is not None and (q := _header_quarter(header)):
+        # a story on results names the quarter without its year ("JPMorgan's main businesses
+        # lukewarm in first quarter"): the latest such quarter before the story's day
+        return f"{dy if 3 * q < int(doc_date[5:7]) else dy - 1}-Q{q}", "header_document_date"
     return "", "none"
+
+
+def _header_quarter(header: str) -> int:
+    """The quarter a document's first lines name without a year ("first-quarter profit"), 0
+    when none or more than one."""
+    lines = [ln for ln in header.splitlines() if ln.strip()][:HEADER_LINES]
+    found = {
+        int(m.group("q") or m.group("q2") or 0) or QUARTER_ORDINALS[m.group("ord").casefold()]
+        for m in _HEAD_Q.finditer(" ".join(lines)[:HEADER_WINDOW])
+    }
+    return found.pop() if len(found) == 1 else 0
 
 
 def per_share(metric: str, raw: str = "") -> bool:

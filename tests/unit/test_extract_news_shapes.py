@@ -47,3 +47,32 @@ def test_instant_view_comment_lines() -> None:
     )
     assert got[("LENA BRODSKY", "EXECUTIVE_OF", "TALBOT TRADING")]["role"] == "HEAD OF RESEARCH"
     assert ("OMAR FELL", "EXECUTIVE_OF", "NORTHGATE FX") in got
+
+
+def test_results_story_quarter_from_title_and_dateline() -> None:
+    from datetime import UTC, datetime
+
+    from kg.extract.figures import sentence_period
+
+    title = "Quorvane's main businesses lukewarm in first quarter\n"
+    assert sentence_period("Total revenue fell 3.6 percent.", title, "2013-04-12") == (
+        "2013-Q1",
+        "header_document_date",
+    )
+    # a fourth quarter reported in January is last year's
+    q4 = "Chicken scare hit Hollis sales in fourth quarter\n"
+    assert sentence_period("Sales fell.", q4, "2013-01-23")[0] == "2012-Q4"
+    assert sentence_period(
+        "Sales fell.", "Two quarters: first quarter, second quarter\n", "2013-08-01"
+    ) == ("", "none")
+    ctx = DocContext(
+        doc_id="r",
+        title=title.strip(),
+        main_entity="Quorvane",
+        event_time=datetime(2013, 4, 12, tzinfo=UTC),
+    )
+    got = {
+        c.tail: c.props
+        for c in extract_patterns("Total revenue fell 3.6 percent to $25.12 billion.", ctx, "en")
+    }
+    assert got["revenue"]["period"] == "2013-Q1"
