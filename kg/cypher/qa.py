@@ -501,6 +501,8 @@ class CypherQA:
         if rows and "period_start" in rows[0]:  # which day / month: a date, not a number
             rows = [_period(r, chosen) for r in rows]
         unit = self._unit(chosen)
+        if frame.in_bp and not unit and chosen is not None and chosen.kind == "series":
+            unit = await self._linked_unit(chosen)  # "the rate the Fed sets ..., in bp"
         if frame.in_bp and unit == "%" and chosen is not None and cypher == chosen.cypher:
             rows, unit = [_in_bp(r) for r in rows], "bp"  # "by how many basis points"
         if cypher is not None and _has_values(rows):
@@ -643,6 +645,16 @@ class CypherQA:
         if chosen is None or chosen.kind != "series" or not chosen.anchors:
             return ""
         return str(self.lexicon.entities.get(chosen.anchors[0], {}).get("unit") or "")
+
+    async def _linked_unit(self, chosen: ReadingCandidate) -> str:
+        """The one unit of the indicators a series reading reached through its anchor."""
+        if not chosen.anchors:
+            return ""
+        try:
+            rows = await self._run(catalogued("reader_linked_units"), {"a": chosen.anchors[0]})
+        except LivekgError:
+            return ""
+        return str(rows[0]["unit"]) if len(rows) == 1 else ""
 
     async def _run(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         return await run_read_only(

@@ -76,6 +76,16 @@ class SeriesBuilder:
             ):
                 # relational reasoning: the indicator that tracks the anchor
                 out.append(("(i:Indicator)-[:TRACKS]->(:Entity {id: $a})", a.key, "tracks"))
+            elif (
+                frame.units.value_word
+                or frame.agg not in (None, "count")
+                or (frame.agg == "count" and frame.units.comparisons and frame.units.time)
+            ):  # "the rate the Fed sets": the series a relation the question names joins
+                for r in frame.relations:
+                    if _IDENT.match(r) and self.lex.edge_stats.get((a.label, r, "Indicator")):
+                        pat = f"(:Entity {{id: $a}})-[:{r}]->(i:Indicator)"
+                        out.append((pat, a.key, "tracks"))
+                        break
         return out
 
     def series_set_frame(self, frame: Frame) -> Frame | None:

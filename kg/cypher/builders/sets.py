@@ -441,9 +441,18 @@ class SetsBuilder:
                 prior += 1.5
             if same and not frame.same_as:
                 prior -= 2.0  # companies "related" to a company without asking for peers
-            if frame.agg in ("latest", "change", "first") or (
-                frame.units.time is not None
-                and frame.units.time.kind not in ("as_of", "year", "month")
+            if (
+                frame.agg in ("latest", "change", "first")
+                or (
+                    frame.units.time is not None
+                    and frame.units.time.kind not in ("as_of", "year", "month")
+                )
+                or (  # "the average daily close in August 2024 of the yield that tracks X",
+                    # "days in 2024 the rate the Fed sets stood at 5.5": its points, not now
+                    target == "Indicator"
+                    and (frame.agg in ("max", "min", "avg") or bool(frame.units.comparisons))
+                    and (frame.daily is not None or frame.units.time is not None)
+                )
             ):
                 prior -= 2.0  # values over time are series questions
             hinted = any(f":{r}]" in " ".join(pats) for r in frame.relations) or bool(edges)
@@ -615,7 +624,8 @@ class SetsBuilder:
     def _entity_return(self, frame: Frame, target: str, used: list[str]) -> tuple[str, str]:
         numeric = self._numeric_props(target)
         prop = next((p for p in frame.properties if p in numeric), None)
-        if prop is None and target == "Indicator" and frame.agg in ("max", "min", "avg"):
+        latest = frame.units.time is None and frame.daily is None  # not "in August", "closes"
+        if prop is None and target == "Indicator" and frame.agg in ("max", "min", "avg") and latest:
             prop = "last_value"
         if frame.agg == "count":
             return render(S.RET_COUNT), shape(S.RET_COUNT).describe
