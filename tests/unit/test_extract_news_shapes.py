@@ -76,3 +76,15 @@ def test_results_story_quarter_from_title_and_dateline() -> None:
         for c in extract_patterns("Total revenue fell 3.6 percent to $25.12 billion.", ctx, "en")
     }
     assert got["revenue"]["period"] == "2013-Q1"
+
+
+def test_titles_before_names_and_bare_of() -> None:
+    got = facts(
+        "Corvane Corp ( CRV.N ) Chief Executive Dana Reyes reiterated her view. The Fed's Vice "
+        'Chair aside, Fed Governor Tomas Eriksen spoke. "Prices are up," said Lena Hart, of '
+        "Talbot Asset Management."
+    )
+    assert got[("Dana Reyes", "EXECUTIVE_OF", "Corvane Corp")]["role"] == "Chief Executive"
+    assert ("Corvane Corp", "HAS_CEO", "Dana Reyes") in got
+    assert got[("Tomas Eriksen", "EXECUTIVE_OF", "Fed")]["role"] == "Governor"
+    assert got[("Lena Hart", "EXECUTIVE_OF", "Talbot Asset Management")]["quoted"] == "yes"
