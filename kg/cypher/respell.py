@@ -183,6 +183,13 @@ class Spoken:
         self.en_weekday_day = re.compile(rf"\b({'|'.join(t['weekdays'])}),? the ({ords})\b", re.I)
         self.zh_decimal = re.compile(rf"([{zh}]{{1,3}})点([{zh}]+)(?![十百分刻钟])")
         self.zh_date = re.compile(rf"([{zh}]{{1,2}})月([{zh}]{{1,3}})[号日]")
+        zones = "|".join(sorted(map(re.escape, t["zones"]), key=len, reverse=True))
+        self.offsets = {k.lower(): int(v) for k, v in t["zones"].items()}
+        clock = rf"(?:(\d{{1,2}}|[{zh}]{{1,3}})点(?:(\d{{1,2}})分|钟|整)*|(\d{{1,2}}):(\d{{2}}))"
+        self.zoned = re.compile(  # "北京时间上午10点07分", "北京时间下午两点整", "bjt 14:30"
+            rf"({zones})\s*({parts})?\s*{clock}(?:\s*(到|至|-|~|to)\s*({parts})?\s*{clock})?",
+            re.I,
+        )
         self.zh_clock = re.compile(
             # a time of day with UTC after it, or a part of the day before it ("上午八点")
             rf"(?:({parts})([{zh}]{{1,3}})点钟?整?(?![{zh}半分刻])"
@@ -223,6 +230,23 @@ class Spoken:
             h = h + 12 if part in self.afternoon and h < 12 else h
             return f"{h:02d}:00"
 
+        def zoned(m: re.Match[str]) -> str:
+            g, offset = m.groups(), self.offsets[m.group(1).lower()]
+            ends = [(g[1], g[2:6])] + ([(g[7] or g[1], g[8:12])] if g[6] else [])
+            out = []
+            for part, (zh_h, zh_m, h_digits, m_digits) in ends:
+                raw = zh_h or h_digits
+                h = int(raw) if raw.isdigit() else _zh_int(raw, self.digits)
+                if h is None:
+                    return m.group()
+                h = h + 12 if part in self.afternoon and h < 12 else h
+                utc = h - offset
+                if not 0 <= utc < 24:
+                    return m.group()  # the day before in UTC: left as said
+                out.append(f"{utc:02d}:{int(zh_m or m_digits or 0):02d} utc")
+            return f" {out[0]}到{out[1]} " if len(out) == 2 else f" {out[0]} "
+
+        text = self.zoned.sub(zoned, text)
         text = self.en_decimal.sub(en_decimal, text)
         text = self.en_clock.sub(en_clock, text)
         text = self.en_month_day.sub(

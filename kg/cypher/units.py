@@ -316,6 +316,15 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                     continue
                 b = (a + 32 * DAY).replace(day=1)
                 return TimeWindow(kind, _ms(a), _ms(b), m.group())
+            elif kind == "clock_range":  # two clock times of the day the text names
+                days = day_mentions(text, now)
+                if days:
+                    (h1, m1), (h2, m2) = (map(int, m.group(g).split(":")) for g in ("h1", "h2"))
+                    day = days[0][2]
+                    a = day.replace(hour=h1, minute=m1)
+                    b = day.replace(hour=h2, minute=m2) + timedelta(milliseconds=1)
+                    if a < b:
+                        return TimeWindow(kind, _ms(a), _ms(b), m.group())
             elif kind == "month_tail":  # "the last 5 trading days of august": its month
                 span = _month_span("month_noyear", m.groupdict(), now)
                 if span is not None:

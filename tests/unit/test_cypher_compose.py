@@ -212,3 +212,38 @@ def test_a_second_part_without_its_series_takes_the_first_ones() -> None:
     assert parts is not None and parts.first == "7月SOFR收盘均值"
     assert parts.second.startswith("Secured Overnight Financing Rate") and "8月" in parts.second
     assert split_difference("US10Y minus US2Y on 2024-09-18", lexicon(), THU) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "utc"),
+    [
+        ("截至前天北京时间上午11点15分 DR007", "03:15 utc"),
+        ("北京时间下午三点整那笔", "07:00 utc"),
+        ("北京时间上午9点到11点之间", "01:00 utc到03:00 utc"),
+        ("bjt 15:45 print", "07:45 utc"),
+    ],
+)
+def test_a_clock_time_in_a_named_zone_is_read_as_utc(said: str, utc: str) -> None:
+    from kg.cypher.respell import spoken
+
+    assert utc in spoken().read(said)
+
+
+def test_a_zoned_time_on_the_day_before_in_utc_is_not_converted_by_the_zone() -> None:
+    from kg.cypher.respell import spoken
+
+    assert "utc" not in spoken().read("北京时间早上六点")  # 22:00 UTC the day before: not read
+
+
+def test_a_span_between_two_clock_times_of_a_day() -> None:
+    win = parse("8月30日 01:00 utc到03:30 utc之间 CN1Y最高", THU).time
+    assert win is not None and win.kind == "clock_range"
+    start = datetime(2024, 8, 30, 1, tzinfo=UTC)
+    assert win.start_ms == int(start.timestamp() * 1000)
+    assert win.end_ms == int(datetime(2024, 8, 30, 3, 30, tzinfo=UTC).timestamp() * 1000) + 1
+
+
+def test_a_series_reached_through_a_relation_the_question_names() -> None:
+    c = best("on how many days in 2024 did the rate the Fed sets stay at 5.25%")
+    assert c.kind == "series" and c.params["a"] == "FED" and "SETS_POLICY" in c.cypher
+    assert c.params["c0"] == 5.25
