@@ -365,7 +365,7 @@ class ReportSettings(BaseModel):
     # (kg/report/narrative.py), en and zh, number-checked; never delays the report
     narrative: bool = True
     narrative_budget_s: float = 110.0  # all its model calls, per report
-    narrative_max_tokens: int = 96  # per language: two short sentences
+    narrative_max_tokens: int = 128  # per language: two short sentences
     k1: int = 8
     k2: int = 8
     method: str = "tfr"  # retrieval method of both stages

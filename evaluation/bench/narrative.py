@@ -244,7 +244,7 @@ def run_narrative_replay(
     stack: bool = False,
     budget_s: float | None = None,
     max_tokens: int | None = None,
-    max_facts: int = 6,
+    max_facts: int = 4,
 ) -> dict[str, Any]:
     cfg = settings.report
     budget = budget_s if budget_s is not None else cfg.narrative_budget_s
@@ -298,19 +298,26 @@ def run_narrative_replay(
     }
 
 
-def _with_stack(settings: Settings, data_dir: Path, go: Any) -> list[dict[str, Any]]:
+def _with_stack(
+    settings: Settings, data_dir: Path, go: Any, min_s: float = 420.0
+) -> list[dict[str, Any]]:
     """The whole embedded stack (as ``livekg up``: broker, graph, model server, worker,
-    API; the sample day replayed into it), the narrative replay on its model server."""
+    API; the sample day replayed into it), the narrative replay on its model server,
+    and the stack kept up at least ``min_s`` from its start (the worker reads the sample,
+    writes its own report and narrative meanwhile) so the memory sampled is its peak."""
     from connectors.replay import replay_samples  # the stack's own path, only here
     from kg.graph.canonical import sec_filer_ids
     from ops.runtime import EmbeddedRuntime
 
     stack_settings = settings.with_overrides(data_dir=data_dir / "stack")
     runtime = EmbeddedRuntime(stack_settings)
+    started = time.monotonic()
     try:
         ep = runtime.start_all(workers=1, llm=True, api=True, prometheus=False)
         replay_samples(ep.kafka_bootstrap, sec_filer_ids(),
                        prefix=stack_settings.kafka.topic_prefix)  # fmt: skip
-        return go(ep.llm_base_url or "")
+        rows: list[dict[str, Any]] = go(ep.llm_base_url or "")
+        time.sleep(max(0.0, started + min_s - time.monotonic()))
+        return rows
     finally:
         runtime.stop_all()

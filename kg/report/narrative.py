@@ -112,6 +112,7 @@ _UP = re.compile(
 )
 _CLAUSE = re.compile(r"[,;，；:：]|\b(?:and|while|but|whereas)\b|而|但|同时")
 _SIGNED = ("change", "spread_change", "policy_change")
+_SPREAD_WORD = re.compile(r"spread|利差|2s10s|curve|曲线")
 
 
 def wrong_direction(
@@ -136,26 +137,44 @@ def wrong_direction(
             if down == up:
                 continue
             key = mention_key(clause)
-            nums = [n for n in extract_numbers(clause)[0] if n.unit in ("bp", "pct", "")]
-            for f in moves:
-                keys = allowed.keys.get(f.subject) or []
-                if not keys or not _mentions(key, keys):
-                    continue
-                size = abs(f.value) if f.unit == "bp" else abs(f.value) * 100
-                hit = any(
-                    abs((n.value if n.unit != "pct" else n.value * 100) - size)
-                    <= max(n.tol * (100 if n.unit == "pct" else 1), 0.05)
-                    for n in nums
-                )
-                # no figure at all ("3M, SOFR and 10Y all rose"): the day's move is meant
-                hit = hit or (not nums and f.horizon in ("1d", "") and bool(f.value))
-                if hit and (not f.value or (f.value < 0) != down):  # "rose 0.0 bp" too
-                    bad.append(f"{f.subject} {f.value:+g} {f.unit}")
+            named = [f for f in moves if _mentions(key, allowed.keys.get(f.subject) or [])]
+            if not _SPREAD_WORD.search(clause.lower()):  # a spread is named as a spread
+                named = [f for f in named if "-" not in f.subject]
+            bad += _against(named, extract_numbers(clause)[0], down)
         if bad:
             removed.append(Removal(sentence=sentence, numbers=bad, origin=origin))
         else:
             kept.append(sentence)
     return " ".join(kept), removed
+
+
+def _bp_of(f: Fact) -> float:
+    return abs(f.value) if f.unit == "bp" else abs(f.value) * 100
+
+
+def _against(named: list[Fact], numbers: list[Any], down: bool) -> list[str]:
+    """The moves a one-direction clause gets wrong, subject by subject: of the subject's
+    moves whose size the clause states (the day's move first, else any horizon), none
+    has the clause's direction; with no figure in the clause, the day's move. A tenor
+    named only inside a spread's name ("US10Y-US2Y spread rose") is the spread's."""
+    nums = [n for n in numbers if n.unit in ("bp", "pct", "")]
+    spreads = {f.subject for f in named if "-" in f.subject}
+    bad: list[str] = []
+    for subject in dict.fromkeys(f.subject for f in named):
+        if any(subject in sp.split("-") for sp in spreads if sp != subject):
+            continue
+        moves = [f for f in named if f.subject == subject]
+        if nums:
+            same = [f for f in moves for n in nums if abs(_bp_of(f) - (
+                n.value * 100 if n.unit == "pct" else n.value)) <= max(
+                n.tol * (100 if n.unit == "pct" else 1), 0.05)]  # fmt: skip
+        else:
+            same = [f for f in moves if f.value]
+        day = [f for f in same if f.horizon in ("1d", "")]
+        pool = day or (same if nums else [])
+        if pool and not any(f.value and (f.value < 0) == down for f in pool):
+            bad.append(f"{subject} {pool[0].value:+g} {pool[0].unit}")
+    return bad
 
 
 def _move(v: float, unit: str) -> tuple[str, str]:
@@ -169,7 +188,7 @@ def _move(v: float, unit: str) -> tuple[str, str]:
     return (f"rose {size}", f"上升{size_zh}") if v > 0 else (f"fell {size}", f"下降{size_zh}")
 
 
-def fact_digest(doc: BondReportDoc, max_lines: int = 5) -> tuple[list[str], list[str]]:
+def fact_digest(doc: BondReportDoc, max_lines: int = 4) -> tuple[list[str], list[str]]:
     """The day in at most ``max_lines`` short lines, one per subject, each number written
     as its fact holds it and each move's direction in words, in English then Chinese:
     the day's policy decision, the headline movers, then US10Y, US2Y, the 2s10s spread,
@@ -267,8 +286,8 @@ async def write_narrative(
     *,
     langs: tuple[str, ...] = LANGS,
     budget_s: float = 110.0,
-    max_tokens: int = 96,
-    max_facts: int = 5,
+    max_tokens: int = 128,
+    max_facts: int = 4,
     select: bool = False,
     split_timing: bool = True,
 ) -> Narrative:
