@@ -66,7 +66,7 @@ FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
     "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner", "effect_as_level",
-    "comparison_period", "not_a_name", "metric_cut", "scale_unknown",
+    "comparison_period", "not_a_name", "metric_cut", "scale_unknown", "not_a_region",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = _LEX.alternation("auxiliaries") + r"\b"
@@ -915,6 +915,8 @@ class Verifier:
                 out.append(Issue(i, "not_a_risk", c.tail))
             elif c.relation == "OPERATES_IN" and c.tail.lower() in lex.place_kinds:
                 out.append(Issue(i, "place_kind", c.tail))  # "the State of Oregon"
+            elif c.relation == "OPERATES_IN" and c.rule.endswith("_call") and not is_region(c.tail):
+                out.append(Issue(i, "not_a_region", c.tail))  # "our folks in the field"
             elif c.relation == "COMPLIES_WITH" and all(
                 w in lex.generic_rule_words for w in c.tail.lower().split()
             ):

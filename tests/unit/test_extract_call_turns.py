@@ -97,3 +97,24 @@ def test_the_pipeline_drops_what_the_analyst_states() -> None:
     assert revenue[0].attributes.get("speaker") == "Marcus Oyelaran"
     assert revenue[0].attributes.get("period") == "2023-Q2"
     assert result.stats.dropped["analyst_turn"] >= 1
+
+
+def test_where_management_says_the_company_operates() -> None:
+    text = (
+        "Dana Whitfield: Where are you taking share? Can you comment?\n\n"
+        "Marcus Oyelaran: It has been consistent across both the U.S. and Latin America. "
+        "We have also operated in Poland for 15 years. Our teams in the field are busy.\n"
+    )
+    turns = transcript_turns(text)
+    got = {
+        (c.head, c.tail)
+        for c in extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
+        if c.relation == "OPERATES_IN"
+    }
+    assert {("Quorvane", "U.S."), ("Quorvane", "Latin America"), ("Quorvane", "Poland")} <= got
+    doc = ExtractDoc(
+        id="c2", text=text, title="QRV Q2 2023 earnings call", kind="filing", company="Quorvane"
+    )
+    result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
+    kept = {t.tail for t in result.triples if t.relation == "OPERATES_IN"}
+    assert {"U.S.", "Latin America", "Poland"} <= kept and "the field" not in kept
