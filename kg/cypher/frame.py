@@ -128,7 +128,7 @@ class Frame:
     either: dict[str, list[str]] = field(default_factory=dict)
     # the mentions in order: ("E", entity id, label), ("C", concept), ("R", relation)
     sequence: tuple[tuple[str, ...], ...] = ()
-    direction: str | None = None  # "up" | "down": the changes a count asks for
+    direction: str | None = None  # "up" | "down" | "any" (with mom): the changes a count asks for
     prefix: tuple[str, str] | None = None  # (property, first characters): "code starts with 60"
     rank: int | None = None  # "the second most": the k-th level of a ranking
     tail_days: int | None = None  # "the last 5 trading days of august": the window's last n days
@@ -314,7 +314,11 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         else ("month" if hit(trig["point_time"]["month"]) else None),
         direction="up"
         if hit(trig["direction"]["up"])
-        else ("down" if hit(trig["direction"]["down"]) else None),
+        else (
+            "down"
+            if hit(trig["direction"]["down"])
+            else ("any" if hit(trig["mom"]["patterns"]) and hit(trig["direction"]["any"]) else None)
+        ),
         prefix=prefix,
         rank=2 if hit(trig["rank"]["second"]) else (3 if hit(trig["rank"]["third"]) else None),
         tail_days=tail_days,

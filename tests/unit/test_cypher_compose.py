@@ -247,3 +247,16 @@ def test_a_series_reached_through_a_relation_the_question_names() -> None:
     c = best("on how many days in 2024 did the rate the Fed sets stay at 5.25%")
     assert c.kind == "series" and c.params["a"] == "FED" and "SETS_POLICY" in c.cypher
     assert c.params["c0"] == 5.25
+
+
+@pytest.mark.parametrize(
+    ("question", "cond"),
+    [
+        ("今年以来中国PPI比上一次公布值低的有几次", "d.v < 0"),
+        ("how many CPI prints this year were higher than the previous release", "d.v > 0"),
+        ("今年以来LPR变过几次（和上一次公布值不同就算一次）", "d.v <> 0"),
+    ],
+)
+def test_changes_against_the_previous_release_are_counted(question: str, cond: str) -> None:
+    c = best(question)
+    assert f"WITH d WHERE {cond}" in c.cypher and "count(d)" in c.cypher

@@ -519,7 +519,9 @@ class SeriesBuilder:
             cy = f"{body}\n{render(S.SERIES_MOM, fold=fold)}\nLIMIT {ROW_LIMIT}"
             return ReadingCandidate(cy, params, desc, prior + 1.0, "series", [aid])
         if agg == "count":
-            cond = {"up": "d.v > 0", "down": "d.v < 0"}.get(frame.direction or "", "true")
+            cond = {"up": "d.v > 0", "down": "d.v < 0", "any": "d.v <> 0"}.get(
+                frame.direction or "", "true"
+            )
             fold = f"WITH d WHERE {cond}\nRETURN count(d) AS count"
         elif agg in ("max", "min") and frame.direction is not None:
             fold = f"RETURN max({sign}d.v) AS value"  # "biggest drop": the largest fall
