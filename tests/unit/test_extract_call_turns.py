@@ -118,3 +118,19 @@ def test_where_management_says_the_company_operates() -> None:
     result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
     kept = {t.tail for t in result.triples if t.relation == "OPERATES_IN"}
     assert {"U.S.", "Latin America", "Poland"} <= kept and "the field" not in kept
+
+
+def test_ranges_said_in_words() -> None:
+    text = (
+        "Dana Whitfield: How do you see next year? Can you comment?\n\n"
+        "Marcus Oyelaran: We expect revenue growth in the mid-single digits for the full year, "
+        "and low-double-digit EPS growth. We want to maintain that mid-single-digit long term.\n"
+    )
+    doc = ExtractDoc(
+        id="c3", text=text, title="QRV Q2 2023 earnings call", kind="filing", company="Quorvane"
+    )
+    result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
+    got = {t.tail: t.attributes for t in result.triples if t.relation == "DISCLOSES"}
+    assert got["revenue growth"]["level"] == "mid-single digits"
+    assert (got["EPS"]["unit"], got["EPS"]["measure"]) == ("%", "range")
+    assert "long term" not in got  # no metric named: no fact
