@@ -244,6 +244,8 @@ class Lexicon:
     name_words: set[str] = field(default_factory=set)  # ASCII tokens of entity names
     # a tenor alone that several curves have ("10y": US10Y, CN10Y) -> their ids
     shared_tenors: dict[str, list[str]] = field(default_factory=dict)
+    # (country, tenor) -> the series of that curve point ("US", "3m") -> US3M
+    curve_index: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add_new(self, phrase: str | None, sense: Sense) -> None:
         """Add a derived name only where the dictionary has no entity of that name: a
@@ -435,6 +437,8 @@ class Lexicon:
         names the series of the curve the question's other series are on, else of the
         question's language's default curve (``[shared_tenor]`` in triggers.toml)."""
         covered = {i for m in out for i in range(m.start, m.end)}
+        out = self._curve_points(toks, out, covered)  # "ust curve (1m 3m 6m ...)"
+        covered = {i for m in out for i in range(m.start, m.end)}
         loose = [i for i, t in enumerate(toks) if t in self.shared_tenors and i not in covered]
         if not loose:
             return out
@@ -460,6 +464,29 @@ class Lexicon:
                 e = self.entities[ids[0]]
                 sense = Sense("entity", ids[0], "Indicator", str(e.get("name") or ids[0]))
                 out.append(Mention(toks[i], i, i + 1, (sense,)))
+        return sorted(out, key=lambda m: m.start)
+
+    def _curve_points(
+        self, toks: list[str], out: list[Mention], covered: set[int]
+    ) -> list[Mention]:
+        """Tenors listed after a curve's words ("the ust curve (1m 3m 6m 1y ...)", "美债1个月、
+        3个月、6个月、1年"): each is that curve's series (``[shared_tenor] curves``)."""
+        curves = triggers()["shared_tenor"]["curves"]
+        text = " ".join(toks)
+        named = [c for c, words in curves.items() if any(w in toks or w in text for w in words)]
+        if len(named) != 1:
+            return out
+        for i, t in enumerate(toks):
+            if i in covered or not re.fullmatch(r"\d+[ym]", t):
+                continue
+            eid = self.curve_index.get((named[0], t))
+            if eid is not None:
+                e = self.entities[eid]
+                out.append(
+                    Mention(
+                        t, i, i + 1, (Sense("entity", eid, "Indicator", str(e.get("name") or eid)),)
+                    )
+                )
         return sorted(out, key=lambda m: m.start)
 
     def _spelled(self, tok: str) -> str:
@@ -608,6 +635,8 @@ def _bare_tenors(lex: Lexicon) -> list[tuple[str, Sense]]:
             for t in lex.tokenizer.tokens(str(n or "")):
                 if re.fullmatch(r"\d+y", t):
                     owners.setdefault(t, set()).add(eid)
+                if re.fullmatch(r"\d+[ym]", t) and e.get("country"):
+                    lex.curve_index.setdefault((str(e["country"]), t), eid)
     out = []
     lex.shared_tenors = {t: sorted(ids) for t, ids in owners.items() if len(ids) > 1}
     for tenor, ids in owners.items():

@@ -46,6 +46,7 @@ class ShapeName(StrEnum):
     SERIES_ARGMAX = "series_argmax"
     SERIES_SET_DAILY = "series_set_daily"
     SERIES_WHICH_MOVED = "series_which_moved"
+    SERIES_WHICH_MEET = "series_which_meet"
     SERIES_FILTERED = "series_filtered"
     SERIES_JOINT_DAYS = "series_joint_days"
     SERIES_MOM = "series_mom"

@@ -260,3 +260,13 @@ def test_a_series_reached_through_a_relation_the_question_names() -> None:
 def test_changes_against_the_previous_release_are_counted(question: str, cond: str) -> None:
     c = best(question)
     assert f"WITH d WHERE {cond}" in c.cypher and "count(d)" in c.cypher
+
+
+def test_tenors_listed_after_a_curve_are_its_points_and_a_filter_over_them() -> None:
+    q = "on the ust curve (3m 6m 2y 10y), which points closed below 4% yesterday"
+    assert [a.key for a in frame(q).anchors] == ["US3M", "US6M", "US2Y", "US10Y"]
+    c = best(q)
+    assert c.params["ids"] == ["US3M", "US6M", "US2Y", "US10Y"] and c.params["c0"] == 4.0
+    assert "value < $c0" in c.cypher
+    most = best("of the treasury tenors 1m 3m 1y 5y, which rose the most between 9/16 and 9/18?")
+    assert "r.value DESC" in most.cypher and len(most.params["ids"]) == 4

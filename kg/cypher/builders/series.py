@@ -170,6 +170,11 @@ class SeriesBuilder:
         counted = frame.agg == "count" and not u.comparisons  # "how many" of a spread: no
         if frame.spread and len(inds) >= 2 and not counted and not frame.range_agg:
             return [self._spread(frame, inds[:2])]
+        listed = len(direct) >= 3 and frame.wh and not frame.spread  # "(1m 3m 6m 1y ...)"
+        if listed and frame.compare is None and frame.most is not None:
+            frame = replace(frame, compare=frame.most)  # "which fell the most"
+        if listed and len(u.comparisons) == 1 and frame.compare is None:
+            return [self._which_meet(frame, direct)]
         if frame.compare and frame.wh and len(direct) >= 2 and not frame.spread:
             return [self._which_of(frame, direct)]
         if (  # "which of them rose between the Nov 16 and Nov 20 closes"
@@ -334,6 +339,19 @@ class SeriesBuilder:
             cy = f"{head}\n{body}\n{render(S.SERIES_ARGMAX, value=value, order=order)}"
         desc = f"which of {', '.join(ids)} is {'lower' if order == 'ASC' else 'higher'}"
         return ReadingCandidate(cy, params, desc, 6.0, "series", ids)
+
+    def _which_meet(self, frame: Frame, ids: list[str]) -> ReadingCandidate:
+        """Which of the named series meet the comparison, by their last value in the window
+        (their close on a day): a filter over a named set of series."""
+        params: dict[str, Any] = {"ids": ids, "c0": frame.units.comparisons[0].value}
+        head = render(S.INDICATOR_SET, matches="", optionals="", where="\nWHERE t.id IN $ids")
+        plain = replace(frame, units=replace(frame.units, comparisons=()))
+        body = self._points("(i)", plain, params)
+        op = frame.units.comparisons[0].op
+        last = "WITH i, p ORDER BY p.t\nWITH i, collect(p.v) AS vs"
+        tail = render(S.SERIES_WHICH_MEET, value="vs[size(vs) - 1]", op=op)
+        desc = f"which of {', '.join(ids)} {op} a value"
+        return ReadingCandidate(f"{head}\n{body}\n{last}\n{tail}", params, desc, 6.0, "series", ids)
 
     def _series_over_set(self, frame: Frame) -> list[ReadingCandidate]:
         """Values of the indicators an entity-set path selects: the highest (lowest,
