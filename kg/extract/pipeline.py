@@ -37,7 +37,7 @@ from kg.extract.tables import (
     table_context,
 )
 from kg.extract.types import Candidate, DocContext, Mode
-from kg.extract.verify import Verified, Verifier, VerifyStats
+from kg.extract.verify import Verified, Verifier, VerifyStats, nested_employers
 from kg.extract.watch import TABLE_DROP_PREFIX, observe
 from kg.extract.zh import extract_zh
 from kg.graph.canonical import AliasIndex, add_sec_companies, bundled_sec_tickers
@@ -393,6 +393,9 @@ class Extractor:
             result.chunks.append(ChunkResult(chunk, merged, run, flags=flags))
             result.triples += [self.to_triple(v, chunk, doc, ctx, mode, run) for v in merged]
             self._remember(key)
+        kept = nested_employers(result.triples)
+        result.stats.dropped["duplicate"] += len(result.triples) - len(kept)
+        result.triples = kept
         result.fast_s = time.perf_counter() - started
         if mode == Mode.AUTO and self.tier is not None:  # the model where the rules are silent
             await self.tier.run(result)

@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from core.records import Triple
 from kg.extract.deps_en import lexicon
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import header_period, normalise_period
@@ -219,6 +220,30 @@ def decision_key(v: Verified) -> tuple[str, str, str, str] | None:
         return None
     when = str(c.props.get("date") or c.props.get("period") or "")
     return (v.head_id, c.relation, f"action:{action}", when)
+
+
+def _nested(short: str, long: str) -> bool:
+    """'Fed' in 'Chicago Fed' (whole words), '白宫国家经济委员会' in '美国白宫国家经济委员会'."""
+    a, b = norm(short), norm(long)
+    if a == b or len(a) >= len(b):
+        return False
+    if _CJK.search(a):
+        return a in b
+    return f" {a} " in f" {b} "
+
+
+def nested_employers(triples: list[Triple]) -> list[Triple]:
+    """One employer per person and document where the names nest: "Charles Evans
+    EXECUTIVE_OF Chicago Fed" and "... EXECUTIVE_OF Fed" are one fact, the fuller name kept
+    ("美国白宫国家经济委员会" over "白宫国家经济委员会")."""
+    jobs = [t for t in triples if t.relation == "EXECUTIVE_OF"]
+    drop = {
+        id(t)
+        for t in jobs
+        for u in jobs
+        if u is not t and norm(u.head) == norm(t.head) and _nested(t.tail, u.tail)
+    }
+    return [t for t in triples if id(t) not in drop]
 
 
 @dataclass(frozen=True, slots=True)

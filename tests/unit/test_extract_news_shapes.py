@@ -88,3 +88,33 @@ def test_titles_before_names_and_bare_of() -> None:
     assert ("Corvane Corp", "HAS_CEO", "Dana Reyes") in got
     assert got[("Tomas Eriksen", "EXECUTIVE_OF", "Fed")]["role"] == "Governor"
     assert got[("Lena Hart", "EXECUTIVE_OF", "Talbot Asset Management")]["quoted"] == "yes"
+
+
+def test_one_employer_where_the_names_nest() -> None:
+    from datetime import UTC, datetime
+
+    from core.records import Triple
+    from kg.extract.verify import nested_employers
+
+    def job(head: str, tail: str) -> Triple:
+        return Triple(
+            id=f"{head}-{tail}", source="t", event_time=datetime(2024, 1, 1, tzinfo=UTC),
+            head=head, head_type="Person", relation="EXECUTIVE_OF", tail=tail, tail_type="Company",
+        )  # fmt: skip
+
+    kept = nested_employers(
+        [
+            job("Dana Reyes", "Chicago Fed"),
+            job("Dana Reyes", "Fed"),
+            job("周明远", "白宫国家经济委员会"),
+            job("周明远", "美国白宫国家经济委员会"),
+            job("Tomas Eriksen", "Fed"),
+            job("Dana Reyes", "Federal Express"),  # no whole-word nesting: kept
+        ]
+    )
+    assert [(t.head, t.tail) for t in kept] == [
+        ("Dana Reyes", "Chicago Fed"),
+        ("周明远", "美国白宫国家经济委员会"),
+        ("Tomas Eriksen", "Fed"),
+        ("Dana Reyes", "Federal Express"),
+    ]
