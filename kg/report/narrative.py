@@ -155,8 +155,10 @@ def _bp_of(f: Fact) -> float:
 def _against(named: list[Fact], numbers: list[Any], down: bool) -> list[str]:
     """The moves a one-direction clause gets wrong, subject by subject: of the subject's
     moves whose size the clause states (the day's move first, else any horizon), none
-    has the clause's direction; with no figure in the clause, the day's move. A tenor
-    named only inside a spread's name ("US10Y-US2Y spread rose") is the spread's."""
+    has the clause's direction; when the clause states no size of it ("US3M和US10Y分别
+    下降4.0个基点" of a US10Y that rose 3.0 bp, or no figure at all), its move of the day.
+    A tenor named only inside a spread's name ("US10Y-US2Y spread rose") is the
+    spread's."""
     nums = [n for n in numbers if n.unit in ("bp", "pct", "")]
     spreads = {f.subject for f in named if "-" in f.subject}
     bad: list[str] = []
@@ -164,14 +166,11 @@ def _against(named: list[Fact], numbers: list[Any], down: bool) -> list[str]:
         if any(subject in sp.split("-") for sp in spreads if sp != subject):
             continue
         moves = [f for f in named if f.subject == subject]
-        if nums:
-            same = [f for f in moves for n in nums if abs(_bp_of(f) - (
-                n.value * 100 if n.unit == "pct" else n.value)) <= max(
-                n.tol * (100 if n.unit == "pct" else 1), 0.05)]  # fmt: skip
-        else:
-            same = [f for f in moves if f.value]
-        day = [f for f in same if f.horizon in ("1d", "")]
-        pool = day or (same if nums else [])
+        same = [f for f in moves for n in nums if abs(_bp_of(f) - (
+            n.value * 100 if n.unit == "pct" else n.value)) <= max(
+            n.tol * (100 if n.unit == "pct" else 1), 0.05)]  # fmt: skip
+        day = [f for f in moves if f.horizon in ("1d", "") and f.value]
+        pool = [f for f in same if f in day] or same or day
         if pool and not any(f.value and (f.value < 0) == down for f in pool):
             bad.append(f"{subject} {pool[0].value:+g} {pool[0].unit}")
     return bad
