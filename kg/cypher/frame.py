@@ -132,6 +132,7 @@ class Frame:
     prefix: tuple[str, str] | None = None  # (property, first characters): "code starts with 60"
     rank: int | None = None  # "the second most": the k-th level of a ranking
     tail_days: int | None = None  # "the last 5 trading days of august": the window's last n days
+    values_either: bool = False  # "unit = index or category = policy_rate": either filter holds
 
     @property
     def agg(self) -> str | None:
@@ -237,6 +238,8 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
             n = m.group("n").lower()
             top = (int(n) if n.isdigit() else _NUMS.get(n, 0), order)
     daily = next((k for k in _DAILY_PICKS if hit(trig["daily"].get(k, []))), None)
+    if daily is None and hit(trig["both_days"]["patterns"]):
+        daily = "close"  # "两边都有数据的日子里": each one's value of the day, joined by day
     if hit(trig["close_vs_open"]["up"]) or hit(trig["close_vs_open"]["down"]):
         daily = "close_open"
     ln = hit(trig["last_n"]["patterns"])
@@ -322,6 +325,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         prefix=prefix,
         rank=2 if hit(trig["rank"]["second"]) else (3 if hit(trig["rank"]["third"]) else None),
         tail_days=tail_days,
+        values_either=_values_either(tokens, mentions),
     )
     return series_versus(frame, tokens, mentions)
 
@@ -674,6 +678,15 @@ def _bare_relations(
         nxt = mentions[k + 1] if k + 1 < len(mentions) else None
         if nxt is not None and nxt.start - m.end <= 2 and (nxt.of("entity") or nxt.of("value")):
             continue  # "listed in Shanghai": the relation's object is named
+        prev_m = mentions[k - 1] if k else None
+        if (
+            prev_m is not None
+            and (prev_m.of("entity") or prev_m.of("value"))
+            and tokens[prev_m.end : m.start] in ([], ["在"], ["于"])
+            and prev_m.start > 0
+            and tokens[prev_m.start - 1].endswith(("在", "于"))
+        ):
+            continue  # "不在美国上市": the object named before the verb, as Chinese orders it
         named_before = any(x.of("entity") for x in mentions[:k])
         if named_before and nxt is not None and nxt.start - m.end <= 1 and nxt.of("concept"):
             continue  # "张坤的基金持有的股票": a hop of a chain, not an edge test
@@ -697,6 +710,23 @@ def _bare_relations(
         if any(is_negation(t) for t in before):  # "any indicator tracking ...": a quantifier
             out.append((f"*{concepts[0]}", True))
     return tuple(out)
+
+
+def _values_either(tokens: list[str], mentions: list[Mention]) -> bool:
+    """Two property values of different properties joined by "or" ("unit = index or category
+    = policy_rate", "单位是指数或者类别是政策利率"): either filter holds, not both."""
+    words = set(triggers()["either"]["tokens"])
+    vals = [m for m in mentions if m.of("value") and not m.of("entity")]
+    for a, b in pairwise(vals):
+        if a.of("value")[0].key == b.of("value")[0].key:
+            continue  # one property: "NASDAQ or NYSE" is already either (IN)
+        between = [m for m in mentions if a.end <= m.start and m.end <= b.start]
+        inside = {i for m in between if m.of("property") for i in range(m.start, m.end)}
+        gap = [t for i, t in enumerate(tokens[a.end : b.start], a.end) if i not in inside]
+        rest = [t for t in gap if t in words or t not in (*STOPWORDS, "是", "为", "=")]
+        if rest and all(t in words for t in rest):
+            return True
+    return False
 
 
 def _edges_to_kinds(

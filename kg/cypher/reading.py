@@ -241,6 +241,8 @@ def fields_of(
     for v in frame.values:
         neg = f"{v.key}={v.label}" in frame.negated
         filters.append(f"{v.key} {'≠' if neg else '='} {v.label}")
+    if frame.values_either and len(filters) >= 2:  # "unit = index or category = policy_rate"
+        filters = [" or ".join(filters)]
     for c in frame.units.comparisons:
         filters.append(f"{c.op} {c.value:g}{c.unit}")
     for rel, neg in frame.bare_relations:

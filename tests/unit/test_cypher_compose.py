@@ -270,3 +270,26 @@ def test_tenors_listed_after_a_curve_are_its_points_and_a_filter_over_them() -> 
     assert "value < $c0" in c.cypher
     most = best("of the treasury tenors 1m 3m 1y 5y, which rose the most between 9/16 and 9/18?")
     assert "r.value DESC" in most.cypher and len(most.params["ids"]) == 4
+
+
+def test_two_values_of_different_properties_joined_by_or_are_either() -> None:
+    c = best("indicators whose frequency is monthly or unit = index")
+    assert "(t.frequency = $v0 OR t.unit = $v1)" in c.cypher or "(t.unit" in c.cypher
+    assert " OR " in c.cypher
+
+
+def test_a_chinese_object_before_its_verb_is_no_bare_relation() -> None:
+    f = frame("白酒行业里 不在深交所上市的有哪些")
+    assert not any(r == "LISTED_IN" for r, _neg in f.bare_relations)
+
+
+def test_days_both_series_have_a_value_are_joined_by_day() -> None:
+    c = best("上周两边都有数据的日子里，美债10年减美债2年平均多少")
+    assert "x.v - y.v AS v" in c.cypher and "avg(v)" in c.cypher
+
+
+def test_slang_and_a_property_equal_to_a_number() -> None:
+    assert frame("张坤管的基金持有哪些深交所的票").target == "Company"
+    assert [(c.op, c.value) for c in frame("bonds where tenor_years is 30").units.comparisons] == [
+        ("=", 30.0)
+    ]

@@ -600,6 +600,10 @@ class SetsBuilder:
         for k in seen.values():  # a single value stays a plain equality
             if len(params[f"v{k}"]) == 1:
                 params[f"v{k}"] = params[f"v{k}"][0]
+        plain = [w for w in where if w.startswith("t.") and "$v" in w]
+        if frame.values_either and len(plain) >= 2:  # "unit = index or category = policy_rate"
+            where = [w for w in where if w not in plain] + [f"({' OR '.join(plain)})"]
+            used.append("either")
         if frame.prefix is not None:  # "whose code starts with 60"
             pprop, pval = frame.prefix
             has = any(e.get("label") == target and pprop in e for e in self.lex.entities.values())
