@@ -436,6 +436,12 @@ class Lexicon:
         """A tenor alone that several curves have ("the 2y closing above the 10y", "10y move")
         names the series of the curve the question's other series are on, else of the
         question's language's default curve (``[shared_tenor]`` in triggers.toml)."""
+        spec = triggers()["shared_tenor"]
+        bare = [m for m in out if re.fullmatch(r"\d+[ym]", m.text) and m.of("entity")]
+        if bare and set(spec["not_with"]) & {w for t in toks for w in (t, *_CJK.findall(t))}:
+            others = [m for m in out if m.of("entity") and m not in bare]
+            if not any(m.of("entity")[0].label == "Indicator" for m in others):
+                out = [m for m in out if m not in bare]  # "bonds with tenor 5y or longer"
         covered = {i for m in out for i in range(m.start, m.end)}
         out = self._curve_points(toks, out, covered)  # "ust curve (1m 3m 6m ...)"
         covered = {i for m in out for i in range(m.start, m.end)}
@@ -471,8 +477,11 @@ class Lexicon:
     ) -> list[Mention]:
         """Tenors listed after a curve's words ("the ust curve (1m 3m 6m 1y ...)", "美债1个月、
         3个月、6个月、1年"): each is that curve's series (``[shared_tenor] curves``)."""
-        curves = triggers()["shared_tenor"]["curves"]
+        spec = triggers()["shared_tenor"]
+        curves = spec["curves"]
         text = " ".join(toks)
+        if set(spec["curve_not_with"]) & set(toks):
+            return out  # "bonds the us treasury issues with tenor 10y or longer": a bond's tenor
         named = [c for c, words in curves.items() if any(w in toks or w in text for w in words)]
         if len(named) != 1:
             return out

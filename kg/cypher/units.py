@@ -285,10 +285,13 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 continue
             if kind == "between":
                 g = m.groupdict()
-                if g.get("ma") and g.get("mb") and g.get("y"):  # "between January and October 2026"
-                    y = int(g["y"])
-                    a = datetime(y, _MONTHS[g["ma"][:3]], 1, tzinfo=UTC)
-                    b = (datetime(y, _MONTHS[g["mb"][:3]], 1, tzinfo=UTC) + 32 * DAY).replace(day=1)
+                if g.get("ma") and g.get("mb") and (g.get("y") or g.get("ya")):
+                    # "between January and October 2026", "from the July 2024 release to the
+                    # September 2024 release": the months from the first to the last
+                    ya, yb = int(g.get("ya") or g["y"]), int(g.get("yb") or g["y"])
+                    a = datetime(ya, _MONTHS[g["ma"][:3]], 1, tzinfo=UTC)
+                    last = datetime(yb, _MONTHS[g["mb"][:3]], 1, tzinfo=UTC)
+                    b = (last + 32 * DAY).replace(day=1)
                     return TimeWindow(kind, _ms(a), _ms(b), m.group())
                 a, b = _date(m, "a"), _date(m, "b")
                 if a and b:

@@ -293,3 +293,17 @@ def test_slang_and_a_property_equal_to_a_number() -> None:
     assert [(c.op, c.value) for c in frame("bonds where tenor_years is 30").units.comparisons] == [
         ("=", 30.0)
     ]
+
+
+def test_months_from_one_release_to_another_and_a_target_range_is_a_name() -> None:
+    win = parse("change from the March 2024 print to the June 2024 print", THU).time
+    assert win is not None and win.kind == "between"
+    assert win.start_ms == int(datetime(2024, 3, 1, tzinfo=UTC).timestamp() * 1000)
+    assert win.end_ms == int(datetime(2024, 7, 1, tzinfo=UTC).timestamp() * 1000)
+    assert not frame("the upper end of the fed funds target range on 2024-07-31").range_agg
+    assert frame("DR007 intraday range on 2024-09-18").range_agg
+
+
+def test_listed_tenors_of_a_bond_question_are_no_curve_points() -> None:
+    f = frame("bonds the us treasury issues with tenor 5y or longer")
+    assert not any(a.label == "Indicator" for a in f.anchors)
