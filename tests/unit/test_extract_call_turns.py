@@ -134,3 +134,18 @@ def test_ranges_said_in_words() -> None:
     assert got["revenue growth"]["level"] == "mid-single digits"
     assert (got["EPS"]["unit"], got["EPS"]["measure"]) == ("%", "range")
     assert "long term" not in got  # no metric named: no fact
+
+
+def test_the_business_management_says_it_is_in() -> None:
+    text = (
+        "Dana Whitfield: Where does the growth come from? Can you comment?\n\n"
+        "Marcus Oyelaran: We've been in the sensor-array business for a long time. "
+        "It is the growth that we have in the commercial business. We're in the right business.\n"
+    )
+    turns = transcript_turns(text)
+    got = {
+        c.tail
+        for c in extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
+        if c.relation == "PRODUCES"
+    }
+    assert got == {"sensor-array"}
