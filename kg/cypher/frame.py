@@ -27,7 +27,7 @@ from kg.cypher.lexicon import (
     triggers,
 )
 from kg.cypher.shapes import ShapeName as S
-from kg.cypher.units import Comparison, TimeWindow, Units
+from kg.cypher.units import Comparison, TimeWindow, Units, aggregation
 from kg.graph.ontology import default_ontology
 
 ROW_LIMIT = 200
@@ -247,6 +247,9 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     if ln:
         n = ln.group("n").lower()
         last_n = int(n) if n.isdigit() else _NUMS.get(n)
+    if units.aggregation == "count" and _SOME_OF.search(question) and _WHICH_OF.search(question):
+        # "货币市场类的几个指标，昨天谁的日内振幅最大": "these few" names a set, "who" asks
+        units = replace(units, aggregation=aggregation(question, skip=("count",)))
     target = _wh_target(tokens, mentions)
     bare = _bare_relations(question, tokens, mentions, target)
     roles = trig["role_nouns"]
@@ -370,6 +373,8 @@ def series_versus(frame: Frame, tokens: list[str], mentions: list[Mention]) -> F
 
 
 _PREFIX_PROPS = ("code", "ticker")
+_SOME_OF = re.compile(r"[的这那]几[个只家]")  # "的几个指标": a set named, not a count asked
+_WHICH_OF = re.compile(r"谁|哪个|哪一个|哪只|哪家")
 
 
 def _token_at(question: str, tokens: list[str], pos: int) -> int:

@@ -380,10 +380,10 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
     return None
 
 
-def aggregation(question: str) -> str | None:
+def aggregation(question: str, skip: tuple[str, ...] = ()) -> str | None:
     text = _normalize(question)
     for op, pats in _compiled()["aggregations"]:
-        if any(p.search(text) for p in pats):
+        if op not in skip and any(p.search(text) for p in pats):
             return op
     return None
 

@@ -307,3 +307,10 @@ def test_months_from_one_release_to_another_and_a_target_range_is_a_name() -> No
 def test_listed_tenors_of_a_bond_question_are_no_curve_points() -> None:
     f = frame("bonds the us treasury issues with tenor 5y or longer")
     assert not any(a.label == "Indicator" for a in f.anchors)
+
+
+def test_a_set_named_by_a_few_then_who_asks_which_not_how_many() -> None:
+    f = frame("收益率类的这几个指标，昨天谁的日内振幅最大")
+    assert f.agg != "count" and f.range_agg
+    c = best("收益率类的这几个指标，昨天谁的日内振幅最大")
+    assert "max(p.hi) - min(p.lo)" in c.cypher or "r.value DESC" in c.cypher

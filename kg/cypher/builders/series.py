@@ -376,7 +376,10 @@ class SeriesBuilder:
             combos = [([*p, *links], n, sc) for p, n, sc in (combos or [([], [], 0.0)])]
         agg = frame.agg or "max"
         value = {"max": "max(p.hi)", "min": "min(p.lo)", "avg": "sum(p.s) / sum(p.n)"}[agg]
-        which = frame.wh and frame.target == "Indicator" and bool(_WHICH.search(frame.question))
+        if frame.range_agg and agg in ("max", "min"):  # "谁的日内振幅最大": the widest range
+            value = "max(p.hi) - min(p.lo)"
+        which = frame.wh and frame.target == "Indicator"
+        which = which and bool(_WHICH.search(frame.question) or "谁" in frame.question)
         daily = frame.daily if frame.daily in ("close", "open") else None
         if daily is None and _CLOSE_WORD.search(frame.question):
             daily = "close"  # "the maximum friday close across the indicators ..."
