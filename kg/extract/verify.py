@@ -67,7 +67,7 @@ FIRST_WORD = re.compile(r"[\s\W\d_]*([A-Za-z][\w'-]*)")
 DROP_RULES = (
     "conflicting_values", "restated", "negated", "not_a_product", "not_an_owner", "not_a_party",
     "truncated_name", "not_a_risk", "not_a_law", "not_a_deal", "other_owner", "effect_as_level",
-    "comparison_period", "not_a_name", "metric_cut", "scale_unknown", "not_a_region",
+    "comparison_period", "not_a_name", "metric_cut", "scale_unknown", "not_a_region", "planned",
 )  # fmt: skip
 # an auxiliary or copula right after "X markets": "markets" is a noun there
 _AUX = _LEX.alternation("auxiliaries") + r"\b"
@@ -971,6 +971,9 @@ class Verifier:
             between = sent[lo:hi]
             if lex.cues("negation_cues").search(between):
                 out.append(Issue(i, "negated", between.strip()[:60]))
+            elif c.relation == "PRODUCES" and lex.cues("forward_cues").search(between):
+                # "WellPoint, which plans to sell exchange-based insurance": a plan, no product
+                out.append(Issue(i, "planned", between.strip()[:60]))
             elif lex.cues("hedge_cues").search(between):
                 out.append(Issue(i, "hedged", between.strip()[:60]))
         return out

@@ -118,3 +118,20 @@ def test_one_employer_where_the_names_nest() -> None:
         ("Tomas Eriksen", "Fed"),
         ("Dana Reyes", "Federal Express"),
     ]
+
+
+def test_a_plan_is_no_product() -> None:
+    from kg.extract.types import Candidate
+    from kg.extract.verify import Verifier
+
+    text = "Quorvane, which plans to sell sensor arrays, said so. Quorvane makes industrial pumps."
+    cut = text.index(" Quorvane makes")
+    cands = [
+        Candidate("Quorvane", "Company", "PRODUCES", "sensor arrays", "Product", 0, cut),
+        Candidate(
+            "Quorvane", "Company", "PRODUCES", "industrial pumps", "Product", cut + 1, len(text)
+        ),
+    ]
+    kept, stats = Verifier().verify(cands, text, NEWS)
+    assert [v.cand.tail for v in kept] == ["industrial pumps"]
+    assert stats.dropped["planned"] == 1
