@@ -367,6 +367,8 @@ async def test_relative_times_count_back_from_the_data_clock(qa: CypherQA) -> No
     now = await qa.data_now()
     assert now < datetime.now(UTC)
     assert now.date() <= NOW.date()
-    # the suite asks this one with now=2026-11-21; without it, the data clock stands in
-    rows = (await qa.ask("What was the maximum DR007 last week?")).rows
+    # the suite asks "last week" with now=2026-11-21 (a Saturday: the week just ended);
+    # without a "now" the data clock (the fixture's last weekday) stands in, where "last
+    # week" is the calendar week before, so the seven days back are asked here
+    rows = (await qa.ask("What was the maximum DR007 over the past week?")).rows
     assert rows == [{"value": 1.5068}], rows
