@@ -18,6 +18,7 @@ his reading, not a fact of the company, and are dropped (``analyst_turn``).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,9 +26,13 @@ Role = Literal["analyst", "management", "operator"]
 
 # "Name: " at the start of a line: two to five capitalised words (initials, "C. Kelly
 # Wall", "Ronald L. G. Tsoumas", "John A. Kite"), or one word for "Operator"
+_NICK = r"[\"“][A-Z][\w'’.-]*[\"”]"  # 'Earl C. "Duke" Austin'
 _SPEAKER = re.compile(
-    r"^(?P<name>(?:[A-Z][\w'’.-]*|[A-Z]\.)(?:[ ](?:[A-Z][\w'’.-]*|[A-Z]\.|de|van|von|da|di)){1,4}"
-    r"|(?:[A-Z][\w'’.-]*[ ]?)?\([A-Z][^()\n]{1,60}\)|Operator|Moderator)"
+    r"^(?P<name>(?:[A-Z][\w'’.-]*|[A-Z]\.)(?:[ ](?:[A-Z][\w'’.-]*|[A-Z]\.|"
+    + _NICK
+    + r"|de|van|von|da|di)){1,4}"
+    r"|(?:[A-Z][\w'’.-]*[ ]?)?\([A-Z][^()\n]{1,60}\)|Operator|Moderator"
+    r"|(?P<solo>[A-Z][a-z][a-z'’-]{1,20}))"
     r"(?P<label>[ ]\([^()\n]{1,60}\)|[ ]+[-–—]{1,2}[ ]+[^:\n]{1,80})?[ ]?:[ ]",
     re.M,
 )
@@ -72,9 +77,14 @@ def transcript_turns(text: str) -> list[Turn]:
     """The turns of a call transcript with their speakers' roles; [] when the text is no
     transcript (fewer than two turns, or a single speaker)."""
     marks = [m for m in _SPEAKER.finditer(text) if not m.group("name").isupper()]
+    named = [m for m in marks if not m.group("solo")]
+    # a one-word label ("Pat: Hey. Good morning") is a speaker only in a transcript the full
+    # names make, and only one that speaks twice: "Note: ..." alone in a story is no turn
+    solo = Counter(m.group("solo") for m in marks if m.group("solo"))
+    marks = [m for m in marks if not m.group("solo") or solo[m.group("solo")] >= MIN_TURNS]
     if (
-        len(marks) < MIN_TURNS
-        or len({m.group("name") for m in marks}) < 2
+        len(named) < MIN_TURNS
+        or len({m.group("name") for m in named}) < 2
         or marks[0].start() > OPENING  # a transcript opens with a turn, after its title
     ):
         return []

@@ -132,7 +132,8 @@ def test_ranges_said_in_words() -> None:
     result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
     got = {t.tail: t.attributes for t in result.triples if t.relation == "DISCLOSES"}
     assert got["revenue growth"]["level"] == "mid-single digits"
-    assert (got["EPS"]["unit"], got["EPS"]["measure"]) == ("%", "range")
+    # the adjective form names the growth as said: "low-double-digit EPS growth"
+    assert (got["EPS growth"]["unit"], got["EPS growth"]["measure"]) == ("%", "range")
     assert "long term" not in got  # no metric named: no fact
 
 
@@ -149,3 +150,49 @@ def test_the_business_management_says_it_is_in() -> None:
         if c.relation == "PRODUCES"
     }
     assert got == {"sensor-array"}
+
+
+def test_one_word_and_nicknamed_speakers() -> None:
+    text = (
+        "Lou: Hi, this is Lou on for Dana. Can you talk about the services outlook?\n\n"
+        'Marcus "Mack" Oyelaran: Sure. By vectors, services is expected to grow 6% to 7%, and we expect '
+        "the products business to grow in the low teens.\n\n"
+        "Lou: Thanks. And the margin?\n\n"
+        "Priya Castellano: We had 9% organic growth in student loans, and we moved from roughly "
+        "30% share to 33% share. Now I'm making $1.9 billion of EBITDA a quarter.\n"
+    )
+    turns = transcript_turns(text)
+    assert {t.speaker: t.role for t in turns} == {
+        "Lou": "analyst",
+        'Marcus "Mack" Oyelaran': "management",
+        "Priya Castellano": "management",
+    }
+    got = {
+        c.tail: c.props
+        for c in extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
+        if c.relation == "DISCLOSES"
+    }
+    services = got["services"]
+    assert (services["low_value"], services["high_value"], services["unit"]) == (6.0, 7.0, "%")
+    assert services["speaker"] == 'Marcus "Mack" Oyelaran'
+    assert (got["student loans"]["value"], got["student loans"]["measure"]) == (9.0, "change")
+    assert got["student loans"]["metric"] == "organic growth"
+    assert (got["share"]["value"], got["share"]["period"]) == (33.0, "2023-Q2")
+    assert (got["EBITDA"]["value"], got["EBITDA"]["unit"]) == (1.9e9, "USD")
+    assert "grow" not in got  # "to grow in the low teens": a verb, no metric
+
+
+def test_a_one_word_label_alone_is_no_speaker() -> None:
+    story = "Note: figures are preliminary.\nJane Roe: rates held.\nSource: the central bank.\n"
+    # one full name and one-word labels said once: no transcript
+    assert transcript_turns(story) == []
+
+
+def test_past_levels_and_analyst_figures_are_not_read() -> None:
+    text = (
+        "Dana Whitfield: Was it 40% share last year? Can you comment?\n\n"
+        "Marcus Oyelaran: Two years ago, I was making $50 million of EBITDA.\n"
+    )
+    turns = transcript_turns(text)
+    got = extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
+    assert not [c for c in got if c.rule.endswith("_call")]
