@@ -16,6 +16,8 @@ NO_PARAMETERS = {
     # whole-graph probes of the runtime and the evaluation package
     "static_present", "documents_count", "document_ids", "document_mentions", "entity_ids",
     "entity_ids_labels",
+    # the question reader's whole-graph reads: its data clock and the edge statistics
+    "reader_data_clock", "reader_edge_stats",
 }  # fmt: skip
 
 
