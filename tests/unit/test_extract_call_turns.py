@@ -196,3 +196,18 @@ def test_past_levels_and_analyst_figures_are_not_read() -> None:
     turns = transcript_turns(text)
     got = extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
     assert not [c for c in got if c.rule.endswith("_call")]
+
+
+def test_headcount_said_and_a_part_of_it() -> None:
+    text = (
+        "Dana Whitfield: How many people do you have there? Can you comment?\n\n"
+        "Marcus Oyelaran: As you know, we have about 70,000 people. We have 4,000 colleagues "
+        "in the Baltics out of our 70,000, and we have 12 people working on it.\n"
+    )
+    turns = transcript_turns(text)
+    got = [
+        (c.tail, c.props.get("value"), c.props.get("unit"))
+        for c in extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
+        if c.relation == "DISCLOSES"
+    ]
+    assert got == [("people", 70000.0, "count")]
