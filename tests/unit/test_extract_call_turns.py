@@ -211,3 +211,18 @@ def test_headcount_said_and_a_part_of_it() -> None:
         if c.relation == "DISCLOSES"
     ]
     assert got == [("people", 70000.0, "count")]
+
+
+def test_a_metric_that_opens_the_sentence() -> None:
+    text = (
+        "Dana Whitfield: How did the quarter go? Can you comment?\n\n"
+        "Marcus Oyelaran: Organic growth was 7%. Retention was a little over 80%. "
+        "So it was 5%. We were up 4%.\n"
+    )
+    turns = transcript_turns(text)
+    got = {
+        c.tail: c.props.get("value")
+        for c in extract_patterns(text, CALL, "en", answer_spans(turns, 0, len(text)))
+        if c.relation == "DISCLOSES"
+    }
+    assert got == {"Organic growth": 7.0, "Retention": 80.0}  # no pronoun is a metric
