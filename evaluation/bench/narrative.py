@@ -30,16 +30,14 @@ import asyncio
 import os
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from core.settings import Settings
 from evaluation.bench.llm import local_server
 from evaluation.bench.report import sample_docs, sample_rows
+from evaluation.bench.rss import RssSampler
 from kg.models.llm import make_llm_client
 from kg.models.llm_runtime import local_model_path
 from kg.report import build_bond_report
@@ -65,56 +63,14 @@ def market_days(series: dict[str, Series], n: int, indicator: str = "US10Y") -> 
     return days[-n:]
 
 
-class TreeMemory(threading.Thread):
-    """Peak resident memory of a process tree (the root and all its descendants), per
-    process kind and of the whole tree at one instant, sampled every ``every`` s."""
-
-    def __init__(self, root: int, every: float = 0.5) -> None:
-        super().__init__(daemon=True)
-        self.root, self.every = root, every
-        self.peak: dict[str, float] = {}
-        self.peak_total = 0.0
-        self.done = threading.Event()
-
-    @staticmethod
-    def kind(p: psutil.Process) -> str:
-        args = p.cmdline()
-        if "-m" in args and args.index("-m") + 1 < len(args):
-            return args[args.index("-m") + 1]
-        if args and os.path.basename(args[0]).startswith("java"):
-            return "java " + next((a.rsplit(".", 1)[-1] for a in args[1:]
-                                   if not a.startswith("-") and "." in a), "")  # fmt: skip
-        return p.name()
-
-    def sample(self) -> None:
-        try:
-            root = psutil.Process(self.root)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return
-        seen: dict[str, float] = {}
-        for p in procs:
-            try:
-                rss, name = p.memory_info().rss / 2**20, self.kind(p)
-            except psutil.Error:
-                continue
-            seen[name] = seen.get(name, 0.0) + rss
-        for name, rss in seen.items():
-            self.peak[name] = max(self.peak.get(name, 0.0), rss)
-        self.peak_total = max(self.peak_total, sum(seen.values()))
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            self.sample()
-            self.done.wait(self.every)
-
-    def result(self) -> dict[str, Any]:
-        self.done.set()
-        return {
-            "peak_rss_mib": {k: round(v, 1) for k, v in sorted(self.peak.items())},
-            "peak_total_rss_mib": round(self.peak_total, 1),
-            "peak_total_gib": round(self.peak_total / 1024, 2),
-        }
+def _memory_of(sampler: RssSampler) -> dict[str, Any]:
+    """The replay's peak memory from the benches' one sampler, in MiB and GiB."""
+    sampler.done.set()
+    return {
+        "peak_rss_mib": {k: round(v, 1) for k, v in sorted(sampler.peak.items())},
+        "peak_total_rss_mib": round(sampler.peak_total, 1),
+        "peak_total_gib": round(sampler.peak_total / 1024, 2),
+    }
 
 
 def _kept_check(doc: BondReportDoc, nar: Narrative) -> tuple[dict[str, int], list[str]]:
@@ -252,7 +208,7 @@ def run_narrative_replay(
     series = series_from_rows(sample_rows(), indicator_catalog())
     chosen = market_days(series, days)
     load0 = os.getloadavg()
-    memory = TreeMemory(os.getpid())
+    memory = RssSampler(os.getpid(), every=0.5)  # the whole tree: stack, model, API
     memory.start()
     t0 = time.perf_counter()
     served_by = "configured"
@@ -275,7 +231,7 @@ def run_narrative_replay(
                 with local_server(settings, nice=nice, log=log) as (url, _pid):
                     rows = go(url)
         finally:
-            mem = memory.result()
+            mem = _memory_of(memory)
     return {
         "bench": "narrative",
         "model": settings.llm.model,
