@@ -17,13 +17,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 VOCAB_PATH = Path(__file__).resolve().parents[1] / "data" / "quantity_vocab.json"
 _CODE = re.compile(r"^[A-Z]{3}$")
+_V = TypeVar("_V")
+
+
+def _checked_table(v: dict[str, _V], bad_value: Callable[[_V], bool], rule: str) -> dict[str, _V]:
+    """``v`` when every key is casefolded (words are looked up casefolded, ``word_key``)
+    and no value is ``bad_value``; else the ``rule`` broken and the keys that break it."""
+    bad = [k for k, x in v.items() if bad_value(x) or k != k.casefold()]
+    if bad:
+        raise ValueError(f"{rule}: {bad}")
+    return v
 
 
 class SignRule(BaseModel):
@@ -66,18 +78,13 @@ class QuantityVocab(BaseModel):
     @field_validator("scales")
     @classmethod
     def _positive(cls, v: dict[str, float]) -> dict[str, float]:
-        bad = [k for k, x in v.items() if x <= 0 or k != k.casefold()]
-        if bad:
-            raise ValueError(f"scales must be positive with casefolded keys: {bad}")
-        return v
+        return _checked_table(v, lambda x: x <= 0, "scales must be positive with casefolded keys")
 
     @field_validator("currencies")
     @classmethod
     def _codes(cls, v: dict[str, str]) -> dict[str, str]:
-        bad = [k for k, c in v.items() if not _CODE.match(c) or k != k.casefold()]
-        if bad:
-            raise ValueError(f"currencies: casefolded keys and ISO codes (USD) only: {bad}")
-        return v
+        rule = "currencies: casefolded keys and ISO codes (USD) only"
+        return _checked_table(v, lambda c: not _CODE.match(c), rule)
 
     @field_validator("ambiguous_signs")
     @classmethod

