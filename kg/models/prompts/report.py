@@ -37,37 +37,47 @@ def analysis_v1(ctx: Context) -> list[ChatMessage]:
     ]  # fmt: skip
 
 
+# report.narrative v1 and v2: the same system text and user text but for the last line,
+# which asks for the commentary in the report's language.
+NARRATIVE_SYSTEM = (
+    "You are a bond-market analyst writing today's short commentary for a report. Use only "
+    "the facts, conclusions and news below. Every number you write must be a number of the "
+    "facts, written as there, next to the name of what it measures. No forecasts, no other "
+    "numbers, no dates."
+)
+
+
+def _narrative(ctx: Context, *, en: str, zh: str) -> list[ChatMessage]:
+    """The commentary prompt over the selected facts and cited drivers, asking in English
+    (``en``) or Chinese (``zh``, any other ``lang``) on its last line."""
+    ask = en if ctx["lang"] == "en" else zh
+    return [
+        system(NARRATIVE_SYSTEM),
+        user(f"Facts:\n{ctx['facts']}\n\nConclusions:\n{ctx['conclusions']}\n\n"
+             f"News the report cites:\n{ctx['drivers']}\n\n{ask}"),
+    ]  # fmt: skip
+
+
 @prompt("report", "narrative", version=1, inputs=("facts", "drivers", "conclusions", "lang"))
 def narrative_v1(ctx: Context) -> list[ChatMessage]:
     """The report's commentary over the selected facts and cited drivers; everything up to
     the last line is the same for both languages (one cached prefix)."""
-    ask = (
-        "Write the commentary in English: 2 or 3 sentences."
-        if ctx["lang"] == "en"
-        else "用中文写这段评论：2到3句。"
+    return _narrative(
+        ctx,
+        en="Write the commentary in English: 2 or 3 sentences.",
+        zh="用中文写这段评论：2到3句。",
     )
-    return [
-        system("You are a bond-market analyst writing today's short commentary for a "
-               "report. Use only the facts, conclusions and news below. Every number you "
-               "write must be a number of the facts, written as there, next to the name "
-               "of what it measures. No forecasts, no other numbers, no dates."),
-        user(f"Facts:\n{ctx['facts']}\n\nConclusions:\n{ctx['conclusions']}\n\n"
-             f"News the report cites:\n{ctx['drivers']}\n\n{ask}"),
-    ]  # fmt: skip
 
 
 @prompt("report", "narrative", version=2, inputs=("facts", "drivers", "conclusions", "lang"))
 def narrative_v2(ctx: Context) -> list[ChatMessage]:
     """v1 asking for prose, not a list (v1 numbered its sentences "1." "2.", which the
     number check then dropped), at most two sentences."""
-    msgs = narrative_v1(ctx)
-    ask = (
-        "Write the commentary in English: at most 2 sentences of prose, no list."
-        if ctx["lang"] == "en"
-        else "用中文写这段评论：最多2句连贯的话，不要列表。"
+    return _narrative(
+        ctx,
+        en="Write the commentary in English: at most 2 sentences of prose, no list.",
+        zh="用中文写这段评论：最多2句连贯的话，不要列表。",
     )
-    head, _, _ = msgs[1].content.rpartition("\n\n")
-    return [msgs[0], user(f"{head}\n\n{ask}")]
 
 
 # The fixed prefix of report.narrative.v3: the same bytes every day and in both
