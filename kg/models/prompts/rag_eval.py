@@ -28,6 +28,12 @@ class Questions(BaseModel):
     questions: list[str] = Field(max_length=5)
 
 
+def _verdicts(ask: str, *material: str) -> list[ChatMessage]:
+    """A judge prompt answered with ``Verdicts`` (one Yes/No per numbered item, in order):
+    what to judge, then the material it is judged on, one part per line."""
+    return [user("\n".join((ask, *material)))]
+
+
 @prompt("rag_eval", "answer", version=1, inputs=("question", "passages"))
 def answer_v1(ctx: Context) -> list[ChatMessage]:
     """The answerer under evaluation: Q + retrieved context -> a short answer."""
@@ -49,10 +55,13 @@ def statements_v1(ctx: Context) -> list[ChatMessage]:
 @prompt("rag_eval", "verify", version=1, inputs=("passages", "statements"))
 def verify_v1(ctx: Context) -> list[ChatMessage]:
     """Faithfulness, step 2: a verdict per statement (HybridRAG 2.4.1)."""
-    return [user("Consider the given context and following statements, then determine "
-                 "whether they are supported by the information present in the context. "
-                 "Give a final verdict (Yes/No) for each statement in order.\n"
-                 f"context: {ctx['passages']}\n{ctx['statements']}")]  # fmt: skip
+    return _verdicts(
+        "Consider the given context and following statements, then determine whether they "
+        "are supported by the information present in the context. Give a final verdict "
+        "(Yes/No) for each statement in order.",
+        f"context: {ctx['passages']}",
+        str(ctx["statements"]),
+    )
 
 
 @prompt("rag_eval", "questions", version=1, inputs=("answer", "n"))
@@ -65,15 +74,21 @@ def questions_v1(ctx: Context) -> list[ChatMessage]:
 @prompt("rag_eval", "relevant", version=1, inputs=("question", "ground_truth", "items"))
 def relevant_v1(ctx: Context) -> list[ChatMessage]:
     """Context precision: is each retrieved item relevant to the ground truth?"""
-    return [user("For each numbered context item, say whether it is useful for arriving at "
-                 "the given answer to the question (Yes/No), in order.\n"
-                 f"question: {ctx['question']}\nanswer: {ctx['ground_truth']}\n"
-                 f"{ctx['items']}")]  # fmt: skip
+    return _verdicts(
+        "For each numbered context item, say whether it is useful for arriving at the given "
+        "answer to the question (Yes/No), in order.",
+        f"question: {ctx['question']}",
+        f"answer: {ctx['ground_truth']}",
+        str(ctx["items"]),
+    )
 
 
 @prompt("rag_eval", "attributable", version=1, inputs=("passages", "sentences"))
 def attributable_v1(ctx: Context) -> list[ChatMessage]:
     """Context recall: can each ground-truth sentence be attributed to the context?"""
-    return [user("For each numbered sentence, say whether it can be attributed to the given "
-                 "context (Yes/No), in order.\n"
-                 f"context: {ctx['passages']}\n{ctx['sentences']}")]  # fmt: skip
+    return _verdicts(
+        "For each numbered sentence, say whether it can be attributed to the given context "
+        "(Yes/No), in order.",
+        f"context: {ctx['passages']}",
+        str(ctx["sentences"]),
+    )
