@@ -18,7 +18,10 @@ Cells without a tag (MD&A tables, percentages of sales) are counted as ``untagge
 from __future__ import annotations
 
 import gzip
+import json
+import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -164,37 +167,43 @@ def check_filing(name: str, filing: Filing, ticker: str, out: XbrlCheck) -> None
     out.per_filing[name] = dict(mine)
 
 
-def run(docs: Path, names: list[str] | None = None) -> XbrlCheck:
-    """Check every filing of ``docs/10k_html`` (or the named ones)."""
+def dev_filings(docs: Path, names: list[str] | None = None) -> Iterator[tuple[str, str, Filing]]:
+    """(file name, ticker, parsed filing) for every filing of ``docs/10k_html`` (or the
+    named ones)."""
     folder = docs / "10k_html" if (docs / "10k_html").is_dir() else docs
     tickers = {}
     index = folder / "index.jsonl"
     if index.exists():
-        import json
-
         for line in index.read_text().splitlines():
             if line.strip():
                 rec = json.loads(line)
                 tickers[Path(rec["file"]).name] = rec.get("ticker", "")
-    out = XbrlCheck()
     for path in sorted(folder.glob("*.html*")):
         if names and path.name not in names:
             continue
         raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
-        filing = read_filing(raw)
-        out.filings += 1
         ticker = tickers.get(path.name) or path.name.split("-")[0].upper()
-        check_filing(path.name, filing, ticker, out)
+        yield path.name, ticker, read_filing(raw)
+
+
+def run(docs: Path, names: list[str] | None = None) -> XbrlCheck:
+    """Check every filing of ``docs/10k_html`` (or the named ones)."""
+    out = XbrlCheck()
+    for name, ticker, filing in dev_filings(docs, names):
+        out.filings += 1
+        check_filing(name, filing, ticker, out)
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    import json
-    import sys
-
+def cli(runner: Callable[[Path, list[str] | None], Any], argv: list[str] | None) -> None:
+    """``python -m ... DIR [FILE ...]``: the runner's report as JSON."""
     args = sys.argv[1:] if argv is None else argv
     root = Path(args[0]) if args else Path("../shared/data/real_docs_dev")
-    print(json.dumps(run(root, args[1:] or None).as_dict(), indent=1, default=str))
+    print(json.dumps(runner(root, args[1:] or None).as_dict(), indent=1, default=str))
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli(run, argv)
 
 
 if __name__ == "__main__":

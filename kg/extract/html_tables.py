@@ -50,6 +50,7 @@ _WS = re.compile(r"\s+")
 _SIGN_ONLY = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
 _FOOTNOTE = re.compile(r"^\((?:\d|[a-z])\)$|^[*†‡]+$")
 _AFTER = re.compile(r"^(?:%|\)|\)%|%\)|pts?\.?|bps?)$", re.I)
+_ENDS_NUMBER = re.compile(r"(?:\d\s*\)?|^[—–-])$")  # "12", "(9.0)", "( 9.0 )", "—" before "%"
 _HIDDEN = ("script", "style", "head", "title", "ix:header")
 _BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr"}
 MAX_CONTEXT_LINES = 4
@@ -282,19 +283,27 @@ def flatten(table: HtmlTable) -> str:
 
 
 # -- the logical table ---------------------------------------------------------------
-def _glue(row: list[GridCell]) -> list[tuple[GridCell, str]]:
+def _glue(row: list[GridCell], *, notes: bool = False) -> list[tuple[GridCell, str]]:
     """(number cell, its text with the "$" before and the ")" or "%" after it); other
-    cells as themselves."""
+    cells as themselves. A footnote marker after a number ("(2)") is dropped unless
+    ``notes``."""
     out: list[tuple[GridCell, str]] = []
     pending = ""
-    for c in row:
+    for i, c in enumerate(row):
         t = c.text
         if _SIGN_ONLY.match(t):
             pending = t
             continue
-        if out and _FOOTNOTE.match(t) and out[-1][1] and out[-1][1][-1].isdigit():
-            continue  # "68,303,017 | (2)": a footnote marker in a cell of its own
-        if out and _AFTER.match(t) and out[-1][1] and out[-1][1][-1].isdigit():
+        pct_next = i + 1 < len(row) and row[i + 1].text.startswith("%")
+        note = out and _FOOTNOTE.match(t) and out[-1][1] and out[-1][1][-1].isdigit()
+        if note and not pct_next and not notes:
+            continue  # "68,303,017 | (2)": a footnote marker ("(8) | %" is a change)
+        prev_t = out[-1][1] if out else ""
+        if (
+            _AFTER.match(t)
+            and prev_t
+            and (prev_t[-1].isdigit() or (t[0] != ")" and _ENDS_NUMBER.search(prev_t)))
+        ):
             prev, ptext = out[-1]
             out[-1] = (prev, ptext + t)
             continue
@@ -397,7 +406,8 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
         label = " ".join(c.text for c in r if c.last < limit)
         out.header.append([label] + [head_text(r, g) for g in groups])
     group = ""  # "Ozurdex | United States": the first label column heads the rows under it
-    for g in glued[first_body:]:
+    # "785 | (9) | 1": a "(9)" after a number is a value where it ends on a value column
+    for g in (_glue(r, notes=True) for r in rows[first_body:]):
         parts = [(c, t) for c, t in g if c.last < limit]
         label = " ".join(t for c, t in parts)
         if len(parts) >= 2 and parts[0][0].col == 0:
@@ -413,6 +423,8 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
             if c.last < limit:
                 continue
             j = col_of.get(c.last)
+            if j is None and _FOOTNOTE.match(t):
+                continue
             if j is None:
                 # text or a number off the value columns: under the column whose header
                 # covers it, else nowhere (counted)
@@ -444,9 +456,79 @@ def _yearish(text: str) -> bool:
 
 
 # -- flattened text ------------------------------------------------------------------
+# a value column's cell that holds no amount: a dash, "n/m", "*", ">100.0 %"
+_FILLER = re.compile(r"^(?:\$\s*)?(?:[—–-]+\s*%?|n/?m|n/?a|nm|\*+|[<>]\s*\d[\d.,]*\s*%?)$", re.I)
+_TOTAL = re.compile(r"^total\b", re.I)
+_SCALE_NOTE = re.compile(r"^\(?(?:dollars |amounts )?in (?:millions|thousands|billions)\b", re.I)
+_CHANGE_HEAD = re.compile(r"\bchange\b|\bvs\.?\s|\bv\s|\bgrowth\b|increase|decrease", re.I)
+_YEAR_IN = re.compile(r"(?:19|20|21)\d{2}")
+
+
+def _valueish(text: str) -> bool:
+    return _is_amount(text) or bool(_FILLER.match(text.strip()))
+
+
+def _split_label(cells: list[str]) -> tuple[list[str], list[str]]:
+    """(label cells, value cells): the label is every cell before the first amount or
+    filler ("Humira | United States | $7,142": two label cells)."""
+    i = next((j for j, t in enumerate(cells) if j > 0 and _valueish(t)), len(cells))
+    return cells[:i], cells[i:]
+
+
+def _runs(cells: list[str]) -> list[int]:
+    """The start of each run of a full header row: a run ends where the row repeats its
+    first cell ("2024 | 2023 | 2022 | 2024 | 2023": runs at 0 and 3)."""
+    starts = [0]
+    for j in range(1, len(cells)):
+        if cells[j] and cells[j] == cells[starts[-1]]:
+            starts.append(j)
+    return starts
+
+
+def _spread(cells: list[str], n: int) -> list[str] | None:
+    """k cells over n columns: n/k each, or None when k does not divide n."""
+    if not cells or n % len(cells):
+        return None
+    return [t for t in cells for _ in range(n // len(cells))]
+
+
+def _place(r: list[str], n: int, below: list[str] | None) -> list[str] | None:
+    """A header row of fewer cells than columns, placed over the columns, or None.
+    Value cells come before change cells ("Year Ended December 31, | % Change"): each
+    part goes over the columns of its kind in the row below ("2024 | 2023 | 2024 vs.
+    2023"), or, without one, every cell naming a year heads one column and the change
+    cells share the rest."""
+    m = next((j for j, t in enumerate(r) if _CHANGE_HEAD.search(t)), len(r))
+    if 0 < m < len(r) and all(_CHANGE_HEAD.search(t) for t in r[m:]):
+        if below is not None:
+            a = next((j for j, t in enumerate(below) if _CHANGE_HEAD.search(t)), n)
+        elif all(_YEAR_IN.search(t) for t in r[:m]):
+            a = m
+        else:
+            return None
+        left, right = _spread(r[:m], a), _spread(r[m:], n - a)
+        if left is not None and right is not None:
+            return left + right
+        return None
+    return _spread(r, n)
+
+
 def read_flat(text: str) -> Logical | None:
     """Pipe rows (``flatten``'s form) -> the logical table, or None when the cell counts
-    do not say which header cell heads which column."""
+    do not say which header cell heads which column.
+
+    The value columns are the most cells a row holds after its label cells (every cell
+    before the first amount, dash or "n/m"; two label cells make "group: label" as on the
+    grid, the group heading the one-label rows under it through its "Total"). Header rows,
+    from the lowest up: a row of as many cells is one a column (cells beyond that, or a
+    scale note first, are the label column's); a one-cell row above it spans every
+    column, below it it is a section row of the label column ("Assets", "Fiscal 2024"); a
+    row of value then change cells puts each part over its kind of column; k cells over n
+    columns span n/k each where k divides n, else one a run of the full row ("2024 | 2023
+    | 2022 | 2024 | 2023": "Percent change" groups sit over the runs after the first);
+    otherwise the table is dropped (``header_ambiguous``). A body row of fewer value cells
+    is kept only when what it lacks is the trailing change columns (``misaligned_row``
+    otherwise). Columns no row gives an amount in are dropped, as on the grid."""
     rows: list[list[str]] = []
     for line in text.splitlines():
         if "|" not in line and not line.strip():
@@ -467,40 +549,99 @@ def read_flat(text: str) -> Logical | None:
     )
     if first_body is None:
         return None
-    counts = Counter(len(g) - 1 for g in glued[first_body:] if any(_is_amount(t) for t in g[1:]))
-    n = counts.most_common(1)[0][0]
+    split = [_split_label(g) for g in glued[first_body:]]
+    n = max((len(v) for lab, v in split if any(_is_amount(t) for t in v)), default=0)
     if n < 1:
         return None
+    # "785 | (9) | 1": a "(9)" read as a footnote is a value where keeping it fills the row
+    for i, r in enumerate(grid[first_body:]):
+        kept = _split_label([t for _, t in _glue(r, notes=True)])
+        if len(kept[1]) == n and len(split[i][1]) < n:
+            split[i] = kept
     out = Logical([], [])
-    width = n + 1
-    for r in glued[:first_body]:
+    heads = glued[:first_body]
+    full = max((i for i, r in enumerate(heads) if len(r) >= n), default=-1)
+    runs = _runs(heads[full][len(heads[full]) - n :]) if full >= 0 else [0]
+    placed: list[list[str]] = []
+    below: list[str] | None = None
+    for i in range(len(heads) - 1, -1, -1):
+        r = heads[i]
         k = len(r)
         label = ""
-        # a first cell over the labels: one cell too many, or a non-period word before
-        # cells that divide the columns evenly ("(in millions) | 2024 | 2023")
-        over_labels = k == n + 1 or (
-            1 < k and k - 1 != n and n % (k - 1) == 0 and not _period_like(r[0])
-        )
-        if over_labels:
-            label, r = r[0], r[1:]
+        while k > n + 1 and _CHANGE_HEAD.search(r[-1]):
+            r, k = r[:-1], k - 1  # "% Change" over a column no row fills
+        if k > n:
+            label, r = " ".join(r[: k - n]), r[k - n :]
+            k = n
+        elif 1 < k < n + 1 and (
+            _SCALE_NOTE.search(r[0])
+            or (k < n and n % k and n % (k - 1) == 0 and not _period_like(r[0]))
+        ):
+            label, r = r[0], r[1:]  # "(in millions) | 2024 | 2023" over four columns
             k -= 1
         if k == n:
             cells = r
+        elif k == 1 and (i > full >= 0 or _SCALE_NOTE.search(r[0])):
+            label, cells = r[0], [""] * n  # a section row under the column headers
         elif k == 1:
             cells = r * n
-        elif n % k == 0:
-            cells = [t for t in r for _ in range(n // k)]
+        elif (got := _place(r, n, below)) is not None:
+            cells = got
+        elif 1 < len(runs) and k < len(runs) and not any(_period_like(t) for t in r):
+            starts = runs[len(runs) - k :]
+            ends = [*starts[1:], n]
+            cells = [""] * starts[0]
+            for t, a, b in zip(r, starts, ends, strict=True):
+                cells += [t] * (b - a)
         else:
             out.dropped["header_ambiguous"] += 1
             return out
-        out.header.append([label, *cells])
-    for g in glued[first_body:]:
-        if len(g) == width:
-            out.body.append([Cell(t, -1) for t in g])
-        elif len(g) == 1 or not any(_is_amount(t) for t in g[1:]):
-            out.body.append([Cell(g[0], -1)] + [Cell("", -1)] * n)
+        placed.append([label, *cells])
+        if any(cells):
+            below = cells
+    out.header = placed[::-1]
+    if len(runs) > 1 and full >= 0:
+        # a one-cell group row over the runs that repeat the periods ("Percent change")
+        # heads only those runs, not the table's own value columns
+        for h in out.header[:full]:
+            if len(set(h[1:])) == 1 and h[1] and _CHANGE_HEAD.search(h[1]):
+                h[1 : runs[1] + 1] = [""] * runs[1]
+    change_cols = {
+        j
+        for j in range(1, n + 1)
+        if any(_CHANGE_HEAD.search(h[j]) for h in out.header if len(h) > j)
+    }
+    group = ""
+    for lab, vals in split:
+        if lab and len(lab) < 2 and _TOTAL.match(lab[0]) and lab[0].lower() != "total":
+            group = ""  # "Total lease assets" totals more than the group above it
+        if len(lab) >= 2:
+            group = lab[0]
+            label = f"{group}: {' '.join(lab[1:])}"
+        elif group and lab:
+            label = f"{group}: {lab[0]}"
         else:
-            out.dropped["misaligned_row"] += sum(1 for t in g[1:] if _is_amount(t))
+            label = lab[0] if lab else ""
+        if not vals or not any(_is_amount(t) for t in vals):
+            group = group if len(lab) >= 2 else ""
+            out.body.append([Cell(label, -1)] + [Cell("", -1)] * n)
+            continue
+        if len(lab) < 2 and _TOTAL.match(lab[0] if lab else ""):
+            group = ""  # "Total" closes the group it totals
+        if len(vals) < n and set(range(len(vals) + 1, n + 1)) <= change_cols:
+            vals = vals + [""] * (n - len(vals))  # a row without its change cells
+        if len(vals) == n:
+            out.body.append([Cell(label, -1)] + [Cell(t, -1) for t in vals])
+        else:
+            out.dropped["misaligned_row"] += sum(1 for t in vals if _is_amount(t))
+    # columns that hold no amount in any row (all dashes) are no value columns
+    empty = [
+        j for j in range(1, n + 1) if not any(_is_amount(r[j].text) for r in out.body if len(r) > j)
+    ]
+    if empty and len(empty) < n:
+        keep = [j for j in range(n + 1) if j not in empty]
+        out.header = [[h[j] for j in keep] for h in out.header]
+        out.body = [[r[j] for j in keep] for r in out.body]
     return out
 
 

@@ -288,6 +288,7 @@ def parse_amount(text: str, context: str = "") -> Amount | None:
     currency comes from ``kg.graph.quantities`` ("¥" decided by ``context``, the table's text)."""
     t = " ".join(text.replace("\u2009", " ").replace("\xa0", " ").split())
     t = re.sub(r"\s*(?:\([a-z]\)|[*†‡]+)$", "", t)  # footnote after an amount
+    t = re.sub(r"\(\s+(?=[\d.$])", "(", re.sub(r"(?<=[\d.])\s+\)", ")", t))  # "$( 0.27 )"
     if not t or len(t) > 40:
         return None
     m = _AMOUNT.match(t)
