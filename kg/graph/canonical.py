@@ -110,6 +110,22 @@ def is_new_id(entity_id: str) -> bool:
     return entity_id.startswith(NEW_PREFIX)
 
 
+def clear_best(scored: list[tuple[float, AliasEntry]]) -> tuple[float, AliasEntry] | None:
+    """The best of the scored entries (ties: the smaller id) when its score reaches
+    ``FUZZY_THRESHOLD`` and beats the best other entity's by ``FUZZY_MARGIN``; else None
+    (two entities look alike: no guess)."""
+    if not scored:
+        return None
+    ranked = sorted(scored, key=lambda t: (-t[0], t[1].id))
+    best_score, best = ranked[0]
+    if best_score < FUZZY_THRESHOLD:
+        return None
+    runner = next((s for s, e in ranked[1:] if e.id != best.id), 0.0)
+    if best_score - runner < FUZZY_MARGIN:
+        return None
+    return best_score, best
+
+
 def _trigrams(key: str) -> set[str]:
     padded = f"^{key}$"
     return {padded[i : i + 3] for i in range(len(padded) - 2)} if len(key) > 1 else {key}
@@ -258,16 +274,11 @@ class AliasIndex:
             for e in self._by_key[k]:
                 if self._compatible(e, label):
                     scored.append((ratio, e))
-        if not scored:
+        picked = clear_best(scored)
+        if picked is None:
             return None
-        scored.sort(key=lambda t: (-t[0], t[1].id))
-        best_score, best = scored[0]
-        if best_score < FUZZY_THRESHOLD:
-            return None
-        runner = next((s for s, e in scored[1:] if e.id != best.id), 0.0)
-        if best_score - runner < FUZZY_MARGIN:
-            return None  # ambiguous: two entities look alike; do not guess
-        return Resolution(best.id, best.label, best.name, MatchMethod.FUZZY, round(best_score, 3))
+        score, best = picked
+        return Resolution(best.id, best.label, best.name, MatchMethod.FUZZY, round(score, 3))
 
 
 ALIAS_CYPHER = """

@@ -9,11 +9,10 @@ from difflib import SequenceMatcher
 import pytest
 
 from kg.graph.canonical import (
-    FUZZY_MARGIN,
-    FUZZY_THRESHOLD,
     AliasIndex,
     MatchMethod,
     _trigrams,
+    clear_best,
     is_new_id,
     normalize_key,
 )
@@ -102,16 +101,8 @@ def _fuzzy_scoring_every_candidate(idx: AliasIndex, key: str, label: str) -> obj
         for e in idx._by_key[k]
         if idx._compatible(e, label)
     ]
-    if not scored:
-        return None
-    scored.sort(key=lambda t: (-t[0], t[1].id))
-    best_score, best = scored[0]
-    if best_score < FUZZY_THRESHOLD:
-        return None
-    runner = next((s for s, e in scored[1:] if e.id != best.id), 0.0)
-    if best_score - runner < FUZZY_MARGIN:
-        return None
-    return (best.id, round(best_score, 3))
+    picked = clear_best(scored)  # the same decision over every candidate's full score
+    return None if picked is None else (picked[1].id, round(picked[0], 3))
 
 
 def test_fuzzy_skips_only_candidates_that_cannot_change_the_outcome(index: AliasIndex) -> None:
