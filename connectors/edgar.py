@@ -99,7 +99,7 @@ class SecWatchlistSource:
         self.watchlist = [w.strip().upper() for w in cfg.edgar_watchlist if w.strip()]
         self.rate_per_s = min(cfg.rate_limits.get("edgar", 10.0), 10.0)
         self.interval_s = max(cfg.intervals.get("edgar", 300.0), min_interval_s)
-        self.http = HttpSource.from_settings(
+        self.http = HttpSource(
             self.name,
             cfg,
             rate_per_s=self.rate_per_s,

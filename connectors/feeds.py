@@ -192,7 +192,7 @@ class FeedPoller:
         self.urls = list(urls)
         self.rate_per_s = cfg.rate_limits.get(self.name, 5.0)
         self.interval_s = cfg.intervals.get(self.name, self.default_interval_s)
-        self.http = HttpSource.from_settings(
+        self.http = HttpSource(
             self.name,
             cfg,
             rate_per_s=self.rate_per_s,

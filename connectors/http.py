@@ -47,43 +47,21 @@ class HttpSource:
     def __init__(
         self,
         source: str,
-        *,
-        user_agent: str,
-        timeout_s: float,
-        limiter: RateLimiter,
-        policy: RetryPolicy,
-        transport: httpx.AsyncBaseTransport | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.source = source
-        self.limiter = limiter
-        self.policy = policy
-        self.client = httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(timeout_s),
-            headers={"User-Agent": user_agent, **(headers or {})},
-            follow_redirects=True,
-        )
-
-    @classmethod
-    def from_settings(
-        cls,
-        source: str,
         cfg: ConnectorSettings,
         *,
         rate_per_s: float,
         transport: httpx.AsyncBaseTransport | None = None,
         headers: dict[str, str] | None = None,
-    ) -> HttpSource:
+    ) -> None:
         """The client a connector gets from its settings: UA, timeout, limiter, retries."""
-        return cls(
-            source,
-            user_agent=cfg.user_agent,
-            timeout_s=cfg.request_timeout_s,
-            limiter=RateLimiter(rate_per_s),
-            policy=RetryPolicy.from_settings(cfg),
+        self.source = source
+        self.limiter = RateLimiter(rate_per_s)
+        self.policy = RetryPolicy.from_settings(cfg)
+        self.client = httpx.AsyncClient(
             transport=transport,
-            headers=headers,
+            timeout=httpx.Timeout(cfg.request_timeout_s),
+            headers={"User-Agent": cfg.user_agent, **(headers or {})},
+            follow_redirects=True,
         )
 
     async def get(
