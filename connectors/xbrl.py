@@ -199,7 +199,6 @@ def dedupe(facts: list[XbrlFact]) -> Deduped:
 def fact_triple(
     f: XbrlFact,
     *,
-    head: str | None = None,
     head_id: str | None = None,
     restated: bool = False,
     current: bool = False,
@@ -237,7 +236,7 @@ def fact_triple(
         id=stable_id("xbrl", f.cik, f.taxonomy, f.concept, f.sec_unit, f.start, f.end),
         source=SOURCE,
         event_time=datetime(f.filed.year, f.filed.month, f.filed.day, tzinfo=UTC),
-        head=head or f.entity,
+        head=f.entity,
         head_type="Company",
         relation="DISCLOSES",
         tail=f.label,
