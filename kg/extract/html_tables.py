@@ -33,17 +33,8 @@ from datetime import date
 import lxml.etree
 import lxml.html
 
-from kg.extract.tables import (
-    MAX_COLS,
-    MAX_ROWS,
-    Cell,
-    TableRead,
-    fiscal_note,
-    frame_of,
-    parse_amount,
-    read_frame,
-    report_end,
-)
+from kg.extract import tables as _tables
+from kg.extract.tables import MAX_COLS, MAX_ROWS, Cell, TableRead, frame_of, read_frame
 from kg.extract.types import DocContext
 
 _WS = re.compile(r"\s+")
@@ -51,6 +42,7 @@ _SIGN_ONLY = re.compile(r"^(?:US\$|\$|€|£|¥|RMB)$")
 _FOOTNOTE = re.compile(r"^\((?:\d|[a-z])\)$|^[*†‡]+$")
 _AFTER = re.compile(r"^(?:%|\)|\)%|%\)|pts?\.?|bps?)$", re.I)
 _ENDS_NUMBER = re.compile(r"(?:\d\s*\)?|^[—–-])$")  # "12", "(9.0)", "( 9.0 )", "—" before "%"
+_NOTE_AFTER = frozenset("0123456789—–")  # "68,303,017 | (2)", "— | (1)": footnote markers
 _HIDDEN = ("script", "style", "head", "title", "ix:header")
 _BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr"}
 MAX_CONTEXT_LINES = 4
@@ -225,8 +217,8 @@ def read_filing(source: str | bytes) -> Filing:
     walk(root)
     text = re.sub(r"[ \t\xa0]+", " ", "".join(parts))
     out.text = re.sub(r"\n\s*\n+", "\n\n", text).strip()
-    out.fiscal = fiscal_note("", out.text)
-    out.report_end = report_end(out.text)
+    out.fiscal = _tables.fiscal_note("", out.text)
+    out.report_end = _tables.report_end(out.text)
     return out
 
 
@@ -295,7 +287,7 @@ def _glue(row: list[GridCell], *, notes: bool = False) -> list[tuple[GridCell, s
             pending = t
             continue
         pct_next = i + 1 < len(row) and row[i + 1].text.startswith("%")
-        note = out and _FOOTNOTE.match(t) and out[-1][1] and out[-1][1][-1].isdigit()
+        note = out and _FOOTNOTE.match(t) and out[-1][1] and out[-1][1][-1] in _NOTE_AFTER
         if note and not pct_next and not notes:
             continue  # "68,303,017 | (2)": a footnote marker ("(8) | %" is a change)
         prev_t = out[-1][1] if out else ""
@@ -313,7 +305,7 @@ def _glue(row: list[GridCell], *, notes: bool = False) -> list[tuple[GridCell, s
 
 
 def _is_amount(text: str) -> bool:
-    return parse_amount(text) is not None
+    return _tables.parse_amount(text) is not None
 
 
 def _label_limit(rows: list[list[GridCell]]) -> int:
@@ -364,7 +356,8 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
                 ends[c.last] += 1
     if not ends:
         return None
-    header_rows = rows[:first_body]
+    # header cells as glued ("33 - 36 | %" is one cell), as the flattened reading sees them
+    header_rows = [[GridCell(t, c.col, c.span) for c, t in g] for g in glued[:first_body]]
 
     def cover(row: list[GridCell], col: int) -> GridCell | None:
         return next((h for h in row if h.col <= col <= h.last), None)
@@ -460,7 +453,9 @@ def _yearish(text: str) -> bool:
 _FILLER = re.compile(r"^(?:\$\s*)?(?:[—–-]+\s*%?|n/?m|n/?a|nm|\*+|[<>]\s*\d[\d.,]*\s*%?)$", re.I)
 _TOTAL = re.compile(r"^total\b", re.I)
 _SCALE_NOTE = re.compile(r"^\(?(?:dollars |amounts )?in (?:millions|thousands|billions)\b", re.I)
-_CHANGE_HEAD = re.compile(r"\bchange\b|\bvs\.?\s|\bv\s|\bgrowth\b|increase|decrease", re.I)
+_CHANGE_HEAD = re.compile(
+    r"\bchange\b|\bvariance\b|\bvs\.?\s|\bv\s|\bgrowth\b|increase|decrease", re.I
+)
 _YEAR_IN = re.compile(r"(?:19|20|21)\d{2}")
 
 
@@ -492,6 +487,11 @@ def _spread(cells: list[str], n: int) -> list[str] | None:
     return [t for t in cells for _ in range(n // len(cells))]
 
 
+def _first_change(cells: list[str]) -> int:
+    m = next((j for j, t in enumerate(cells) if _CHANGE_HEAD.search(t)), len(cells))
+    return m if m and all(_CHANGE_HEAD.search(t) for t in cells[m:]) else len(cells)
+
+
 def _place(r: list[str], n: int, below: list[str] | None) -> list[str] | None:
     """A header row of fewer cells than columns, placed over the columns, or None.
     Value cells come before change cells ("Year Ended December 31, | % Change"): each
@@ -499,9 +499,20 @@ def _place(r: list[str], n: int, below: list[str] | None) -> list[str] | None:
     2023"), or, without one, every cell naming a year heads one column and the change
     cells share the rest."""
     m = next((j for j, t in enumerate(r) if _CHANGE_HEAD.search(t)), len(r))
+    if m == len(r) and below is not None and len(r) < n:
+        # "December 31, 2024 | December 31, 2023" over the repeated blocks at the end of
+        # "Useful life | Gross | Net | Gross | Net"
+        for lead in range(n - len(r) * ((n - 0) // len(r)), n - len(r) + 1):
+            size, rest = divmod(n - lead, len(r))
+            blocks = [below[lead + i * size : lead + (i + 1) * size] for i in range(len(r))]
+            if not rest and size > 1 and all(b == blocks[0] for b in blocks):
+                return [""] * lead + [t for t in r for _ in range(size)]
     if 0 < m < len(r) and all(_CHANGE_HEAD.search(t) for t in r[m:]):
         if below is not None:
-            a = next((j for j, t in enumerate(below) if _CHANGE_HEAD.search(t)), n)
+            a = next(
+                (j for j, t in enumerate(below) if _CHANGE_HEAD.search(t) or not any(below[j:])),
+                n,
+            )
         elif all(_YEAR_IN.search(t) for t in r[:m]):
             a = m
         else:
@@ -564,6 +575,8 @@ def read_flat(text: str) -> Logical | None:
     runs = _runs(heads[full][len(heads[full]) - n :]) if full >= 0 else [0]
     placed: list[list[str]] = []
     below: list[str] | None = None
+    # the change cells that end an upper header row ("... | Variance Dollars"): one column each
+    tail = max((len(h) - _first_change(h) for h in heads if 1 < len(h) < n), default=0)
     for i in range(len(heads) - 1, -1, -1):
         r = heads[i]
         k = len(r)
@@ -584,9 +597,13 @@ def read_flat(text: str) -> Logical | None:
         elif k == 1 and (i > full >= 0 or _SCALE_NOTE.search(r[0])):
             label, cells = r[0], [""] * n  # a section row under the column headers
         elif k == 1:
-            cells = r * n
+            # "Year Ended December 31," over the periods, not over the change columns
+            spans = not below or _CHANGE_HEAD.search(r[0]) or not _period_like(r[0])
+            cells = [r[0] if spans or not _CHANGE_HEAD.search(b) else "" for b in below or r * n]
         elif (got := _place(r, n, below)) is not None:
             cells = got
+        elif 1 < k < n and k == n - tail and not any(_CHANGE_HEAD.search(t) for t in r):
+            cells = r + [""] * tail  # "2025 | 2024" under "Year Ended | Variance"
         elif 1 < len(runs) and k < len(runs) and not any(_period_like(t) for t in r):
             starts = runs[len(runs) - k :]
             ends = [*starts[1:], n]
@@ -658,7 +675,11 @@ def read_logical(
     fiscal: str = "",
     until: date | None = None,
 ) -> TableRead:
-    frame = frame_of(lt.header, lt.body)
+    header = [list(h) for h in lt.header]
+    for h in header:  # "(In millions)" over the value columns is the table's, not a column's
+        if len(h) > 1 and len(set(h[1:])) == 1 and _SCALE_NOTE.match(h[1]):
+            h[0], h[1:] = f"{h[0]} {h[1]}".strip(), [""] * (len(h) - 1)
+    frame = frame_of(header, lt.body)
     read = read_frame(
         frame, ctx, context=f"{context} {fiscal}".strip(), aligned=True, report_end=until
     )

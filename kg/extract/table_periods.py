@@ -29,24 +29,24 @@ _MONTH = (
 )
 _YEAR4 = r"(?P<year>(?:19|20|21)\d{2})"
 _DATE = re.compile(_MONTH + r"\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?\s*,?\s*" + _YEAR4 + r"?", re.I)
-_SPAN = re.compile(
-    r"(?P<n>three|six|nine|twelve|3|6|9|12|thirteen|twenty-six|thirty-nine|fifty-two|13|26|39|52)"
-    r"[\s-]+(?P<what>months?|weeks?)\s+(?:period\s+)?ended|(?P<qe>quarters?)\s+ended",
-    re.I,
+# the English ways a header names a period, one pattern each (all case-blind)
+_SPAN, _YEAR_ENDED, _INSTANT, _FY, _QUARTER, _HALF = (
+    re.compile(pattern, re.I)
+    for pattern in (
+        # "Six Months Ended", "13 weeks ended", "Quarter Ended"
+        r"(?P<n>three|six|nine|twelve|3|6|9|12|thirteen|twenty-six|thirty-nine|fifty-two|13|26|39|52)"
+        r"[\s-]+(?P<what>months?|weeks?)\s+(?:period\s+)?ended|(?P<qe>quarters?)\s+ended",
+        r"\b(?:fiscal\s+)?years?\s+ended\b|\bfiscal\s+years?\b",
+        r"\b(?:as\s+of|at|balance\s+at)\b",
+        # "FY24", "Fiscal 2024", "2024", "'24"
+        r"(?:\b(?:FY|fiscal(?:\s+year)?|F)\s*'?(?P<fy>(?:19|20|21)\d{2}|\d{2})\b)|\b"
+        + _YEAR4
+        + r"\b|(?<![\d.,$])'(?P<yy>\d{2})\b",
+        r"\bQ(?P<q1>[1-4])\b|\b(?P<q2>[1-4])Q\b|"
+        r"\b(?P<q3>first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter|第(?P<q4>[一二三四1-4])季度",
+        r"\bH(?P<h1>[12])\b|\b(?P<h2>first|second)\s+half|(?P<h3>上|下)半年",
+    )
 )
-_YEAR_ENDED = re.compile(r"\b(?:fiscal\s+)?years?\s+ended\b|\bfiscal\s+years?\b", re.I)
-_INSTANT = re.compile(r"\b(?:as\s+of|at|balance\s+at)\b", re.I)
-_FY = re.compile(
-    r"(?:\b(?:FY|fiscal(?:\s+year)?|F)\s*'?(?P<fy>(?:19|20|21)\d{2}|\d{2})\b)|\b" + _YEAR4 + r"\b"
-    r"|(?<![\d.,$])'(?P<yy>\d{2})\b",
-    re.I,
-)
-_QUARTER = re.compile(
-    r"\bQ(?P<q1>[1-4])\b|\b(?P<q2>[1-4])Q\b|"
-    r"\b(?P<q3>first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter|第(?P<q4>[一二三四1-4])季度",
-    re.I,
-)
-_HALF = re.compile(r"\bH(?P<h1>[12])\b|\b(?P<h2>first|second)\s+half|(?P<h3>上|下)半年", re.I)
 _ZH_YEAR = re.compile(r"(?P<year>(?:19|20|21)\d{2})\s*年")
 _ZH_DATE = re.compile(
     r"(?P<year>(?:19|20|21)\d{2})\s*年\s*(?P<month>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*日"

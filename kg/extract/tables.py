@@ -510,27 +510,27 @@ _OPENING = re.compile(
     r"\s[–-]\s*January\s+1$",
     re.I,
 )
-# one day the caption states the table as of ("as of December 31, 2024", "at June 30, 2024")
-_AS_OF = re.compile(
-    r"\b(?:as\s+of|at)\s+((?:January|February|March|April|May|June|July|August|September|"
-    r"October|November|December)\s+\d{1,2},\s+(?:19|20)\d{2})",
-    re.I,
+# "December 31, 2024": the day a caption, a header cell or a column names
+_MONTH_DAY = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\s+\d{1,2},\s+(?:19|20)\d{2}"
 )
-_AS_OF_DAY = re.compile(  # a header's label cell that is a day: "December 31, 2024"
-    r"\s*(?:January|February|March|April|May|June|July|August|September|October|November|"
-    r"December)\s+\d{1,2},\s+(?:19|20)\d{2}\s*",
-    re.I,
-)
-_PERIODISH = re.compile(
-    r"(?:as\s+of\s+|at\s+)?(?:January|February|March|April|May|June|July|August|September|"
-    r"October|November|December)\s+\d{1,2},\s+(?:19|20)\d{2}",
-    re.I,
+_AS_OF, _AS_OF_DAY, _PERIODISH = (
+    re.compile(before + _MONTH_DAY + after, re.I)
+    for before, after in (
+        (r"\b(?:as\s+of|at)\s+(", ")"),  # the caption's "as of December 31, 2024"
+        (r"\s*", r"\s*"),  # a header's label cell that is a day
+        (r"(?:as\s+of\s+|at\s+)?", ""),
+    )
 )
 _LABEL_DAY = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2},\s+(?:19|20)\d{2}\b"
 )
-_DAY_CUE = re.compile(r"\b(?:as\s+of|at|balances?|declared|paid|outstanding)\b", re.I)
-_PCT_SECTION = re.compile(r"\bpercent(?:age)?\b|%|\bmix\b", re.I)
+# a row label naming its own day ("Balance as of Jan 28, 2024"); a section of percentages
+_DAY_CUE, _PCT_SECTION = map(
+    lambda p: re.compile(p, re.I),
+    (r"\b(?:as\s+of|at|balances?|declared|paid|outstanding)\b", r"\bpercent(?:age)?\b|%|\bmix\b"),
+)
 # "Shipments per day", "Average employees per store": things counted per unit, not money
 _COUNT_RATE_ROW = re.compile(
     r"^(?:average\s+)?(?!(?:revenues|sales|earnings|costs|expenses|charges|fees|prices|"

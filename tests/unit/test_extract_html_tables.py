@@ -7,7 +7,6 @@ The HTML here is written for these tests (an invented filer); the dev-filings te
 from __future__ import annotations
 
 import asyncio
-import gzip
 import os
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from kg.extract import html_tables as H
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.table_periods import FiscalYearEnd, parse_period
 from kg.extract.tables import fiscal_note, report_end
-from kg.extract.types import DocContext
+from kg.extract.types import Candidate, DocContext
 
 CTX = DocContext(doc_id="t", kind="filing", main_entity="Acme Corp")
 
@@ -122,20 +121,60 @@ def test_a_retailers_fiscal_2024_ends_early_in_2025() -> None:
     assert "ends in" not in fiscal_note("", text2)
 
 
+def key(c: Candidate) -> tuple[object, ...]:
+    p = c.props
+    return (c.tail, p["period"], p["value"], p["unit"], p.get("change_value"))
+
+
 def test_the_flattened_table_gives_the_same_facts() -> None:
     f = H.read_filing(FILING)
-    for t in f.tables[:1]:
+    for t in f.tables:
         flat = H.flatten(t)
-        assert " $ " in flat  # "$" in a cell of its own
         html_read, _ = H.table_facts(t, CTX, f.fiscal, f.report_end)
         flat_read = H.flat_facts(flat, CTX, context=t.context, fiscal=f.fiscal, until=f.report_end)
-        key = lambda c: (c.tail, c.props["period"], c.props["value"], c.props["unit"])  # noqa: E731
         assert {key(c) for c in html_read.candidates} == {key(c) for c in flat_read.candidates}
-        assert html_read.candidates
-    # "2024 | 2023 | % Change" over five value cells: which spans two is not said, so
-    # the flattened table is dropped rather than guessed
+    assert " $ " in H.flatten(f.tables[0])  # "$" in a cell of its own
+    # "2024 | 2023 | % Change" over five value cells: the years over the value columns of
+    # the row below ("Amount | % of net sales" twice), the change over the one left
     mix = H.flat_facts(H.flatten(f.tables[1]), CTX, context=f.tables[1].context)
-    assert mix.candidates == [] and mix.dropped["header_ambiguous"] == 1
+    got = {(c.tail, c.props["period"]): c.props for c in mix.candidates}
+    assert got[("Segment results: Wholesale", "FY2023")]["value"] == 400e6
+    assert got[("Segment results: Retail", "FY2024")]["change_value"] == 13.0
+
+
+FLAT_FAMILIES = """Fiscal Year Ended January 31, | Variance Dollars
+(in millions) | 2025 | As a % of Total Revenues | 2024 | As a % of Total Revenues
+Assets
+Humira | United States | $ | 7,142 | 16 | % | $ | 12,160 | 18 | % | $ | (5,018)
+International | 1,851 | 7 | % | 2,244 | 7 | % | (393)
+Total | $ | 8,993 | 23 | % | $ | 14,404 | 25 | % | $ | (5,411)
+Diluted earnings per share | $ | ( 0.27 ) | 1 | % | $ | 2.95 | 2 | % | —
+Other expense | 12 | 1 | % | 9 | (8) | % | 3
+Less: Dividends accumulated | 58
+"""
+
+
+def test_flattened_families_read_as_on_the_grid() -> None:
+    """Two label cells, a section row under the column headers, a change column the
+    upper row names, "$( 0.27 )", a "(8) | %" change cell, and a row whose empty cells
+    were lost (dropped, not shifted onto another year)."""
+    lt = H.read_flat(FLAT_FAMILIES)
+    assert lt is not None and lt.header[0][1:] == ["Fiscal Year Ended January 31,"] * 4 + [
+        "Variance Dollars"
+    ]
+    assert lt.header[1][1:] == [
+        "2025",
+        "As a % of Total Revenues",
+        "2024",
+        "As a % of Total Revenues",
+        "",
+    ]
+    assert lt.header[2][0] == "Assets" and not any(lt.header[2][1:])
+    labels = [r[0].text for r in lt.body]
+    assert labels[:3] == ["Humira: United States", "Humira: International", "Humira: Total"]
+    assert lt.body[3][1].text == "$( 0.27 )" and lt.body[4][3].text == "9"
+    assert lt.body[4][4].text == "(8)%"
+    assert lt.dropped["misaligned_row"] == 1 and "Less: Dividends accumulated" not in labels
 
 
 def test_edgar_connector_tables_reach_the_extractor_as_grids() -> None:
@@ -170,24 +209,25 @@ HELD_OUT = ("googl-", "ibm-", "nke-")
 
 
 @pytest.mark.skipif(not DEV.is_dir(), reason="real_docs_dev filings absent")
-def test_dev_filings_html_and_flattened_tables_mostly_agree() -> None:
-    """Measured 2026-11-28 over the 11 dev filings: 84% of tables give identical facts
-    from the HTML and the flattened rows; the flat reading reproduces 72% of the HTML
-    facts (docs/extraction.md, "10-K tables read by their grid"). Here: the first four."""
-    html_n = both = tables = equal = 0
-    for path in sorted(DEV.glob("*.html.gz"))[:4]:
-        if path.name.startswith(HELD_OUT):
-            continue
-        f = H.read_filing(gzip.open(path).read())
-        for t in f.tables:
-            read, _ = H.table_facts(t, CTX, f.fiscal, f.report_end)
-            flat = H.flat_facts(
-                H.flatten(t), CTX, context=t.context, fiscal=f.fiscal, until=f.report_end
-            )
-            key = lambda c: (c.tail, c.props.get("period"), c.props.get("value"))  # noqa: E731
-            a, b = {key(c) for c in read.candidates}, {key(c) for c in flat.candidates}
-            html_n, both = html_n + len(a), both + len(a & b)
-            tables, equal = tables + 1, equal + (a == b)
-    assert html_n > 500
-    assert equal / tables >= 0.85
-    assert both / html_n >= 0.7
+def test_dev_filings_html_and_flattened_tables_agree() -> None:
+    """Every table of the 11 dev filings read from the HTML and from its flattened pipe
+    rows (``evaluation/scorers/table_agreement.py``). Measured 2026-11-28: 83.7% of
+    1,018 tables agreed before the flat reader learnt the families in
+    docs/extraction.md, 94% after; what still differs is named there (cells the
+    flattening loses, group labels over some columns only)."""
+    from evaluation.scorers.table_agreement import run
+
+    got = run(DEV.parent)
+    assert got.filings == 11  # the blind TEST filings are not read
+    assert got.equal / got.tables >= 0.93
+    assert got.both / got.html_facts >= 0.88
+    # no fact of the flat reading sits under another period than the same cell's on
+    # the grid: a value the text cannot place is dropped, not shifted
+    shifted = [
+        (d["filing"], d["table"])
+        for d in got.differences
+        for h in d["html_only"]
+        for f in d["flat_only"]
+        if h[0] == f[0] and h[2] == f[2] and h[1] != f[1]
+    ]
+    assert len(shifted) <= 2, shifted
