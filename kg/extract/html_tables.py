@@ -398,6 +398,14 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
     for r in header_rows:
         label = " ".join(c.text for c in r if c.last < limit)
         out.header.append([label] + [head_text(r, g) for g in groups])
+    # one cell over every column under the row naming each column ("Increase/(Decrease)"
+    # under the periods) heads the rows below it, like a section row, not the columns
+    named = [
+        i for i, h in enumerate(out.header) if len(groups) > 1 and len(set(h[1:])) == len(groups)
+    ]
+    for h in out.header[named[-1] + 1 :] if named else []:
+        if len(set(h[1:])) == 1 and h[1] and not _SCALE_NOTE.match(h[1]):
+            h[0], h[1:] = f"{h[0]} {h[1]}".strip(), [""] * len(groups)
     group = ""  # "Ozurdex | United States": the first label column heads the rows under it
     # "785 | (9) | 1": a "(9)" after a number is a value where it ends on a value column
     for g in (_glue(r, notes=True) for r in rows[first_body:]):
