@@ -5,14 +5,18 @@ A transcript is a run of turns, each a line opening with the speaker's name and 
 transcript itself, never from a name list:
 
 * ``operator``: a speaker named "Operator" (or "Moderator");
+* a role the speaker field states ("Jo Bell - CFO", "Analyst (Hugo Brandt)");
 * ``analyst``: a speaker the operator introduces ("Our next question comes from Brad
-  Milsaps with Piper Sandler"), or whose turns ask: question marks and question phrases
-  ("thanks for taking my question") are most of what they say;
+  Milsaps with Piper Sandler"), else the speaker of the first turn that asks (question
+  marks and question phrases such as "thanks for taking my question"; a short "How are
+  you?" is a greeting): a Q&A record is one analyst's question and its answers;
 * ``management``: every other speaker - the company's people answering.
 
-Figures spoken by management are the company's (``kg/data/extract_patterns_call.json``
-reads them in management turns only, ``scope: answer``); figures an analyst states are
-his reading, not a fact of the company, and are dropped (``analyst_turn``).
+Figures spoken by management are the company's: the sentence patterns with ``scope:
+answer`` read them in management turns only, and ``kg.extract.calls_figures`` reads every
+figure there with the metric it is about (the analyst's or the previous sentence's when
+the answer says "it"); figures an analyst states are his reading, not a fact of the
+company, and are dropped (``analyst_turn``).
 """
 
 from __future__ import annotations
@@ -24,26 +28,25 @@ from typing import Literal
 
 Role = Literal["analyst", "management", "operator"]
 
-# "Name: " at the start of a line: two to five capitalised words (initials, "C. Kelly
-# Wall", "Ronald L. G. Tsoumas", "John A. Kite"), or one word for "Operator"
-_NICK = r"[\"“][A-Z][\w'’.-]*[\"”]"  # 'Earl C. "Duke" Austin'
-_SPEAKER = re.compile(
-    r"^(?P<name>(?:[A-Z][\w'’.-]*|[A-Z]\.)(?:[ ](?:[A-Z][\w'’.-]*|[A-Z]\.|"
-    + _NICK
-    + r"|de|van|von|da|di)){1,4}"
-    r"|(?:[A-Z][\w'’.-]*[ ]?)?\([A-Z][^()\n]{1,60}\)|Operator|Moderator"
-    r"|(?P<solo>[A-Z][a-z][a-z'’-]{1,20}))"
-    r"(?P<label>[ ]\([^()\n]{1,60}\)|[ ]+[-–—]{1,2}[ ]+[^:\n]{1,80})?[ ]?:[ ]",
-    re.M,
+# A turn opens a line: "<speaker field>: speech". The speaker field is a name, maybe with a
+# label ("Jo Bell - Analyst", "Jo Bell -- Harwell Securities -- Analyst", "Jo Bell, Chief
+# Financial Officer", "Analyst (Hugo Brandt)", "Unknown Speaker"). It is parsed, not
+# matched against one pattern: at most FIELD characters before ": ", the name made of
+# name words only (capitalised words, initials, particles, a quoted nickname).
+FIELD = 100
+_TURN_START = re.compile(rf"^(?=[A-Z\"“])([^:\n]{{1,{FIELD}}}):[ ]", re.M)
+_LABEL_SPLIT = re.compile(r"\s+[-–—]{1,2}\s+|,\s+|\s+(?=\()")
+_PARTICLES = frozenset("de van von da di la le del der bin al dos".split())
+_GENERIC = frozenset(
+    "unknown unidentified speaker analyst participant company representative".split()
 )
-# what a speaker's label says of the role: "Analyst (Hugo Brandt)", "Jo Bell - Analyst",
-# "CFO Paul Dekker", "Jo Bell (Chief Financial Officer)"
-_ANALYST_LABEL = re.compile(r"\banalyst\b", re.I)
-_MANAGEMENT_LABEL = re.compile(
-    r"\b(?:CEO|CFO|COO|CTO|President|Chief|Chairman|Chairwoman|Chair|Officer|Director|"
-    r"Vice[ ]President|VP|Treasurer|Controller|Investor[ ]Relations|Founder)\b"
-)
-_OPERATOR = re.compile(r"^(?:Operator|Moderator)$", re.I)
+_ROLE_WORDS = {  # what a label says of the role
+    "analyst": ("analyst",),
+    "management": ("ceo", "cfo", "coo", "cto", "president", "chief", "chairman",
+                   "chairwoman", "chair", "officer", "director", "vp", "treasurer",
+                   "controller", "investor relations", "founder", "executive", "head"),
+}  # fmt: skip
+_OPERATORS = frozenset({"operator", "moderator", "coordinator"})
 _INTRODUCED = re.compile(
     r"(?:question|questions|line)\s+(?:today\s+)?(?:comes?|is|will\s+come)\s+from\s+(?:the\s+line\s+of\s+)?"
     r"(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){1,3})"
@@ -57,6 +60,7 @@ _ASKING = re.compile(
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 MIN_TURNS = 2
 OPENING = 400  # characters before the first turn (a title, a header line)
+GREETING = 60  # a turn shorter than this that asks ("How are you?") is a greeting
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,62 @@ class Turn:
     role: Role = "management"
 
 
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A speaker field at ``at`` (line start); the speech starts at ``speech_at``."""
+
+    at: int
+    name: str
+    label: str
+    speech_at: int
+
+
+def _name_word(word: str) -> bool:
+    w = word.strip('"“”')
+    return bool(
+        re.fullmatch(r"[A-Z][\w'’.-]*|[A-Z]\.", w) or w in _PARTICLES or w.casefold() in _GENERIC
+    ) and not re.search(r"\d", w)
+
+
+def speaker_field(field: str) -> tuple[str, str] | None:
+    """(name, label) of a speaker field ("Jo Bell - CFO" -> ("Jo Bell", "CFO"),
+    "Analyst (Hugo Brandt)" -> ("Analyst (Hugo Brandt)", "Analyst")); None when the text
+    before the colon is no speaker ("Note", "KEY POINTS", "Revenue", a clause)."""
+    parts = _LABEL_SPLIT.split(field.strip(), maxsplit=1)
+    name, label = parts[0], (parts[1] if len(parts) > 1 else "")
+    if label.startswith("(") and not label.endswith(")"):
+        return None
+    words = name.split()
+    if not 1 <= len(words) <= 6 or name.isupper() or not all(map(_name_word, words)):
+        return None
+    if label.startswith("(") and label[1:-1].split() and all(map(_name_word, label[1:-1].split())):
+        return f"{name} {label}", name  # "Analyst (Hugo Brandt)": the role before the name
+    return name, label.strip("() ")
+
+
+def speaker_marks(text: str) -> list[Mark]:
+    """Every line of ``text`` that opens with a speaker field."""
+    out = []
+    for m in _TURN_START.finditer(text):
+        read = speaker_field(m.group(1))
+        if read is not None:
+            out.append(Mark(m.start(), read[0], read[1], m.end()))
+    return out
+
+
+def _generic_part(name: str) -> str:
+    """The role words a name field holds instead of a name ("Unidentified Analyst")."""
+    return " ".join(w for w in name.split() if w.casefold() in _GENERIC)
+
+
+def _role_of_label(text: str) -> Role | None:
+    low = text.casefold()
+    for role, words in _ROLE_WORDS.items():
+        if any(re.search(rf"\b{re.escape(w)}\b", low) for w in words):
+            return role  # type: ignore[return-value]
+    return None
+
+
 def _asks(speech: str) -> float:
     """How much of a speech is asking: question marks and question phrases per sentence."""
     sentences = max(1, len(_SENTENCE_END.findall(speech)))
@@ -75,63 +135,65 @@ def _asks(speech: str) -> float:
 
 def transcript_turns(text: str) -> list[Turn]:
     """The turns of a call transcript with their speakers' roles; [] when the text is no
-    transcript (fewer than two turns, or a single speaker)."""
-    marks = [m for m in _SPEAKER.finditer(text) if not m.group("name").isupper()]
-    named = [m for m in marks if not m.group("solo")]
-    # a one-word label ("Pat: Hey. Good morning") is a speaker only in a transcript the full
-    # names make, and only one that speaks twice: "Note: ..." alone in a story is no turn
-    solo = Counter(m.group("solo") for m in marks if m.group("solo"))
-    marks = [m for m in marks if not m.group("solo") or solo[m.group("solo")] >= MIN_TURNS]
+    transcript (fewer than two turns, or a single speaker).
+
+    Roles come from the structure: the operator by name; a role a label states ("- CFO",
+    "Analyst (...)"); an analyst the operator introduces; else the speaker of the first
+    turn that asks (not a greeting) is the analyst whose question the answers follow, and
+    every other speaker is management."""
+    marks = speaker_marks(text)
+    # a one-word field ("Pat: Hey. Good morning") is a speaker only in a transcript that
+    # full names make, and only one that speaks twice: "Note: ..." alone is no turn
+    solo = Counter(m.name for m in marks if len(m.name.split()) == 1)
+    marks = [
+        m for m in marks
+        if len(m.name.split()) > 1 or m.name.casefold() in _OPERATORS or solo[m.name] >= MIN_TURNS
+    ]  # fmt: skip
+    named = [m for m in marks if len(m.name.split()) > 1]
     if (
         len(named) < MIN_TURNS
-        or len({m.group("name") for m in named}) < 2
-        or marks[0].start() > OPENING  # a transcript opens with a turn, after its title
+        or len({m.name for m in named}) < 2
+        or marks[0].at > OPENING  # a transcript opens with a turn, after its title
     ):
         return []
-    labelled: dict[str, Role] = {}
-    for m in marks:
-        label = m.group("name") + (m.group("label") or "")
-        if _ANALYST_LABEL.search(label):
-            labelled[m.group("name")] = "analyst"
-        elif _MANAGEMENT_LABEL.search(label):
-            labelled[m.group("name")] = "management"
-    spans = [
-        (m.group("name"), m.end(), marks[i + 1].start() if i + 1 < len(marks) else len(text))
-        for i, m in enumerate(marks)
-    ]
-    introduced = {
-        m.group("name")
-        for name, a, b in spans
-        if _OPERATOR.match(name)
-        for m in _INTRODUCED.finditer(text, a, b)
-    }
-    asks: dict[str, list[float]] = {}
-    first = ""  # who asks first: the analyst whose question the answers follow
-    for name, a, b in spans:
-        speech = text[a:b]
-        asks.setdefault(name, []).append(_asks(speech))
-        if not first and not _OPERATOR.match(name) and asks[name][-1] >= FIRST_ASK:
-            first = name
+    spans = [(m, marks[i + 1].at if i + 1 < len(marks) else len(text)) for i, m in enumerate(marks)]
     roles: dict[str, Role] = {}
-    for name, scores in asks.items():
-        if _OPERATOR.match(name):
-            roles[name] = "operator"
-        elif name in labelled:
-            roles[name] = labelled[name]
-        elif any(name == i or name.startswith(i) or i.startswith(name) for i in introduced):
-            roles[name] = "analyst"
-        elif name == first or sum(scores) / len(scores) >= ASK_SHARE:
-            roles[name] = "analyst"
-        else:
-            roles[name] = "management"
+    for m, _ in spans:
+        if m.name.casefold() in _OPERATORS:
+            roles[m.name] = "operator"
+        elif (said := _role_of_label(f"{m.label} {_generic_part(m.name)}")) is not None:
+            roles.setdefault(m.name, said)
+    for m, end in spans:
+        if roles.get(m.name) == "operator":
+            for intro in _INTRODUCED.finditer(text, m.speech_at, end):
+                who = intro.group("name")
+                for other, _ in spans:
+                    if other.name not in roles and (
+                        other.name == who
+                        or other.name.startswith(who)
+                        or who.startswith(other.name)
+                    ):
+                        roles[other.name] = "analyst"
+    if "analyst" not in roles.values():
+        asking = [
+            (m, end) for m, end in spans
+            if m.name not in roles and _asks(text[m.speech_at : end]) >= FIRST_ASK
+        ]  # fmt: skip
+        first = next(
+            (m for m, end in asking if end - m.speech_at >= GREETING),
+            asking[0][0] if asking else None,
+        )
+        if first is not None:
+            roles[first.name] = "analyst"
+    for m, _ in spans:
+        roles.setdefault(m.name, "management")
     if "management" not in roles.values():  # everyone asks: no answer to read
         return []
-    return [Turn(name, a, b, roles[name]) for name, a, b in spans]
+    return [Turn(m.name, m.speech_at, end, roles[m.name]) for m, end in spans]
 
 
-# a speaker whose turns average this many question marks / phrases per sentence asks;
-# the first turn asking this much is the analyst's question the answers follow
-ASK_SHARE = 0.3
+# the first turn asking this much (question marks / phrases per sentence) is the analyst's
+# question the answers follow
 FIRST_ASK = 0.2
 
 

@@ -46,12 +46,13 @@ import logging
 import re
 import time
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
 from core.records import stable_id
+from kg.extract.calls import transcript_turns
 from kg.extract.figures import complete_metric, complete_zh, header_date, parse_figure
 from kg.extract.llm_modes import LLMRun, ontology_schema
 from kg.extract.types import Candidate, Component, DocContext, Mode
@@ -74,12 +75,16 @@ PROMPT_VERSION = f"{facts_v2.id}+{critique_v2.id}+{correct_v2.id}"
 
 # -- document profiles ---------------------------------------------------------------------
 
-# "Name Surname: speech" turns of a call transcript (also "Operator:")
-_SPEAKER = re.compile(r"^(?:Operator|(?:[A-Z][\w.'-]*\s){0,4}[A-Z][\w.'-]*):\s", re.M)
+# what makes a story a central-bank one: three of these in its opening
+_RATE_WORDS = (
+    "Fed", "Federal Reserve", "FOMC", "central bank", "ECB", "European Central Bank",
+    "Bank of England", "Bank of Japan", "Bank of Canada", "Bank of Korea", "Reserve Bank",
+    "monetary policy", "interest rate", "interest rates", "rate cut", "rate cuts",
+    "rate hike", "rate hikes", "rate rise", "rate increase", "Treasury", "Treasuries",
+    "bond yield", "bond yields", "yield", "yields", "inflation",
+)  # fmt: skip
 _RATES = re.compile(
-    r"\b(?:Fed|Federal Reserve|FOMC|central bank|ECB|European Central Bank|Bank of "
-    r"(?:England|Japan|Canada|Korea)|Reserve Bank|monetary policy|interest rates?|"
-    r"rate (?:cut|hike|rise|increase)s?|Treasur(?:y|ies)|bond yields?|yields?|inflation)\b",
+    r"\b(?:" + "|".join(re.escape(w) for w in sorted(_RATE_WORDS, key=len, reverse=True)) + r")\b",
     re.I,
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -94,7 +99,7 @@ def profile_of(kind: str, lang: str, text: str) -> str:
         return "social"
     if lang == "zh" or len(_CJK.findall(head)) > len(head) // 5:
         return "zh_bond"
-    if len(_SPEAKER.findall(head)) >= 2:
+    if transcript_turns(head):  # the rules' turn reader (kg/extract/calls.py)
         return "call"
     if kind == "filing":
         return "filing"
@@ -500,6 +505,14 @@ class TierStats:
         }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class TierLimits:
+    n_max: int = 2  # reflection rounds
+    max_chars: int = 1200  # a window
+    max_windows: int = 2  # windows of one document
+    max_tokens: int = 200  # one answer
+
+
 class ModelTier:
     """The model tier of one extractor (its verifier, its chunking); see the module."""
 
@@ -510,22 +523,21 @@ class ModelTier:
         *,
         budget: ModelBudget | None = None,
         mode: Mode = Mode.REFLECTION,
-        n_max: int = 2,
-        max_chars: int = 1200,
-        max_windows: int = 2,
-        max_tokens: int = 200,
+        limits: TierLimits | None = None,
         seen_limit: int = 100_000,
         constrained: bool | None = None,
+        **limit_overrides: int,
     ) -> None:
+        """``limits`` (or single ones by name: ``max_windows=2``) bound the work of a
+        document: reflection rounds, window size, windows, tokens per answer."""
         self.extractor = extractor
         self.verifier = extractor.verifier
         self.client = client
         self.budget = budget or ModelBudget()
         self.mode = mode
-        self.n_max = n_max
-        self.max_chars = max_chars
-        self.max_windows = max_windows
-        self.max_tokens = max_tokens
+        lim = replace(limits or TierLimits(), **limit_overrides)
+        self.n_max, self.max_chars = lim.n_max, lim.max_chars
+        self.max_windows, self.max_tokens = lim.max_windows, lim.max_tokens
         self.stats = TierStats()
         # grammar-constrained output: where it is cheap (vLLM's guided decoding); llama.cpp
         # checks every one of Qwen's 151k tokens against the grammar at each step (on this
@@ -729,10 +741,10 @@ class ModelTier:
 def make_tier(extractor: Any, client: Any, cfg: Any) -> ModelTier:
     """A tier from ``[extract.tier]`` settings (``core.settings.ExtractTierSettings``)."""
     mode = Mode(cfg.mode) if cfg.mode in ("single", "multi", "reflection") else Mode.REFLECTION
+    limits = TierLimits(cfg.n_max, cfg.max_chars, cfg.max_windows, cfg.max_tokens)
     return ModelTier(
         extractor, client, budget=ModelBudget(cfg.share_cores, cfg.threads), mode=mode,
-        n_max=cfg.n_max, max_chars=cfg.max_chars, max_windows=cfg.max_windows,
-        max_tokens=cfg.max_tokens, constrained=getattr(cfg, "constrained", None),
+        limits=limits, constrained=getattr(cfg, "constrained", None),
     )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.records import CleanDocument, Triple, stable_id
 from kg.extract.calls import Turn, answer_spans, asked_spans, transcript_turns
+from kg.extract.calls_figures import call_figures
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
 from kg.extract.html_tables import read_html_table
@@ -294,7 +295,8 @@ class Extractor:
             out += [c for c in found if c not in general]
             for c in general:  # the narrow rules' reading wins where both speak
                 out += suppress_known([c], out)
-        if turns:
+        if turns:  # management's figures, each with the metric it is about
+            out += call_figures(text, ctx, turns, chunk.start, chunk.end, known=out)
             asked = asked_spans(turns, chunk.start, chunk.end)
             kept = [c for c in out if not (c.relation in SPOKEN and _inside(c.end - 1, asked))]
             if drops is not None and len(kept) < len(out):
