@@ -367,6 +367,15 @@ _WHEN = {
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 
+# a clause whose subject is another party: its figure is not the company's
+_THIRD_PARTY = re.compile(
+    r"\b(?:these|those)\s+(?:folks|guys|people|companies|customers|clients|businesses|deals)\b|"
+    r"\b(?:our\s+)?(?:customers|clients|competitors|peers|consumers|tenants|the\s+industry|"
+    r"the\s+market|the\s+economy)\b",
+    re.I,
+)
+
+
 def _other_quarter(sent: str, header: str) -> bool:
     """Whether a sentence names a quarter (without its year) other than the call's."""
     quarter, _ = header_period(header)
@@ -464,8 +473,10 @@ def call_figures(
                         metric = turn_last  # the one metric the answer is about so far
                     elif asked_one and named <= {asked_one.key}:
                         metric = asked_one
-                if metric is None:
-                    continue
+                if metric is None or _THIRD_PARTY.search(
+                    sent[_clause_start(sent, fig) : fig.start()]
+                ):
+                    continue  # no metric, or another party's figure ("These folks drive ...")
                 if metric.start < sa and _other_quarter(sent, header):
                     continue  # a metric in play, a figure of another quarter: too loose
                 props = _props(fig, sent, metric.name)
@@ -494,6 +505,8 @@ def call_figures(
                     continue
                 props["kind"] = "guidance" if forward else "actual"
                 props["speaker"] = turn.speaker
+                if props.get("unit") == "%" and re.match(r"\s+of\s", sent[fig.end() :]):
+                    props["measure"] = "share"  # "90% of the backlog": a part, not the level
                 if metric.start < sa:
                     props["subject_from"] = "context"
                 span_start = min(metric.start, sa)

@@ -9,7 +9,7 @@ the windows of text where
   unsupported, out of schema, an abstract subject): the rules saw something they could
   not read.
 
-Each window gets a schema-guided prompt (``extract.facts.v2``: the relations and entity
+Each window gets a schema-guided prompt (``extract.facts.v3``: the relations and entity
 types that fit the document's profile, 2 examples of that profile from
 ``kg/data/extract_few_shot.json``, JSON out, grammar-constrained where the server
 supports it). Every proposed fact then passes the checks the rules' facts pass:
@@ -23,8 +23,8 @@ supports it). Every proposed fact then passes the checks the rules' facts pass:
    subject, compound names ...) and the gate (types and relation in the ontology, names
    in the span, at most five words, ids).
 
-Reflection (FinReflectKG): the model's critic (``extract.critique.v2``) plus the facts the
-verifier rejected, then the corrector (``extract.correct.v2``), until no issue remains or
+Reflection (FinReflectKG): the model's critic (``extract.critique.v3``) plus the facts the
+verifier rejected, then the corrector (``extract.correct.v3``), until no issue remains or
 ``n_max`` rounds. Kept facts carry ``model_id`` and ``prompt_version``.
 
 A budget, not a backlog: ``ModelBudget`` holds model time to a share of the CPU (cores of
@@ -63,15 +63,15 @@ from kg.models.prompts.extract import (
     ExtractionSchema,
     ModelFact,
     RelationSignature,
-    correct_v2,
-    critique_v2,
+    correct_v3,
+    critique_v3,
     fact_model,
-    facts_v2,
+    facts_v3,
 )
 
 log = logging.getLogger("livekg.extract.critique")
 
-PROMPT_VERSION = f"{facts_v2.id}+{critique_v2.id}+{correct_v2.id}"
+PROMPT_VERSION = f"{facts_v3.id}+{critique_v3.id}+{correct_v3.id}"
 
 # -- document profiles ---------------------------------------------------------------------
 
@@ -272,6 +272,24 @@ class Window:
     offset: int  # start of the window in the chunk text
     text: str
     reason: str  # no_fact | flagged
+    asked: str = ""  # a call's: the analyst's question the window's answer follows
+    speaker: str = ""  # a call's: who answers (management)
+
+
+def call_windows(text: str, max_chars: int) -> list[tuple[int, str, str, str]]:
+    """(offset, answer, question, speaker) of a call chunk: each management turn (cut at
+    sentence ends into pieces of at most ``max_chars``) with the analyst's question it
+    follows (its last 600 characters) - the rules' turn reading (``transcript_turns``).
+    The analyst's own turns are no window: what he states is no fact of the company."""
+    out: list[tuple[int, str, str, str]] = []
+    asked = ""
+    for turn in transcript_turns(text):
+        if turn.role == "analyst":
+            asked = " ".join(text[turn.start : turn.end].split())[-600:]
+        elif turn.role == "management":
+            for off, piece in windows_of(text[turn.start : turn.end], max_chars):
+                out.append((turn.start + off, piece, asked, turn.speaker))
+    return out
 
 
 def windows_of(text: str, max_chars: int) -> list[tuple[int, str]]:
@@ -301,8 +319,10 @@ def _flagged(chunk_result: Any) -> bool:
 def candidate_windows(result: Any, max_chars: int) -> list[Window]:
     """Where the model may read, most figures first: text chunks with no kept fact or a
     flagged candidate, cut into windows that look factual (a figure, a name)."""
-    if profile_of(result.doc.kind, result.ctx.lang, result.doc.text) == "social":
+    profile = profile_of(result.doc.kind, result.ctx.lang, result.doc.text)
+    if profile == "social":
         return []
+    call = profile == "call"
     picked: list[tuple[int, int, Window]] = []
     for pos, c in enumerate(result.chunks):
         if c.skipped or c.chunk.kind != "text":
@@ -310,12 +330,14 @@ def candidate_windows(result: Any, max_chars: int) -> list[Window]:
         reason = "no_fact" if not c.verified else ("flagged" if _flagged(c) else "")
         if not reason:
             continue
-        for off, text in windows_of(c.chunk.text, max_chars):
+        spoken = call_windows(c.chunk.text, max_chars) if call else []
+        pieces = spoken or [(o, t, "", "") for o, t in windows_of(c.chunk.text, max_chars)]
+        for off, text, asked, speaker in pieces:
             if len(text.strip()) < 60 or not _FACTUAL.search(text):
                 continue
             # figures first; questions (an analyst's turn of a call) state no fact
             score = min(len(_DIGIT.findall(text)), 20) - 5 * len(_QUESTION.findall(text))
-            picked.append((-score, len(picked), Window(pos, off, text, reason)))
+            picked.append((-score, len(picked), Window(pos, off, text, reason, asked, speaker)))
     picked.sort(key=lambda p: (p[0], p[1]))
     return [w for _, _, w in picked]
 
@@ -619,6 +641,8 @@ class ModelTier:
             for v in new:  # spans: window -> chunk
                 v.cand.start += w.offset
                 v.cand.end += w.offset
+                if w.speaker:  # a call's answer: who said it (the rules' turn reading)
+                    v.cand.props.setdefault("speaker", w.speaker)
                 cr.verified.append(v)
                 t = self.extractor.to_triple(v, cr.chunk, result.doc, ctx, Mode.FAST, run)
                 result.triples.append(t.model_copy(update={
@@ -665,10 +689,11 @@ class ModelTier:
                       ) -> list[Candidate]:  # fmt: skip
         shots = _SHOTS_OF.get(profile, profile)
         common: dict[str, Any] = {"text": w.text, "schema": schema, "profile": shots,
-                                  "main_entity": ctx.main_entity or None}  # fmt: skip
+                                  "main_entity": ctx.main_entity or None,
+                                  "asked": w.asked or None}  # fmt: skip
         model = fact_model(schema)
         try:
-            rows = _rows(await self._ask(run, facts_v2(common), model, facts_v2.id,
+            rows = _rows(await self._ask(run, facts_v3(common), model, facts_v3.id,
                                          self.max_tokens))  # fmt: skip
             proposals = [to_candidate(r, w.text, ctx, header, day, profile) for r in rows]
             if self.mode == Mode.REFLECTION:
@@ -723,8 +748,8 @@ class ModelTier:
             rows = [p.row for p in proposals]
             run.iterations = step
             self.stats.rounds += 1
-            crit: Critique = await self._ask(run, critique_v2({**common, "facts": rows}),
-                                             Critique, critique_v2.id, 120)  # fmt: skip
+            crit: Critique = await self._ask(run, critique_v3({**common, "facts": rows}),
+                                             Critique, critique_v3.id, 120)  # fmt: skip
             issues = [i.model_dump() for i in crit.issues if i.triple_number <= len(rows)]
             issues += self._gate_issues(proposals, w, ctx)
             record = {"doc_id": ctx.doc_id, "step": step, "facts": rows, "issues": issues}
@@ -732,8 +757,8 @@ class ModelTier:
             log.info("tier critique %s", record)
             if not issues:
                 break
-            fixed = await self._ask(run, correct_v2({**common, "facts": rows, "issues": issues}),
-                                    model, correct_v2.id, self.max_tokens)  # fmt: skip
+            fixed = await self._ask(run, correct_v3({**common, "facts": rows, "issues": issues}),
+                                    model, correct_v3.id, self.max_tokens)  # fmt: skip
             proposals = [to_candidate(r, w.text, ctx, header, day, profile) for r in _rows(fixed)]
         return proposals
 

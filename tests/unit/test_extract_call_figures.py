@@ -156,3 +156,18 @@ def test_the_pipeline_keeps_the_company_period_and_speaker() -> None:
     assert (a["period"], a["speaker"], a["kind"], a["raw"]) == (
         "FY2024", "Marcus Oyelaran", "guidance", "low teens",
     )  # fmt: skip
+
+
+def test_the_tier_reads_management_answers_with_the_question_beside() -> None:
+    from kg.extract.model_tier import call_windows
+
+    text = (
+        "QRV Q2 2023 earnings call\n\n"
+        "Dana Whitfield: Revenue was $900 million last quarter. How is gross margin? Thanks.\n\n"
+        "Marcus Oyelaran: It was up 50 basis points, and we feel good about the mix.\n"
+    )
+    wins = call_windows(text, 1200)
+    assert len(wins) == 1  # the analyst's turn (and his $900 million) is no window
+    off, answer, asked, speaker = wins[0]
+    assert text[off : off + len(answer)] == answer and answer.startswith("It was up 50")
+    assert asked.startswith("Revenue was $900 million") and speaker == "Marcus Oyelaran"

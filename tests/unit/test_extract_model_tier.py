@@ -24,7 +24,7 @@ from kg.extract.model_tier import (
 from kg.extract.pipeline import DocResult, ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Mode
 from kg.models.llm_errors import LLMTimeout, LLMUnavailable
-from kg.models.prompts.extract import fact_model, facts_v2
+from kg.models.prompts.extract import fact_model, facts_v3
 from tests.fakes import FakeLLM
 
 CALL = (
@@ -88,7 +88,7 @@ def test_schema_slice_and_its_response_model() -> None:
     model.model_validate({"facts": [MARGIN]})
     with pytest.raises(ValueError):  # a relation outside the slice is no answer
         model.model_validate({"facts": [_fact("A", "SETS_POLICY", "B", tt="Policy")]})
-    msgs = facts_v2(text="x", schema=call, profile="call")
+    msgs = facts_v3(text="x", schema=call, profile="call")
     assert "SETS_POLICY" not in msgs[0].content and "Brontide" not in msgs[0].content
 
 
@@ -117,7 +117,7 @@ def test_kept_facts_pass_the_checks_and_name_model_and_prompt() -> None:
     assert all(t.prompt_version == PROMPT_VERSION and t.model_id == llm.model for t in kept)
     assert all(t.extractor == "llm:tier:call" for t in kept)
     names = [c.prompt_name for c in llm.calls]
-    assert names[:3] == ["extract.facts.v2", "extract.critique.v2", "extract.correct.v2"]
+    assert names[:3] == ["extract.facts.v3", "extract.critique.v3", "extract.correct.v3"]
     # the critique continues the extraction's conversation (a cached prefix)
     assert llm.calls[1].messages[: len(llm.calls[0].messages) - 1] == llm.calls[0].messages[:-1]
     assert tier.stats.dropped["value_not_in_span"] >= 0

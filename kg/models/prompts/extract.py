@@ -255,6 +255,7 @@ class TierShot(BaseModel):
 
     text: str
     facts: list[dict[str, str]]
+    asked: str = ""  # a call's: the analyst's question the text answers
 
 
 PROFILES = ("call", "central_bank", "zh_bond", "firms")
@@ -276,22 +277,34 @@ SYSTEM_V2 = (
     'as written ("$812 million", "3.75%", "1500亿元"), or "" when the fact has no '
     'number. No fact stated: {{"facts": []}}. Output JSON only.'
 )
+# v3: an earnings call's window names who asks and who answers (the rules' turn reading)
+SYSTEM_V3 = SYSTEM_V2 + (
+    " In an earnings call, the <question> is an analyst's: context only, it states no fact "
+    "and its figures are never values. The <text> is management's answer: a figure there "
+    'whose subject is "it" or left out is about the metric the question names.'
+)
+
+
+def _read_turn(text: str, asked: str = "") -> str:
+    """The user turn of a window: the text, after the analyst's question in a call."""
+    return (f"<question>{asked}</question>\n" if asked else "") + f"<text>{text}</text>"
 
 
 def _tier_shots(profile: str) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for shot in tier_shots().get(profile) or tier_shots()["firms"]:
-        out.append(user(f"<text>{shot.text}</text>"))
+        out.append(user(_read_turn(shot.text, shot.asked)))
         out.append(assistant(json.dumps({"facts": shot.facts}, ensure_ascii=False)))
     return out
 
 
-@prompt("extract", "facts", version=2, inputs=("text", "schema", "profile"))
-def facts_v2(ctx: Context) -> list[ChatMessage]:
+@prompt("extract", "facts", version=3, inputs=("text", "schema", "profile"))
+def facts_v3(ctx: Context) -> list[ChatMessage]:
     """The tier's extraction: schema slice and examples of the document's profile
-    (call | central_bank | zh_bond | firms); optional ``main_entity``."""
-    return [_system(ctx, SYSTEM_V2), *_tier_shots(str(ctx["profile"])),
-            user(f"<text>{ctx['text']}</text>")]  # fmt: skip
+    (call | central_bank | zh_bond | firms); optional ``main_entity``, and for a call
+    ``asked``: the analyst's question the window's answer follows (v3)."""
+    return [_system(ctx, SYSTEM_V3), *_tier_shots(str(ctx["profile"])),
+            user(_read_turn(str(ctx["text"]), str(ctx.get("asked") or "")))]  # fmt: skip
 
 
 def _fact_lines(facts: list[dict[str, str]]) -> str:
@@ -302,13 +315,13 @@ def _fact_lines(facts: list[dict[str, str]]) -> str:
     return "\n".join(f"{i}. {one(f)}" for i, f in enumerate(facts, start=1))
 
 
-@prompt("extract", "critique", version=2, inputs=("text", "schema", "profile", "facts"))
-def critique_v2(ctx: Context) -> list[ChatMessage]:
+@prompt("extract", "critique", version=3, inputs=("text", "schema", "profile", "facts"))
+def critique_v3(ctx: Context) -> list[ChatMessage]:
     """Critic (FinReflectKG Box 4.1) as the next turn of the extraction's conversation, so
     the served model's prompt cache holds everything before it."""
     answer = json.dumps({"facts": ctx["facts"]}, ensure_ascii=False)
     return [
-        *facts_v2(ctx),
+        *facts_v3(ctx),
         assistant(answer),
         user(
             f"Check these facts against the text:\n{_fact_lines(ctx['facts'])}\n"
@@ -321,13 +334,13 @@ def critique_v2(ctx: Context) -> list[ChatMessage]:
     ]
 
 
-@prompt("extract", "correct", version=2, inputs=("text", "schema", "profile", "facts", "issues"))
-def correct_v2(ctx: Context) -> list[ChatMessage]:
+@prompt("extract", "correct", version=3, inputs=("text", "schema", "profile", "facts", "issues"))
+def correct_v3(ctx: Context) -> list[ChatMessage]:
     """Corrector: the critic's issues (the model's and the verifier's) as the critic's
     answer, then the corrected facts."""
     issues = json.dumps({"issues": ctx["issues"]}, ensure_ascii=False)
     return [
-        *critique_v2(ctx),
+        *critique_v3(ctx),
         assistant(issues),
         user("Return the corrected facts as {\"facts\": [...]}: fix or drop each fact with "
              "an issue, keep the right ones, add none the text does not state."),
