@@ -460,6 +460,8 @@ def _yearish(text: str) -> bool:
 # a value column's cell that holds no amount: a dash, "n/m", "*", ">100.0 %"
 _FILLER = re.compile(r"^(?:\$\s*)?(?:[—–-]+\s*%?|n/?m|n/?a|nm|\*+|[<>]\s*\d[\d.,]*\s*%?)$", re.I)
 _TOTAL = re.compile(r"^total\b", re.I)
+_LONE = re.compile(r"^(?:US\$|\$|€|£|¥|%|\))$")
+_SEP_ROW = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _SCALE_NOTE = re.compile(r"^\(?(?:dollars |amounts )?in (?:millions|thousands|billions)\b", re.I)
 _CHANGE_HEAD = re.compile(
     r"\bchange\b|\bvariance\b|\bvs\.?\s|\bv\s|\bgrowth\b|increase|decrease", re.I
@@ -532,6 +534,26 @@ def _place(r: list[str], n: int, below: list[str] | None) -> list[str] | None:
     return _spread(r, n)
 
 
+def _pipe_rows(text: str) -> list[list[str]]:
+    """The cells of each row ("a | b", "| a | b |", a one-cell "Assets"; "|---|" rows
+    and blank lines skipped)."""
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.strip() and not _SEP_ROW.match(line)
+    ]
+
+
+def is_flattened(text: str) -> bool:
+    """Pipe rows as HTML-to-text tools write a filing's table: no empty cells, and "$"
+    or "%" in cells of their own or rows of unequal length (a spanning header has fewer
+    cells than the rows under it). A Markdown grid that keeps its empty cells is not."""
+    rows = _pipe_rows(text)
+    if len(rows) < 2 or any(not c for r in rows for c in r):
+        return False
+    return any(_LONE.match(c) for r in rows for c in r) or len({len(r) for r in rows}) > 1
+
+
 def read_flat(text: str) -> Logical | None:
     """Pipe rows (``flatten``'s form) -> the logical table, or None when the cell counts
     do not say which header cell heads which column.
@@ -548,14 +570,8 @@ def read_flat(text: str) -> Logical | None:
     otherwise the table is dropped (``header_ambiguous``). A body row of fewer value cells
     is kept only when what it lacks is the trailing change columns (``misaligned_row``
     otherwise). Columns no row gives an amount in are dropped, as on the grid."""
-    rows: list[list[str]] = []
-    for line in text.splitlines():
-        if "|" not in line and not line.strip():
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        cells = [c for c in cells if c]
-        if cells:
-            rows.append(cells)
+    rows = [[c for c in r if c] for r in _pipe_rows(text)]
+    rows = [r for r in rows if r]
     grid = [[GridCell(t, j, 1) for j, t in enumerate(r)] for r in rows]
     glued = [[t for _, t in _glue(r)] for r in grid]
     first_body = next(
@@ -720,6 +736,16 @@ def flat_facts(
     if not lt.header and not lt.body:
         return TableRead(dropped=lt.dropped)
     return read_logical(lt, ctx, context=context, fiscal=fiscal, until=until)
+
+
+def read_text_table(
+    text: str, ctx: DocContext, *, context: str = "", until: date | None = None
+) -> TableRead:
+    """A table chunk of pipe rows: read as the flattened filing table it is
+    (``is_flattened``: the same facts as its HTML), else as a Markdown grid."""
+    if is_flattened(text):
+        return flat_facts(text, ctx, context=context, until=until)
+    return _tables.read_chunk_table(text, ctx, context=context)
 
 
 def filing_facts(filing: Filing, ctx: DocContext) -> TableRead:

@@ -23,7 +23,7 @@ from kg.extract.calls import Turn, answer_spans, asked_spans, transcript_turns
 from kg.extract.calls_figures import call_figures
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
-from kg.extract.html_tables import read_html_table
+from kg.extract.html_tables import is_flattened, read_html_table, read_text_table
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
 from kg.extract.nlp_en import extract_en, guess_main_entity, parse_many
 from kg.extract.relclf import RELCLF_RULE, suppress_known
@@ -32,7 +32,6 @@ from kg.extract.table_text import scan_aligned as scan_aligned_tables
 from kg.extract.tables import (
     caption_before,
     fiscal_note,
-    read_chunk_table,
     render_table,
     report_end,
     table_context,
@@ -282,7 +281,7 @@ class Extractor:
         answers = answer_spans(turns, chunk.start, chunk.end) if turns else None
         out = extract_patterns(text, ctx, "en", answers) + extract_patterns(text, ctx, "zh")
         if chunk.kind == "table":
-            read = read_chunk_table(text, ctx, context=f"{chunk.section} {before}")
+            read = read_text_table(text, ctx, context=f"{chunk.section} {before}", until=until)
             out += read.candidates
             if drops is not None:
                 drops.update({TABLE_DROP_PREFIX + k: n for k, n in read.dropped.items() if n})
@@ -389,7 +388,7 @@ class Extractor:
             else:
                 llm_ok = []
             vtext = chunk.text
-            if is_table and "<table" in vtext[:200].lower():
+            if is_table and ("<table" in vtext[:200].lower() or is_flattened(vtext)):
                 # a grid's metric joins its title (the caption) and its row label, both in
                 # the chunk but not side by side in the markup
                 vtext += "\n" + "\n".join(sorted({c.tail for c in cands}))

@@ -201,6 +201,31 @@ def test_edgar_connector_tables_reach_the_extractor_as_grids() -> None:
     assert not any(str(p).startswith("FY2025") for _, p in got)
 
 
+def _extract(doc: ExtractDoc) -> set[tuple[str, object, object]]:
+    ex = Extractor(index=bundled_index(), use_nlp=False)
+    res = asyncio.run(ex.extract(doc))
+    return {(t.tail, t.attributes.get("period"), t.attributes.get("value")) for t in res.triples}
+
+
+def test_flattened_text_reaches_the_extractor_with_the_grids_facts() -> None:
+    """A document whose tables arrive as pipe rows (no spans, "$" in cells of their own)
+    gives the facts the EDGAR connector's grids give (``read_text_table``)."""
+    f = H.read_filing(FILING)
+    rows = lambda t: "\n".join(f"| {line} |" for line in H.flatten(t).splitlines())  # noqa: E731
+    text = f"{COVER}\n\n" + "\n\n".join(
+        f"{t.context.replace(' / ', chr(10))}\n{rows(t)}" for t in f.tables
+    )
+    text = text.replace("<p>", "").replace("</p>", "\n")
+    meta = {"kind": "filing", "company": "Acme Corp", "form_type": "10-K", "title": "ACME 10-K"}
+    flat = _extract(ExtractDoc(id="acme-text", text=text, **meta))
+    doc = filing_document(FILING)
+    grid = _extract(ExtractDoc(id="acme-grid", text=doc.text, tables=doc.tables, **meta))
+    assert ("Segment results: Wholesale", "FY2023", 400e6) in flat
+    assert ("Net sales", "FY2022", 1_000e6) in flat
+    assert not any(p == "FY2023" and v == 100.0 for _, p, v in flat)  # no "Total 100%"
+    assert flat == grid
+
+
 DEV = Path(os.environ.get("LIVEKG_SHARED", "../shared")) / "data/real_docs_dev/10k_html"
 if not DEV.is_dir():
     DEV = Path("/work/shared/data/real_docs_dev/10k_html")
