@@ -509,6 +509,12 @@ def _place(r: list[str], n: int, below: list[str] | None) -> list[str] | None:
     2023"), or, without one, every cell naming a year heads one column and the change
     cells share the rest."""
     m = next((j for j, t in enumerate(r) if _CHANGE_HEAD.search(t)), len(r))
+    if below is not None and len(r) == n - 1 and m == len(r):
+        # "Total | (Level 1) | (Level 2)": a total column stands apart from the group above
+        if _TOTAL.match(below[0]) and not _TOTAL.match(r[0]):
+            return ["", *r]
+        if _TOTAL.match(below[-1]) and not _TOTAL.match(r[-1]):
+            return [*r, ""]
     if m == len(r) and below is not None and len(r) < n:
         # "December 31, 2024 | December 31, 2023" over the repeated blocks at the end of
         # "Useful life | Gross | Net | Gross | Net"
@@ -597,6 +603,7 @@ def read_flat(text: str) -> Logical | None:
     heads = glued[:first_body]
     full = max((i for i, r in enumerate(heads) if len(r) >= n), default=-1)
     runs = _runs(heads[full][len(heads[full]) - n :]) if full >= 0 else [0]
+    named = max((i for i, r in enumerate(heads) if len(r) > 1), default=-1)
     placed: list[list[str]] = []
     below: list[str] | None = None
     # the change cells that end an upper header row ("... | Variance Dollars"): one column each
@@ -612,13 +619,25 @@ def read_flat(text: str) -> Logical | None:
             k = n
         elif 1 < k < n + 1 and (
             _SCALE_NOTE.search(r[0])
-            or (k < n and n % k and n % (k - 1) == 0 and not _period_like(r[0]))
+            or (
+                _period_like(r[0])
+                and not _YEAR_IN.search(r[0])
+                and all(_YEAR_IN.search(t) for t in r[1:])
+                and n % (k - 1) == 0
+            )
+            or (
+                k < n
+                and n % k
+                and n % (k - 1) == 0
+                and not _period_like(r[0])
+                and _place(r, n, below) is None
+            )
         ):
             label, r = r[0], r[1:]  # "(in millions) | 2024 | 2023" over four columns
             k -= 1
         if k == n:
             cells = r
-        elif k == 1 and (i > full >= 0 or _SCALE_NOTE.search(r[0])):
+        elif k == 1 and (i > named >= 0 or _SCALE_NOTE.search(r[0])):
             label, cells = r[0], [""] * n  # a section row under the column headers
         elif k == 1:
             # "Year Ended December 31," over the periods, not over the change columns
@@ -638,8 +657,8 @@ def read_flat(text: str) -> Logical | None:
             out.dropped["header_ambiguous"] += 1
             return out
         placed.append([label, *cells])
-        if any(cells):
-            below = cells
+        if len(set(cells)) > 1:
+            below = cells  # a row naming the columns apart (not one label over all)
     out.header = placed[::-1]
     if len(runs) > 1 and full >= 0:
         # a one-cell group row over the runs that repeat the periods ("Percent change")
