@@ -675,15 +675,19 @@ def read_flat(text: str) -> Logical | None:
     for lab, vals in split:
         if lab and len(lab) < 2 and _TOTAL.match(lab[0]) and lab[0].lower() != "total":
             group = ""  # "Total lease assets" totals more than the group above it
+        amounts = any(_is_amount(t) for t in vals)
+        if len(lab) < 2 and not amounts:
+            group = ""  # a section row ("Oncology", "Other assets") starts the label column
         if len(lab) >= 2:
-            group = lab[0]
-            label = f"{group}: {' '.join(lab[1:])}"
+            # "Humira | United States": the group heads the rows under it; a row of more
+            # label cells ("2014 Notes | 2034 - 2044 | 4.80 %") holds text columns instead
+            group = lab[0] if len(lab) == 2 else ""
+            label = f"{lab[0]}: {' '.join(lab[1:])}"
         elif group and lab:
             label = f"{group}: {lab[0]}"
         else:
             label = lab[0] if lab else ""
-        if not vals or not any(_is_amount(t) for t in vals):
-            group = group if len(lab) >= 2 else ""
+        if not amounts:
             out.body.append([Cell(label, -1)] + [Cell("", -1)] * n)
             continue
         if len(lab) < 2 and _TOTAL.match(lab[0] if lab else ""):
