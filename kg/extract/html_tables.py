@@ -368,13 +368,14 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
     # merge end columns under the same header cells that never both hold a row's amount
     cols: list[int] = sorted(ends)
     groups: list[list[int]] = []
+    # the header rows over the value columns (a section row "Cash paid for ...:" in the
+    # label column above the first amount says nothing of them)
+    heads = [r for r in header_rows if any(c.last >= limit for c in r)]
     for e in cols:
-        k = key(e, header_rows)
+        k = key(e, heads)
         placed = False
         for g in groups:
-            if (key(g[0], header_rows) == k and -1 not in k) or (
-                key(g[0], header_rows) == k and not header_rows
-            ):
+            if key(g[0], heads) == k and (-1 not in k or not heads):
                 both = any(
                     any(c.last == e for c, t in gl if _is_amount(t))
                     and any(c.last in g for c, t in gl if _is_amount(t))
