@@ -339,9 +339,7 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
         (
             i
             for i, g in enumerate(glued)
-            if any(_is_amount(t) and not _yearish(t) for c, t in g if c.col > 0)
-            and g
-            and not _is_amount(g[0][1])
+            if any(_body_value(t) for c, t in g if c.col > 0) and g and not _is_amount(g[0][1])
         ),
         None,
     )
@@ -448,6 +446,20 @@ def logical(table: HtmlTable, *, ids: bool = False) -> Logical | None:
                 out.tags[(row_i, j)] = c.tag
         out.body.append(cells)
     return out
+
+
+_RANGE = re.compile(r"^\$?\s?\d[\d.,]*\s*%?\s*[-–]\s*\$?\s?\d[\d.,]*\s*%?$")
+
+
+def _body_value(text: str) -> bool:
+    """A cell that makes its row a body row: an amount other than a year, or a range of
+    amounts ("33 - 36%" under "Volatility": a row, not a header naming its column)."""
+    if _is_amount(text):
+        return not _yearish(text)
+    m = _RANGE.match(text.strip())
+    return bool(m) and not re.fullmatch(
+        r"(?:19|20|21)\d{2}\s*[-–]\s*(?:19|20|21)\d{2}", text.strip()
+    )
 
 
 _YEAR_ONLY = re.compile(r"^(?:FY|Fiscal\s+)?(?:19|20|21)\d{2}$", re.I)
@@ -585,7 +597,7 @@ def read_flat(text: str) -> Logical | None:
         (
             i
             for i, g in enumerate(glued)
-            if any(_is_amount(t) and not _yearish(t) for t in g[1:]) and not _is_amount(g[0])
+            if any(_body_value(t) for t in g[1:]) and not _is_amount(g[0])
         ),
         None,
     )
