@@ -58,7 +58,7 @@ _FREE_AFTER = frozenset(
 # a metric's head followed by one of these is part of another name ("production credit",
 # "R&D tax audit", "growth ex-PPP" stays growth)
 _NOT_HEAD_BEFORE = frozenset(
-    "credit credits tax deal deals business team customers customer story opportunity "
+    "credit credits tax deal deals business team customers customer story opportunity price prices "
     "opportunities standpoint perspective line lines side".split()
 )
 # what an elliptic answer's clause may hold before its figure ("Yeah. It's about $90
@@ -146,8 +146,7 @@ _AMOUNT = rf"(?:\$\s?{_NUM}{_SCALE}?|{_NUM}(?:-plus)?{_UNIT})"
 _BAND = (
     r"(?:low|mid|high)(?:[\s-]+(?:to|-)[\s-]*(?:low|mid|high))?[\s-]+"
     r"(?:(?:single|double)(?:[\s-]+digits?)?|teens|twenties|[123]0s)(?:[\s-]+(?:range|area))?"
-    r"|double[\s-]+digits?"
-)
+)  # a bare "double digits" (10% or 90%?) is no figure
 # the spoken figures, one alternative a kind (the group names say which matched)
 _KINDS = (
     rf"(?P<low>\$?\s?{_NUM}{_SCALE}?(?:-plus)?{_UNIT}?)\s?(?:to|-|–)\s?"  # a range
