@@ -587,6 +587,28 @@ def _iso(p: Period) -> tuple[str, str]:
     return p.end.isoformat(), p.start.isoformat() if p.start else ""
 
 
+_SHARE_OF = re.compile(r"\bpercent(?:age)?s?\s+of\b|%\s+of\b", re.I)
+
+
+def _percent_columns(body: list[list[Cell]]) -> set[int]:
+    """Columns whose first and last amounts are percentages and none is money: a tax-rate
+    reconciliation's "%" column writes "%" on its first and total rows only, and its
+    bare numbers ("1.7" under "21.0 %") are percentages too."""
+    by_col: dict[int, list[Amount]] = {}
+    for row in body:
+        for j, c in enumerate(row[1:], start=1):
+            if (a := parse_amount(c.text)) is not None:
+                by_col.setdefault(j, []).append(a)
+    return {
+        j
+        for j, amounts in by_col.items()
+        if len(amounts) > 2
+        and amounts[0].percent
+        and amounts[-1].percent
+        and not any(a.currency for a in amounts)
+    }
+
+
 def read_table(
     rows: list[list[Cell]],
     ctx: DocContext,
@@ -686,10 +708,16 @@ def read_frame(
     # the columns' periods come from their own header cells, not a "Fiscal 2024" label
     own_periods = any(parse_period(h[c.index]) for h in header for c in cols if c.index < len(h))
     prev_label = ""
+    # "... expressed as a percentage of revenue": shares of a total, not the rows' values
+    pct_cols = set() if _SHARE_OF.search(around) else _percent_columns(frame.body)
     for row in frame.body:
         label = strip_footnotes(row[0].text, v) if row else ""
         data = row[1:]
         values = [(j, c, parse_amount(c.text)) for j, c in enumerate(data, start=1)]
+        values = [
+            (j, c, replace(a, percent=True) if a and j in pct_cols and not a.percent else a)
+            for j, c, a in values
+        ]
         n_amounts = sum(1 for _, _, a in values if a)
         if n_amounts == 0:
             if any(c.text for c in data):
