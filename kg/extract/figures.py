@@ -624,8 +624,12 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
         props["date"] = doc_date
     raw_val = str(props.get("val") or props.get("spval") or "")
     val = _zh_points(raw_val) or parse_figure(raw_val, context=sentence)
+    bare = re.fullmatch(r"\d[\d,]*(?:\.\d+)?", raw_val)
     if val is not None:
         props.update(value=val.value, unit=val.unit)
+    elif bare is not None:  # "美元指数涨0.4%，报95.106": the level, in the index's points
+        props.update(value=float(raw_val.replace(",", "")), unit="points")
+        props.pop("measure", None)
     elif (chg := re.match(r"\d[\d,]*(?:\.\d+)?", str(props.get("chg", "")))) is not None:
         said = str(props.get("chg_unit", "")) + str(props["chg"])
         # "跌0.41%": a move in %; "下跌79.33点": index points; "收高0.33美元": dollars

@@ -120,11 +120,11 @@ OPS_CUES = re.compile(
 )
 # A sentence about a business the filer sold or only part-owns, or operations it stopped,
 # says nothing of where the filer itself operates.
-NOT_OWN_OPS = re.compile(
-    r"\b(?:joint[ ]venture|noncontrolling|non-controlling|equity[ ]method|we[ ]sold|"
-    r"divest\w*|suspended|closed|exited|ceased|wound[ ]down)\b",
-    re.I,
-)
+_NOT_OWN_WORDS = (
+    "joint[ ]venture", "noncontrolling", "non-controlling", "equity[ ]method", "we[ ]sold",
+    r"divest\w*", "suspended", "closed", "exited", "ceased", "wound[ ]down",
+)  # fmt: skip
+NOT_OWN_OPS = re.compile(r"\b(?:" + "|".join(_NOT_OWN_WORDS) + r")\b", re.I)
 LAW_CUES = re.compile(r"\b(?:compl\w+|subject to|regulat\w+|govern\w+|requir\w+)\b", re.I)
 NAMED_ACT = re.compile(
     r"\b(?:the\s+)?(?P<law>(?:[A-Z][\w.'-]*\s+){1,4}(?:Act|Regulation|Directive|Rule)|"
@@ -461,3 +461,137 @@ def guess_main_entity(text: str) -> str:
     if not counts:
         return ""
     return max(counts.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]
+
+
+_LEGAL = re.compile(
+    r"[,\s]+(?:Inc\.?|Incorporated|Corporation|Corp\.?|Company|Co\.?|Ltd\.?|Limited|plc|LLC|"
+    r"& Co\.?|Holdings|Group|AG|SA|S\.A\.|NV|N\.V\.|SE|Oyj|ASA|S\.p\.A\.)$",
+    re.I,
+)
+
+
+def short_names(name: str) -> list[str]:
+    """'JPMorgan Chase & Co.' -> ['JPMorgan Chase']; 'Tesla, Inc.' -> ['Tesla']."""
+    out, cur = [], name.strip()
+    while True:
+        nxt = _LEGAL.sub("", cur).strip(" ,")
+        if not nxt or nxt == cur:
+            break
+        out.append(nxt)
+        cur = nxt
+    return out
+
+
+# -- news: the company a wire story is about, and the short forms it goes by -----------
+# A wire lead tags each listed company with its ticker: "(Reuters) - General Motors Co
+# ( GM.N ) on Wednesday posted ...". The story then says "GM", "Coke", "Ford": the facts
+# are the tagged company's, under the name the lead gives it (a reader's graph, like the
+# gold writers, keeps one name per company).
+TICKER_TAG = re.compile(
+    r"(?P<name>[A-Z][\w&.'-]*(?:[ ](?:of[ ]|de[ ]|&[ ])?[A-Z0-9][\w&.'-]*){0,5})[ ]?"
+    r"\([ ]?(?P<ticker>[A-Z0-9][A-Za-z0-9]{0,7})\.[A-Z]{1,2}[ ]?\)"
+)
+WIRE_LEAD = re.compile(r"\((?:Reuters|Bloomberg|AP|AFP|Dow Jones)\)\s*[-–—]\s*")
+# first words that name no company alone ("General" of General Motors)
+_GENERIC_FIRST = frozenset(
+    "General American United National First International Bank China Japan Royal Deutsche "
+    "New Southern Northern Western Eastern Global Standard Federal Central Capital".split()
+)
+_NEWSWIRES = frozenset({"Reuters", "Bloomberg", "Dow Jones", "Associated Press", "AFP"})
+# capitalised words before a name that are no first names ("While Ford said ...")
+_NOT_FIRST_NAMES = frozenset(
+    "while but and the when if as after before since like then also so yet although because "
+    "unlike where how that this at in on for with by from said rival diet new chief "
+    "executive president chairman analyst".split()
+)
+
+
+def _tag_name(raw: str) -> str:
+    # "Germany's Daimler AG": the country's possessive is no part of the name
+    name = re.sub(r"'s$", "", re.split(r"\.\s+", raw.strip())[-1])  # "... Sea. Honda Motor's"
+    lead = re.match(r"(?:\S+\s+)*?\S+'s\s+(?=[A-Z])", name)
+    if lead and _LEGAL.sub("", " " + name[lead.end() :]).strip(" ,"):
+        name = name[lead.end() :]
+    words = name.split()
+    while words and words[0][0].isupper() and words[0].lower() in {"diversified", "drugmaker"}:
+        words = words[1:]
+    return " ".join(words)
+
+
+def lead_company(text: str) -> str:
+    """The ticker-tagged company of a wire story's first sentence ("" if none)."""
+    m = WIRE_LEAD.search(text[:2000])
+    start = m.end() if m else 0
+    lead = re.split(r"(?<=[a-z0-9)])\.\s", text[start : start + 600], maxsplit=1)[0]
+    tag = TICKER_TAG.search(lead)
+    if tag is None:
+        return ""
+    words = [w for w in tag.group("name").split() if w[0].isupper() or w in ("of", "&", "de")]
+    # "Diversified manufacturer Tyco International Ltd": the name starts after lower case
+    return _tag_name(" ".join(words))
+
+
+def short_forms(full: str, ticker: str = "") -> set[str]:
+    """What a story calls ``full`` after naming it: its name without "Co"/"Inc", the
+    initials ("GM"), the ticker, a distinctive first word ("Ford")."""
+    bare = (short_names(full) or [full])[-1]
+    words = bare.split()
+    out = {n for n in short_names(full) if n != full}
+    caps = [w for w in words if w[:1].isupper()]
+    if len(caps) >= 2:
+        out.add("".join(w[0] for w in caps))
+    if len(ticker) >= 2:
+        out.add(ticker)
+    if len(words) >= 2 and words[0] not in _GENERIC_FIRST and words[0][:1].isupper():
+        out.add(words[0])
+    return {s for s in out if s and s != full}
+
+
+def tagged_companies(text: str) -> dict[str, str]:
+    """short form -> full name, for each ticker-tagged company of a story (a form two
+    companies share is nobody's)."""
+    out: dict[str, str] = {}
+    clash: set[str] = set()
+    for m in TICKER_TAG.finditer(text):
+        full = _tag_name(m.group("name"))
+        if len(full.split()) < 2 and "-" not in full:
+            continue  # "Honda Motor's"-like fragments are kept; one-word tags name themselves
+        for s in short_forms(full, m.group("ticker")):
+            if out.get(s, full) != full:
+                clash.add(s)
+            out[s] = full
+    return {s: f for s, f in out.items() if s not in clash}
+
+
+def related_short(short: str, full: str) -> bool:
+    """``short`` may be a story's word for ``full``: a short form, or one word sharing
+    its first two letters ("Coke" for "Coca-Cola Co")."""
+    if short in short_forms(full):
+        return True
+    return (
+        " " not in short
+        and len(short) >= 3
+        and short[:2].lower() == full[:2].lower()
+        and short.lower() not in {w.lower() for w in full.split()[1:]}
+    )
+
+
+def is_surname(name: str, text: str) -> bool:
+    """A one-word "organisation" that is a person's surname in the text: "Lockhart"
+    of "President Dennis Lockhart said", "Lewis" of "Ken Lewis"."""
+    if name in _NEWSWIRES or not re.fullmatch(r"[A-Z][a-z]+", name):
+        return name in _NEWSWIRES  # "GM", "BP", "Coca-Cola": no surnames
+    n = re.escape(name)
+    full = next(
+        (
+            m
+            for m in re.finditer(
+                rf"\b([A-Z][a-z]+)(?:[ ][A-Z]\.)?[ ]{n}\b(?![ ]?(?:&|Co\b|Corp|Inc|Group|Ltd))",
+                text,
+            )
+            if m.group(1).lower() not in _NOT_FIRST_NAMES
+        ),
+        None,
+    )
+    acts = re.search(rf"\b{n}[ ](?:said|told|says|added|bought|sold|took)\b|\bsaid[ ]{n}\b", text)
+    return bool(full and acts)

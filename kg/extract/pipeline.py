@@ -25,7 +25,18 @@ from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text
 from kg.extract.fastpath import extract_patterns
 from kg.extract.html_tables import is_flattened, read_html_table, read_text_table
 from kg.extract.llm_modes import PROMPT_VERSION, LLMExtractor, LLMRun
-from kg.extract.nlp_en import extract_en, guess_main_entity, parse_many
+from kg.extract.nlp_en import (
+    WIRE_LEAD,
+    extract_en,
+    guess_main_entity,
+    is_surname,
+    lead_company,
+    parse_many,
+    related_short,
+    short_forms,
+    short_names,
+    tagged_companies,
+)
 from kg.extract.relclf import RELCLF_RULE, suppress_known
 from kg.extract.table_text import scan as scan_flat_tables
 from kg.extract.table_text import scan_aligned as scan_aligned_tables
@@ -69,13 +80,13 @@ class ExtractDoc(BaseModel):
     """A document to extract from (a ``CleanDocument``, a raw record or a plain dict)."""
 
     id: str = ""
-    text: str = ""
-    title: str = ""
-    kind: str = "news"
-    lang: str | None = None
-    entities: list[str] = Field(default_factory=list)
     company: str = ""  # the filer, when known
     form_type: str | None = None
+    kind: str = "news"
+    text: str = ""
+    title: str = ""
+    lang: str | None = None
+    entities: list[str] = Field(default_factory=list)
     event_time: datetime | None = None
     tables: list[list[list[str]]] = Field(default_factory=list)
 
@@ -127,25 +138,6 @@ class DocResult:
         return sum(c.llm.calls for c in self.chunks)
 
 
-_LEGAL = re.compile(
-    r"[,\s]+(?:Inc\.?|Incorporated|Corporation|Corp\.?|Company|Co\.?|Ltd\.?|Limited|plc|LLC|"
-    r"& Co\.?|Holdings|Group)$",
-    re.I,
-)
-
-
-def short_names(name: str) -> list[str]:
-    """'JPMorgan Chase & Co.' -> ['JPMorgan Chase']; 'Tesla, Inc.' -> ['Tesla']."""
-    out, cur = [], name.strip()
-    while True:
-        nxt = _LEGAL.sub("", cur).strip(" ,")
-        if not nxt or nxt == cur:
-            break
-        out.append(nxt)
-        cur = nxt
-    return out
-
-
 def bundled_index(ontology: Ontology | None = None) -> AliasIndex:
     """The alias dictionary of the bundled static universe (kg/data/universe.json) and
     the bundled SEC ticker list, for runs without a graph; the stream uses the graph's
@@ -169,6 +161,48 @@ def universe_index(ontology: Ontology | None = None) -> AliasIndex:
             [e.ticker or "", e.code or ""],
         )
     return index
+
+
+ORG_TYPES = frozenset({"Company", "Institution", "Organization"})
+
+
+def news_names(
+    triples: list[Triple], text: str, ctx: DocContext, dropped: Counter[str]
+) -> list[Triple]:
+    """A wire story's facts under one name per company (the ticker-tagged name: "GM" ->
+    "General Motors Co"); a person's surname taken for an organisation ("Lewis bought
+    Merrill Lynch") is dropped, and so are a wire story's products (0 of 4 right in real
+    news: "Diversified", "a real estate deal valued") and the filing risk rule's risks
+    (a story's worries: 0 of 2)."""
+    names = tagged_companies(text)
+    wire = WIRE_LEAD.search(text[:2000]) is not None  # a wire story, not a company's page
+    if ctx.main_entity and ctx.main_entity == lead_company(text):
+        names.update({a: ctx.main_entity for a in ctx.aliases if a != ctx.main_entity})
+    out: list[Triple] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    for t in triples:
+        if wire and (t.relation == "PRODUCES" or t.extractor == "nlp:risk"):
+            # no rule read a product right in news ("Diversified", "a real estate deal
+            # valued"), and the filings' risk rule reads a story's worries as risk factors
+            dropped["news_product" if t.relation == "PRODUCES" else "news_risk"] += 1
+            continue
+        update = {
+            side: names[name]
+            for side, name, kind in (("head", t.head, t.head_type), ("tail", t.tail, t.tail_type))
+            if kind in ORG_TYPES and name in names
+        }
+        t = t.model_copy(update=update) if update else t
+        orgs = [n for n, k in ((t.head, t.head_type), (t.tail, t.tail_type)) if k in ORG_TYPES]
+        if any(is_surname(n, text) for n in orgs):
+            dropped["surname_as_org"] += 1
+            continue
+        key = (t.head, t.relation, t.tail, str(t.attributes.get("period", "")))
+        if key in seen:
+            dropped["duplicate"] += 1
+            continue
+        seen.add(key)
+        out.append(t)
+    return out
 
 
 # Below this length a text is a sentence or two: its parties are named in it, and guessing
@@ -247,8 +281,13 @@ class Extractor:
                 main
                 and (len(text) < MIN_GUESS_CHARS or text.count(main) < 2)
                 and (main not in doc.title)
-            ):
-                main = ""  # a name said once, or in a snippet, is no document's subject
+            ) or is_surname(main, text):
+                main = ""  # a name said once, in a snippet, or a person's surname
+        lead = lead_company(text) if doc.kind == "news" and lang == "en" and not hint else ""
+        if lead:  # the wire lead's ticker-tagged company, under the lead's name
+            aliases += [main] if main and main != lead and related_short(main, lead) else []
+            main = lead
+            aliases += sorted(short_forms(lead))
         main_type = main_label or (
             "Institution" if main and _INSTITUTION.search(main) else "Company"
         )
@@ -402,6 +441,8 @@ class Extractor:
             self._remember(key)
         kept = nested_employers(result.triples)
         result.stats.dropped["duplicate"] += len(result.triples) - len(kept)
+        if doc.kind == "news" and ctx.lang == "en":
+            kept = news_names(kept, text, ctx, result.stats.dropped)
         result.triples = kept
         result.fast_s = time.perf_counter() - started
         if mode == Mode.AUTO and self.tier is not None:  # the model where the rules are silent

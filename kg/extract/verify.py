@@ -98,6 +98,29 @@ _QUARTER_ONLY = re.compile(
 _QUARTER_NAME = re.compile(r"^(?P<w>first|second|third|fourth)[- ]quarter\b", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _SENT = re.compile(r"[^.!?。！？；\n]+[.!?。！？；]?")
+# a day, a month or a time word is no party: "Wednesday Chief Executive Ken Lewis",
+# "路透调查的经济学家此前..."
+_TIME_WORDS = (
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May "
+    "June July August September October November December Today Yesterday Tomorrow "
+    "此前 之前 此后 之后 目前 当前 今年 去年 明年 今日 昨日 当天 当日 "
+    "近期 日前 早前 稍早 随后 同时 其中"
+)
+TIME_NAME = re.compile("|".join(_TIME_WORDS.split()) + "|周[一二三四五六日]")
+# a chief who leaves is no longer the company's chief: "Chief Executive John Browne will
+# step down", "former CEO X"
+LEAVING_AFTER = re.compile(
+    r"^[^.;]{0,40}?\b(?:(?:will|would|is\s+to|to|plans\s+to|is\s+set\s+to)\s+"
+    r"(?:step\s+down|retire|resign|leave|quit|depart)|stepp(?:ed|ing)\s+down|retir(?:ed|ing)|"
+    r"resign(?:ed|ing)|ousted|departed|was\s+replaced|(?:replaced|succeeded)\s+by)\b"
+)
+LEAVING_BEFORE = re.compile(
+    r"\b(?:former|ex-|outgoing|departing|retiring|late)\s+(?:\S+\s+){0,3}$", re.I
+)
+# "North American profit margin": a place's adjective before a metric is no owner
+DEMONYM = re.compile(
+    r"(?:(?:North|South|Latin|Central|East|West|Southeast)\s+)?[A-Z][a-z]+(?:an|ean|ian|ese|ish)"
+)
 
 
 @lru_cache(maxsize=65_536)
@@ -368,6 +391,18 @@ def trim_headline_name(name: str, kind: str) -> str:
     if not rest or any(w in lex.headline_words or w in lex.pronouns for w in rest_low):
         return ""
     return " ".join(rest) if all(w[:1].isupper() for w in rest) else ""
+
+
+def _renamed(rule: str, name: str, kind: str) -> str:
+    """A name with its headline noise cut ("" when nothing is left): an organisation noun
+    before it (``org_noun_prefix``), a headline's verb after it (``headline_name``)."""
+    if rule == "headline_name":
+        return trim_headline_name(name, kind)
+    name = re.sub(r"^UPDATE\s*\d*\s*-\s*", "", name)
+    words = name.split()
+    if len(words) > 1 and words[0].lower() in lexicon().org_nouns:
+        name = " ".join(words[1:])
+    return name
 
 
 class Verifier:
@@ -1094,29 +1129,16 @@ class Verifier:
                     n = g.get("q") or QUARTER_ORDINALS[g["w"].lower()]
                     c.props["period"] = f"{year}-Q{n}"
                 stats.repaired["period_incomplete"] += 1
-            elif rule == "org_noun_prefix":  # "Drugmaker Shire" -> "Shire"
-                name = re.sub(r"^UPDATE\s*\d*\s*-\s*", "", getattr(c, issue.detail))
-                words = name.split()
-                if len(words) > 1 and words[0].lower() in lexicon().org_nouns:
-                    name = " ".join(words[1:])
+            elif rule in ("org_noun_prefix", "headline_name"):
+                # "Drugmaker Shire" -> "Shire"; "Susan Story Announces" -> "Susan Story"
+                name = _renamed(rule, getattr(c, issue.detail), getattr(c, f"{issue.detail}_type"))
                 if name:
                     setattr(c, issue.detail, name)
-                    stats.repaired["org_noun_prefix"] += 1
-                else:
-                    drop.add(issue.index)
-                    stats.dropped["org_noun_prefix"] += 1
+                (stats.repaired if name else stats.dropped)[rule] += 1
+                drop.update(() if name else (issue.index,))
             elif rule == "risk_place":  # "deadly conflict" -> "deadly conflict in Ukraine"
                 c.tail = f"{c.tail} in {issue.detail}"
                 stats.repaired["risk_place"] += 1
-            elif rule == "headline_name":  # "Susan Story Announces" -> "Susan Story"
-                kind = c.head_type if issue.detail == "head" else c.tail_type
-                name = trim_headline_name(getattr(c, issue.detail), kind)
-                if name:
-                    setattr(c, issue.detail, name)
-                    stats.repaired["headline_name"] += 1
-                else:
-                    drop.add(issue.index)
-                    stats.dropped["headline_name"] += 1
             elif rule in DROP_RULES:
                 drop.add(issue.index)
                 stats.dropped[rule] += 1
@@ -1215,6 +1237,9 @@ class Verifier:
             return "placeholder"
         if norm(c.head) == norm(c.tail):
             return "self_loop"
+        reason = self._not_a_party_name(c, text, ctx)
+        if reason:
+            return reason
         if word_count(c.head) > MAX_WORDS or word_count(c.tail) > MAX_WORDS:
             return "entity_length"
         check = self.ontology.check(c.head, c.head_type, c.relation, c.tail, c.tail_type)
@@ -1250,6 +1275,42 @@ class Verifier:
         if repair and t.method != MatchMethod.NEW:
             c.tail_type = t.label
         return Verified(c, h.id, t.id, not h.canonical, not t.canonical, h_lit and t_lit)
+
+    @staticmethod
+    def _not_a_party_name(c: Candidate, text: str, ctx: DocContext) -> str:
+        """Names that are no party, by their own shape or their sentence: a time word, a
+        chief who is leaving (HAS_CEO), a bare title after another organisation's name
+        ("ACE CEO Robert Milton" is no chief of the story's main company), a place's
+        adjective before a metric ("North American profit margin")."""
+        for name, kind in ((c.head, c.head_type), (c.tail, c.tail_type)):
+            if kind in PARTY_TYPES | {"Organization"} and TIME_NAME.fullmatch(name):
+                return "time_word"
+        if c.relation in ("HAS_CEO", "HAS_CHAIRMAN") and c.tail in text:
+            for m in re.finditer(re.escape(c.tail), text):
+                before = text[max(0, m.start() - 40) : m.start()]
+                if LEAVING_AFTER.search(text[m.end() : m.end() + 80]) or LEAVING_BEFORE.search(
+                    before
+                ):
+                    return "leaving_chief"
+        if c.rule == "exec_title_person_en" and 0 < c.start <= len(text):
+            prev = re.search(r"([A-Z][\w&.'-]*)\s+$", text[max(0, c.start - 40) : c.start])
+            owner = prev.group(1) if prev else ""
+            if (
+                owner
+                and owner not in (ctx.main_entity, *ctx.aliases)
+                and not (ctx.main_entity.startswith(owner))
+            ):
+                return "other_owner"
+        if c.relation == "DISCLOSES" and c.tail.casefold() in _LEX.org_nouns:
+            return "not_a_metric"  # "a $40 billion bank": the company's kind, no metric
+        if (
+            c.relation == "DISCLOSES"
+            and c.head_type in PARTY_TYPES
+            and DEMONYM.fullmatch(c.head)
+            and f"{c.head} {c.tail}" in text
+        ):
+            return "not_an_owner"
+        return ""
 
     def _ref(self, c: Candidate, key: str, res: Resolution) -> Resolution:
         """A pattern's link to a known entity id (``refs`` in the pattern data) wins over

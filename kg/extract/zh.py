@@ -24,9 +24,11 @@ STATUS = re.compile(
 )
 CAUSE = re.compile(r"受(?P<cause>[\u4e00-\u9fffA-Za-z0-9]{2,12}?)(?:等因素)?(?:的)?影响")
 ISSUE = re.compile(
-    r"(?P<org>[\u4e00-\u9fff]{2,16}?(?:公司|银行|集团|财政部|政府))[^，。；]{0,8}?发行"
-    r"(?P<amt>\d+(?:\.\d+)?亿元)?(?P<bond>[\u4e00-\u9fff0-9A-Za-z]{0,10}?"
+    r"(?P<org>(?:中国|美国|日本)?财政部|[\u4e00-\u9fff]{2,16}?(?:公司|银行|集团|政府))"
+    r"[^，。；]{0,20}?发行"
+    r"(?:总额|规模为?|金额)?(?P<amt>\d+(?:\.\d+)?亿元)?(?P<bond>[\u4e00-\u9fff0-9A-Za-z]{0,16}?"
     r"(?:中期票据|短期融资券|公司债|企业债|专项债|特别国债|国债|金融债|二级资本债|永续债|绿色债券))"
+    r"(?:[，,]\s*发行规模为?(?P<amt2>\d+(?:\.\d+)?亿元))?"
 )
 INDICATOR = re.compile(
     r"\d{1,2}年期(?:国债|国开债|政金债|地方债|美债)?(?:到期)?收益率|DR00[17]|R00[17]|"
@@ -77,8 +79,17 @@ def extract_zh(text: str, ctx: DocContext) -> list[Candidate]:
                     _c(status, "MarketStatus", "IMPACTED_BY", cause, "Event", base, end, "cause")
                 )
         for m in ISSUE.finditer(sent):
-            org = m.group("org")
-            issuer_type = "Institution" if org.endswith(("财政部", "政府")) else "Company"
-            out.append(_c(m.group("bond"), "Bond", "ISSUED_BY", org, issuer_type, base, end,
-                          "bond_issue", amount=m.group("amt") or ""))  # fmt: skip
+            org, bond = m.group("org"), m.group("bond")
+            amount = m.group("amt") or m.group("amt2") or ""
+            state = org.endswith(("财政部", "政府"))
+            issuer_type = "Institution" if state else "Company"
+            out.append(_c(bond, "Bond", "ISSUED_BY", org, issuer_type, base, end,
+                          "bond_issue", amount=amount))  # fmt: skip
+            # the issue as the issuer's act, as readers of the wraps write it: the
+            # treasury's sale is its policy, a company's its deal (role issuer)
+            out.append(
+                _c(org, issuer_type, "SETS_POLICY" if state else "INVOLVED_IN", bond,
+                   "Policy" if state else "Event", base, end, "bond_issue_act", amount=amount,
+                   action="发行", role="" if state else "issuer")
+            )  # fmt: skip
     return out

@@ -50,5 +50,10 @@ def test_bundled_dev_sets(extractor: Extractor) -> None:
     zh = _scores(root / "zh_bond_dev.jsonl", "all", extractor).as_dict()
     check = _scores(root / "zh_bond_check.jsonl", "all", extractor).as_dict()
     assert en["precision"] >= 0.9 and en["recall"] >= 0.85, en
-    assert zh["precision"] >= 0.95 and zh["recall"] >= 0.95, zh
-    assert check["precision"] >= 0.9 and check["recall"] >= 0.85, check
+    # the self-written zh sets state the funding mood (资金面宽松) and the net of an
+    # operation (央行 净投放) as facts; the readers of real wraps (blind_docs_dev, the
+    # real-document gold) never did - 0 of 16 kept were right - and write the net as the
+    # operation's attribute (央行 SETS_POLICY 逆回购, net 净投放...): their 8 and 4 gold
+    # facts of that kind are misses by design since issue 43
+    assert zh["precision"] >= 0.95 and zh["recall"] >= 0.75, zh
+    assert check["precision"] >= 0.9 and check["recall"] >= 0.7, check

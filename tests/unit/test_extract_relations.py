@@ -158,12 +158,17 @@ def test_zh_pboc_operation_net_injection_and_ids() -> None:
                 "实现净投放1500亿元。", "zh")  # fmt: skip
     op = got[("央行", "SETS_POLICY", "7天期逆回购")]
     assert (op["amt"], op["val"], op["head_ref"]) == ("3000亿元", "1.50%", "PBOC")
-    assert got[("央行", "SETS_POLICY", "净投放")]["amt"] == "1500亿元"
+    assert op["net"] == "净投放1500亿元"  # the operation's net, no policy of its own
+    assert ("央行", "SETS_POLICY", "净投放") not in got
+    weekly = facts("央行本周通过公开市场逆回购累计净回笼5,120亿元。", "zh")
+    assert weekly[("央行", "SETS_POLICY", "逆回购")]["net"] == "净回笼5,120亿元"
 
 
 def test_zh_funding_conditions_and_rates() -> None:
     got = facts("资金面边际收敛，DR007上行9bp至1.95%，隔夜Shibor报1.65%。", "zh")
-    assert ("资金面", "HAS_VALUE", "收敛") in got
+    # the funding mood is no fact: readers of real wraps never wrote one (0 of 8 kept on
+    # blind_docs_dev and the real-document gold were right); its rates are
+    assert ("资金面", "HAS_VALUE", "收敛") not in got
     assert got[("DR007", "HAS_VALUE", "1.95%")]["head_ref"] == "DR007"
     assert got[("隔夜Shibor", "HAS_VALUE", "1.65%")]["head_ref"] == "SHIBOR_ON"
 
