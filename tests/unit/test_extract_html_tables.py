@@ -201,6 +201,47 @@ def test_edgar_connector_tables_reach_the_extractor_as_grids() -> None:
     assert not any(str(p).startswith("FY2025") for _, p in got)
 
 
+RATE_BLOCKS = """Years ended December 31, | 2024 | 2023
+Amount | Rate | Amount | Rate
+U.S. federal statutory tax | ($ 2,564 ) | 21.0 | % | ($ 421 ) | 21.0 | %
+State income taxes | 223 | 1.8 | 75 | 3.7
+Valuation allowance | 3,145 | ( 25.8 ) | 1,150 | ( 57.3 )
+Income tax expense | ($ 381 ) | 3.1 | % | $ 237 | ( 11.8 ) | %
+"""
+LEVELS = """(in millions) | Fair Value Measurements Using
+Quoted Prices (Level 1) | Observable Inputs (Level 2)
+Total | (Level 1) | (Level 2)
+Cash equivalents | $ | 41 | $ | 30 | $ | 11
+Money market funds | 6,726 | 6,726 | —
+"""
+
+
+def test_flat_header_blocks_total_column_and_rate_column() -> None:
+    """ "Years ended December 31," before the years is the label column's and the years
+    sit over the "Amount | Rate" blocks; a group row one cell short of a row starting
+    with "Total" leaves the total alone; a column whose first and last amounts are "%"
+    (a tax-rate reconciliation) makes its bare numbers percentages."""
+    lt = H.read_flat(RATE_BLOCKS)
+    assert lt is not None and lt.header[0] == [
+        "Years ended December 31,",
+        "2024",
+        "2024",
+        "2023",
+        "2023",
+    ]
+    read = H.flat_facts(RATE_BLOCKS, CTX, context="(in millions)")
+    got = {(c.tail, c.props["period"]): c.props for c in read.candidates}
+    state = [
+        p for (t, per), p in got.items() if t.startswith("State income taxes") and per == "FY2023"
+    ]
+    assert {(p["value"], p["unit"]) for p in state} == {(75e6, "USD"), (3.7, "%")}
+    levels = H.read_flat(LEVELS)
+    assert levels is not None
+    assert levels.header[1][1:] == ["", "Quoted Prices (Level 1)", "Observable Inputs (Level 2)"]
+    assert not H.is_flattened("| | 2024 | 2023 |\n|---|---|---|\n| Revenue | 10 | |")
+    assert H.is_flattened(LEVELS) and H.is_flattened(RATE_BLOCKS)
+
+
 def _extract(doc: ExtractDoc) -> set[tuple[str, object, object]]:
     ex = Extractor(index=bundled_index(), use_nlp=False)
     res = asyncio.run(ex.extract(doc))
