@@ -224,6 +224,13 @@ _WE_TREND = re.compile(
 )
 
 
+_MOVE_NOUN = re.compile(
+    r"\s+(?:increase|decrease|decline|rise|jump|drop|improvement|reduction|growth|expansion|"
+    r"contraction)\s+(?:in|of)\s+(?:our\s+|the\s+)?",
+    re.I,
+)
+
+
 def _owned(word: str, rest: str) -> bool:
     """Whether "of ..." / "in ..." after a figure names what the figure is of ("of equity",
     "in water sales"), not when ("in 2021", "in the quarter", "of this year")."""
@@ -252,6 +259,10 @@ def _subject(
     after = [m for m in mentions if tail and m.start == at + tail.end()]
     if tail and tail.group("own") and (after or _owned(tail.group("own"), sent[tail.end() :])):
         return (after[0] if after else None), False  # "$414 million of equity"
+    moved = _MOVE_NOUN.match(sent, fig.end())  # "a 90% increase in production"
+    if moved:
+        of = [m for m in mentions if m.start == at + moved.end()]
+        return (of[0] if of else None), False
     nxt = re.match(r"\s*([\w'’-]+|\S)", sent[fig.end() :])
     if nxt and nxt.group(1)[0].isalpha() and nxt.group(1).casefold() not in _FREE_AFTER:
         qualified = [m for m in mentions if m.start == at + fig.end() + nxt.start(1)]
@@ -330,7 +341,10 @@ def _props(fig: re.Match[str], sent: str, metric: str) -> dict[str, str | float]
         return props
     raw = re.sub(r"-plus\b", "", fig.group("amount"), flags=re.I)  # "8-plus percent"
     ch = v.change.search(sent[max(0, fig.start() - 60) : fig.start()])
-    if ch:
+    moved = _MOVE_NOUN.match(sent, fig.end())
+    if moved:
+        props.update(chg=raw, dir=moved.group(0).split()[0].casefold())
+    elif ch:
         props.update(chg=raw, dir=ch.group("dir").casefold())
     else:
         props["level"] = raw

@@ -129,9 +129,10 @@ def test_a_figure_of_a_noun_is_of_that_noun() -> None:
     text = (
         "Dana Whitfield: What about capital? Can you comment?\n\n"
         "Marcus Oyelaran: We have $414 million of equity capital today, and pricing is about "
-        "3% to 4% in that number.\n"
+        "3% to 4% in that number. We saw a 90% increase in production there.\n"
     )
     got = _read(text)
+    assert (got["production"]["value"], got["production"]["measure"]) == (90.0, "change")
     assert got["equity capital"]["value"] == 414e6
     assert (got["pricing"]["low_value"], got["pricing"]["high_value"]) == (3.0, 4.0)
 
