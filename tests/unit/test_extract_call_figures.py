@@ -172,3 +172,11 @@ def test_the_tier_reads_management_answers_with_the_question_beside() -> None:
     off, answer, asked, speaker = wins[0]
     assert text[off : off + len(answer)] == answer and answer.startswith("It was up 50")
     assert asked.startswith("Revenue was $900 million") and speaker == "Marcus Oyelaran"
+
+
+def test_without_a_company_the_title_ticker_holds_the_call_figures() -> None:
+    text = "Jo Bell: How is gross margin? Can you comment?\n\nAnn Lee: It was up 50 basis points.\n"
+    doc = ExtractDoc(id="c10", text=text, title="QRV Q2 2023 earnings call", kind="filing")
+    result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
+    got = [(t.head, t.tail, t.attributes.get("period")) for t in result.triples]
+    assert got == [("QRV", "gross margin", "2023-Q2")]
