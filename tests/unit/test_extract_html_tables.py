@@ -279,7 +279,7 @@ def test_dev_filings_html_and_flattened_tables_agree() -> None:
     """Every table of the 11 dev filings read from the HTML and from its flattened pipe
     rows (``evaluation/scorers/table_agreement.py``). Measured 2026-11-28: 83.7% of
     1,018 tables agreed before the flat reader learnt the families in
-    docs/extraction.md, 94.4% after; what still differs is named there (cells the
+    docs/extraction.md, 94.7% after; what still differs is named there (cells the
     flattening loses, group labels over some columns only)."""
     from evaluation.scorers.table_agreement import run
 
