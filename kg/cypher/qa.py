@@ -28,6 +28,8 @@ from kg.cypher.answer import render
 from kg.cypher.builders.compose import Parts, split_difference
 from kg.cypher.builders.windows import day_text, event_days, rewrite
 from kg.cypher.check import answer_kind, rows_fit
+from kg.cypher.coverage import agreement, coverage, rival, same_rows, top_by_prior
+from kg.cypher.coverage import evidence as coverage_evidence
 from kg.cypher.execute import explain, run_read_only
 from kg.cypher.frame import (
     Frame,
@@ -289,6 +291,8 @@ class CypherQA:
         revise_policy: Literal["fallback", "always"] = "fallback",
         hybrid_timeout_s: float = HYBRID_TIMEOUT_S,
     ) -> None:
+        """``reviser``: the model as a checked second reader (None: rules only);
+        ``hybrid``: the retrieval fallback; ``timeout_s``, ``row_limit``: per query."""
         self.revise_policy = revise_policy
         self.hybrid_timeout_s = hybrid_timeout_s
         self.store = store
@@ -360,7 +364,7 @@ class CypherQA:
             return t
 
         question = question.strip()
-        text = to_simplified(question)  # "美國財政部發行了哪些債券" is read as simplified
+        text = typed = to_simplified(question)  # "美國財政部發行了哪些債券" is read as simplified
         text = self.respeller.respell(text)  # "hw many", "isue", "maotai" -> known words
         text = self.respeller.drop_preamble(text)  # "credit desk here", "合规这边核对下"
         text = self.respeller.two_part(text)  # "which ... and how many", "是不是..., 它..."
@@ -413,6 +417,23 @@ class CypherQA:
                 chosen, rows = c, got
                 break
         t = lap("execution_ms", t)
+        extra: list[str] = []  # coverage and agreement evidence (kg/cypher/coverage.py)
+        leftover: tuple[str, ...] = ()
+        if chosen is not None:
+            cov = coverage(frame, chosen, _tokens, mentions, self.lexicon.entities)
+            leftover = cov.leftover
+            extra = coverage_evidence(cov)
+            unspelled = self._typed_reading(typed, now) if typed != text else None
+            extra += agreement(chosen, ranked, unspelled, typed != text)
+            other = rival(chosen, ranked) if _has_values(rows) else None
+            if other is not None:
+                try:
+                    theirs = await self._run(other.cypher, other.params)
+                except LivekgError:
+                    theirs = []
+                if _has_values(theirs) and not same_rows(rows, theirs):
+                    extra.append("rival_rows_differ")
+            t = lap("assess_ms", t)
 
         revised = False
         cypher = chosen.cypher if chosen else None
@@ -431,6 +452,7 @@ class CypherQA:
                 method="cypher",
                 entities=self.lexicon.entities,
                 rows_fit=rows_fit(*answer_kind(frame), rows, self.lexicon),
+                extra=extra,
             )
             wanted = unsure < THRESHOLD
         if use_llm and self.reviser is not None and wanted:
@@ -453,6 +475,8 @@ class CypherQA:
                 rows_fit=rows_fit(*answer_kind(frame), kw["rows"], self.lexicon)
                 if kw.get("rows")
                 else None,
+                extra=extra if method == "cypher" else (),
+                leftover=leftover if method == "cypher" else (),
             )
             text = sentence(frame, fields)
             source = "rules"
@@ -485,16 +509,8 @@ class CypherQA:
                     kw["answer"] = abstain_text(question, text, unplaced)
                     kw["citations"] = []
             timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-            return AskResult(
-                question=question,
-                method=method,
-                cypher=cypher,
-                params=params,
-                timings=timings,
-                candidates=len(cands),
-                time=used,
-                **kw,
-            )
+            kw.update(cypher=cypher, params=params, candidates=len(cands), time=used)
+            return AskResult(question=question, method=method, timings=timings, **kw)
 
         if chosen is not None and chosen.kind == "when" and cypher == chosen.cypher:
             rows = [_dated(r) for r in rows]
@@ -594,6 +610,13 @@ class CypherQA:
             if answered
             else Abstention(unplaced=interpretation.unplaced, rows=rows),
         )
+
+    def _typed_reading(self, typed: str, now: datetime) -> ReadingCandidate | None:
+        """The synthesizer's first choice for the question as typed (before respelling,
+        preambles and rewrites): a second reading to agree with (``coverage.agreement``)."""
+        toks, mentions = self.lexicon.match(typed)
+        frame = read_frame(typed, toks, mentions, units_mod.parse(typed, now))
+        return top_by_prior(self.synth.candidates(frame, now))
 
     async def _decision_days(self, text: str, now: datetime) -> str:
         """Phrases naming the day of a policy decision, rewritten as the day the graph says

@@ -15,8 +15,10 @@ threshold are calibrated on the dev sets (docs/query.md, "Abstaining").
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -42,8 +44,21 @@ PENALTIES: dict[str, float] = {
     "retrieval": 0.6,  # answered by retrieval, not by a reading of the question
     "description": 0.6,  # only "what X is" (no reading of the question's ask)
     "no_reading": 1.0,  # nothing was read
+    # the coverage check (kg/cypher/coverage.py): a content word the query that ran does
+    # not account for, per word (at most 3); once for each class of such words that
+    # changes what is asked; chosen by leave-one-voice-out (docs/query.md)
+    "leftover_word": 0.1,
+    "leftover_number": 0.3,
+    **{f"leftover_{k}": 0.15 for k in ("negation", "comparison", "difference", "time")},
+    **{f"leftover_{k}": 0.0 for k in ("alternative", "each", "both")},
+    # agreement of two readings (coverage.agreement, rival rows): measured, no weight earned
+    "prior_disagrees": 0.0,
+    "respell_disagrees": 0.0,
+    "rival_rows_differ": 0.0,
 }
-THRESHOLD = 0.5
+# The least confidence that is answered: the least threshold of the leave-one-voice-out
+# curve at which the held-out voices' answered-wrong share is <= 3% (docs/query.md)
+THRESHOLD = 0.85
 CLOSE = 0.05  # score gap under which two different readings compete
 MAX_UNCOVERED = 3
 MAX_CHOICES = 3
@@ -72,38 +87,12 @@ _AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(")
 _RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b")  # not the entity lists' "ORDER BY id"
 _RELS = re.compile(r"\[\w*:([A-Z_]+)")
 
-LABELS_ZH = {
-    "Company": "公司",
-    "Industry": "行业",
-    "Theme": "主题",
-    "Region": "地区",
-    "Indicator": "指标",
-    "Bond": "债券",
-    "Institution": "机构",
-    "Person": "人物",
-    "Fund": "基金",
-    "Product": "产品",
-    "Event": "事件",
-    "Exchange": "交易所",
-}
-AGG_WORDS = {
-    "count": ("number of", "数量"),
-    "max": ("highest", "最高值"),
-    "min": ("lowest", "最低值"),
-    "avg": ("average", "平均值"),
-    "change": ("change", "变化"),
-    "first": ("first", "第一个值"),
-    "latest": ("latest", "最新值"),
-}
-DAILY_WORDS = {
-    "close": ("daily closes", "每日收盘"),
-    "open": ("daily opens", "每日开盘"),
-    "high": ("daily highs", "每日最高"),
-    "low": ("daily lows", "每日最低"),
-    "range": ("daily ranges (high minus low)", "每日振幅（最高减最低）"),
-    "close_open": ("close minus open each day", "每日收盘减开盘"),
-}
-OPS_ZH = {">": "高于", ">=": "不低于", "<": "低于", "<=": "不高于", "=": "等于"}
+with Path(__file__).with_name("reading.toml").open("rb") as _fh:
+    _WORDS = tomllib.load(_fh)
+LABELS_ZH: dict[str, str] = _WORDS["labels_zh"]
+AGG_WORDS: dict[str, tuple[str, str]] = {k: (v[0], v[1]) for k, v in _WORDS["aggregates"].items()}
+DAILY_WORDS: dict[str, tuple[str, str]] = {k: (v[0], v[1]) for k, v in _WORDS["daily"].items()}
+OPS_ZH: dict[str, str] = _WORDS["ops_zh"]
 
 
 class ReadEntity(BaseModel):
@@ -162,7 +151,8 @@ class Abstention(BaseModel):
     rows: list[dict[str, Any]] = Field(default_factory=list)
 
 
-def _flat(params: dict[str, Any]) -> list[Any]:
+def flat_params(params: dict[str, Any]) -> list[Any]:
+    """Every parameter value of a query, lists flattened (``_``-keys are internal)."""
     out: list[Any] = []
     for k, v in params.items():
         if k.startswith("_"):
@@ -226,7 +216,7 @@ def fields_of(
     frame: Frame, chosen: ReadingCandidate | None, entities: dict[str, dict[str, Any]]
 ) -> ReadFields:
     zh = bool(_ZH.search(frame.question))
-    used = _flat(chosen.params) if chosen else []
+    used = flat_params(chosen.params) if chosen else []
     ents = [
         ReadEntity(
             id=a.key,
@@ -347,6 +337,8 @@ def assess(
     method: str,
     entities: dict[str, dict[str, Any]] | None = None,
     rows_fit: bool | None = None,
+    extra: Sequence[str] = (),
+    leftover: Sequence[str] = (),
 ) -> tuple[float, list[str], list[str]]:
     """(confidence, evidence names, what could not be placed, in words). A named entity
     or value the query does not use is accounted for when an entity the query does use
@@ -361,7 +353,7 @@ def assess(
             evidence.append("no_reading")
         unplaced.extend(frame.uncovered)
         return _score(evidence), evidence, unplaced or ["the question's ask"]
-    used = _flat(chosen.params)
+    used = flat_params(chosen.params)
     numbers = _unread_numbers(frame)
     words = [w for w in frame.uncovered if w not in numbers]
     evidence.extend(["uncovered_number"] * min(len(numbers), 1))
@@ -411,7 +403,7 @@ def assess(
         if not reads_window and not frame.known_at:
             evidence.append("unused_time")
             unplaced.append(win.text)
-    if _negation_words(frame, tokens) and not _negation_used(frame, chosen):
+    if _negation_words(frame, tokens) and not negation_used(frame, chosen):
         evidence.append("unplaced_negation")
         unplaced.append("a negation")
     if chosen.kind == "describe":
@@ -427,6 +419,8 @@ def assess(
     if rows_found and rows_fit is False:
         evidence.append("rows_of_another_kind")
         unplaced.append("the kind of answer asked")
+    evidence.extend(extra)  # coverage and agreement (kg/cypher/coverage.py)
+    unplaced.extend(w for w in leftover if w not in unplaced)
     return _score(evidence), evidence, unplaced
 
 
@@ -464,7 +458,7 @@ def _unread_numbers(frame: Frame) -> list[str]:
     return out
 
 
-def _negation_used(frame: Frame, chosen: ReadingCandidate) -> bool:
+def negation_used(frame: Frame, chosen: ReadingCandidate) -> bool:
     if frame.negated or any(neg for _r, neg in frame.bare_relations):
         return True
     cy = re.sub(r"\w+\.valid_to IS NULL", "", chosen.cypher.upper().replace("VALID_TO", "valid_to"))

@@ -50,7 +50,10 @@ async def test_question_suite_accuracy(qa: CypherQA) -> None:
         assert {i.type for i in items} == {"AF", "AC", "AF+AC", "AF+RR", "AF+AC+RR"}
         assert {i.language() for i in items} == {"en", "zh"}
         summary = summarize(await evaluate(qa, items, revise=False))
-        assert summary["accuracy"] >= floor, (name, summary)
+        # the readings' rows (abstained or not), then what is answered (issue 44: a reading
+        # with words the query does not account for abstains, so accuracy is lower)
+        assert summary["rows_right"] >= floor, (name, summary)
+        assert summary["precision"] >= 0.97 and summary["accuracy"] >= 0.75, (name, summary)
 
 
 @BOTH_GRAPHS

@@ -90,7 +90,9 @@ async def test_a_revision_with_rows_of_another_kind_is_refused() -> None:
     qa, _, _ = qa_with(WRONG_KIND)
     res = await qa.ask("Who is the CEO of Apple?")
     assert not res.revised and res.rows == []
-    assert res.answer.startswith("Not known")
+    # the rules' reading found nothing: below the threshold it says what it read, no answer
+    assert res.status == "abstained" and res.answer.startswith("Not sure")
+    assert res.interpretation is not None and res.interpretation.source == "rules"
 
 
 async def test_a_revision_that_writes_is_refused_before_the_database() -> None:

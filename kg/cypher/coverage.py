@@ -1,0 +1,316 @@
+"""Does the executed reading account for every content word of the question? (issue 44)
+
+The reader's own ``Frame.uncovered`` lists the words that no mention or trigger matched:
+a word some rule matched counts as read even when the query that ran ignores what the
+rule found ("how many MORE sessions", "ai names that ARENT semis", "banks OR insurers").
+This check starts from the other end, the query that ran: a word is accounted for only
+when the part of the reading it belongs to is used by that query (an entity whose id is a
+parameter or an anchor, a concept whose label, a relation whose type, a property whose key
+appears in the Cypher, a value that is a parameter; a time phrase when the query reads a
+window, a comparison when its number is used, an aggregate word when the query aggregates;
+negation words when something is negated). What is left, less stop words
+(``coverage.toml``, written from grammar, not from question sets), is evidence against
+the reading: a plain leftover word a little, a leftover word of a class that changes what
+is asked (negation, comparison, either/or, each, difference, both, time, a number) more.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kg.cypher.frame import Frame, ReadingCandidate, is_negation
+from kg.cypher.lexicon import Mention, _normalize, trigger_regex, triggers
+from kg.cypher.reading import WINDOW_PARAMS, flat_params, negation_used
+
+COVERAGE_PATH = Path(__file__).with_name("coverage.toml")
+# Trigger tables by the part of a reading they fill; "frame" words (question words, "when",
+# "value", "on which days") are the question's frame and always accounted for.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "frame": ("value_words", "when", "filler", "explain", "point_time", "periods", "ever"),
+    "frame2": ("has_data", "two_part"),
+    "time": ("times", "dates", "time_units", "event_days", "range"),
+    "comparison": (
+        "comparisons",
+        "comparisons_after",
+        "comparisons_sign",
+        "close_vs_open",
+        "direction",
+        "compare",
+    ),
+    "aggregate": (
+        "aggregations",
+        "most",
+        "top_n",
+        "rank",
+        "last_n",
+        "daily",
+        "range_agg",
+        "mom",
+        "fall",
+        "answer_bp",
+    ),
+    "spread": ("spread", "spread_names", "pair_names", "difference", "both_days"),
+    "set": ("same_as", "same_as_group", "include_anchor", "prefix", "exists"),
+}
+_SKIP_KEYS = {"between", "series", "words", "groups", "labels", "strip", "pronouns"}
+_NUMBER = re.compile(r"\d|^[零一二两三四五六七八九十百千万点]+$")
+_AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(", "collect(")
+_RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b", re.I)
+_SUBTRACT = re.compile(r"[\w)\]]\s+-\s+[\w(]")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    leftover: tuple[str, ...]  # content words the executed reading does not account for
+    classes: tuple[str, ...]  # the kinds of the leftover words that change what is asked
+
+
+@cache
+def words() -> dict[str, Any]:
+    with COVERAGE_PATH.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def _patterns(node: Any) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list):
+        return [p for x in node for p in _patterns(x)]
+    if isinstance(node, dict):
+        if "patterns" in node:
+            return _patterns(node["patterns"])
+        return [p for k, v in node.items() if k not in _SKIP_KEYS for p in _patterns(v)]
+    return []
+
+
+@cache
+def _category_patterns() -> dict[str, list[re.Pattern[str]]]:
+    trig = triggers()
+    out: dict[str, list[re.Pattern[str]]] = {}
+    for cat, keys in CATEGORIES.items():
+        pats = [p for k in keys for p in _patterns(trig.get(k, []))]
+        out[cat] = [trigger_regex(p) for p in pats if p]
+    return out
+
+
+def _token_spans(text: str, tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """Each token's character span in the normalized question, found in order (a token
+    rewritten by the lexicon, "10-year" -> "10y", takes the place where the search stands)."""
+    out = []
+    cursor = 0
+    for t in tokens:
+        at, size = text.find(t, cursor), len(t)
+        while at < 0 and size > 1:  # "2024年" read as the tenor "2024y": its longest prefix
+            size -= 1
+            at = text.find(t[:size], cursor, cursor + 12 + size)
+        if at < 0:
+            out.append((cursor, cursor))
+            continue
+        out.append((at, at + size + (len(t) > size)))
+        cursor = at + size
+    return out
+
+
+def _class_of(token: str) -> str | None:
+    classes: dict[str, list[str]] = words()["classes"]
+    if is_negation(token):
+        return "negation"
+    for name, ws in classes.items():
+        if token.isascii():
+            if token in ws:
+                return name
+        elif any(not w.isascii() and w in token for w in ws):
+            return name
+    if _NUMBER.search(token):
+        return "number"
+    return None
+
+
+def used_parts(frame: Frame, chosen: ReadingCandidate) -> dict[str, bool]:
+    """Which parts of the frame the executed query uses (from the query, not the rules)."""
+    cy = chosen.cypher
+    low = cy.lower()
+    used = flat_params(chosen.params)
+    nums = [x for x in used if isinstance(x, int | float) and not isinstance(x, bool)]
+    win = frame.units.time
+    reads_window = any(k in chosen.params for k in WINDOW_PARAMS) or (
+        win is not None and any(x in nums for x in (win.start_ms, win.end_ms) if x is not None)
+    )
+    cmp_used = bool(frame.units.comparisons) and all(
+        any(abs(float(n) - c.value) < 1e-9 for n in nums) or f"{c.value:g}" in cy
+        for c in frame.units.comparisons
+    )
+    aggregated = any(w in low for w in _AGG_CYPHER) or bool(_RANKED.search(cy))
+    series = chosen.kind in ("series", "when")
+    return {
+        "frame": True,
+        "frame2": True,
+        "time": reads_window or frame.known_at is not None,
+        "comparison": cmp_used or (series and (frame.compare is not None or "> 0" in cy)),
+        "aggregate": aggregated or series,
+        "spread": bool(_SUBTRACT.search(cy)) or (series and frame.spread),
+        "set": chosen.kind in ("entities", "attribute"),
+    }
+
+
+def _mention_used(
+    m: Mention, cy: str, used: list[Any], used_ids: set[str], carried: set[str]
+) -> bool:
+    for s in m.senses:
+        if s.kind == "entity" and (s.key in used_ids or s.key.casefold() in carried):
+            return True
+        if s.kind in ("concept", "relation") and f":{s.key.lstrip('*')}" in cy:
+            return True
+        if s.kind == "property" and (f".{s.key}" in cy or s.key in used):
+            return True
+        if s.kind == "value" and any(
+            isinstance(x, str) and x.casefold() == s.label.casefold() for x in used
+        ):
+            return True
+        if s.kind == "value" and s.label.casefold() in carried:
+            return True
+    return False
+
+
+def coverage(
+    frame: Frame,
+    chosen: ReadingCandidate,
+    tokens: Sequence[str],
+    mentions: Sequence[Mention],
+    entities: dict[str, dict[str, Any]],
+) -> Coverage:
+    text = _normalize(frame.question)
+    spans = _token_spans(text, tokens)
+    used = flat_params(chosen.params)
+    used_ids = {str(x) for x in used if isinstance(x, str) and x in entities}
+    used_ids |= set(chosen.anchors)
+    for first, group in frame.either.items():
+        if first in used_ids:
+            used_ids |= set(group)
+    carried = {
+        str(x).casefold()
+        for i in used_ids
+        for v in entities.get(i, {}).values()
+        for x in (v if isinstance(v, list | tuple) else [v])
+        if isinstance(x, str)
+    }
+    consumed: set[int] = set()
+    hits = [_mention_used(m, chosen.cypher, used, used_ids, carried) for m in mentions]
+    for k, m in enumerate(mentions):
+        # a relation, concept or property word next to a used name or value is how the
+        # question names it ("listed on SSE" read as exchange = SSE, "国债" beside CN10Y)
+        near = [j for j in (k - 1, k + 1) if 0 <= j < len(mentions) and hits[j]]
+        near = [j for j in near if abs(mentions[j].start - m.start) <= 3]
+        linking = any(mentions[j].of("entity") or mentions[j].of("value") for j in near)
+        if hits[k] or (linking and not m.of("entity") and not m.of("value")):
+            consumed.update(range(m.start, m.end))
+    parts = used_parts(frame, chosen)
+    upper = chosen.cypher.upper()
+    accounted = {  # classes of words a part of the query accounts for
+        "comparison": parts["comparison"],
+        "difference": parts["spread"],
+        "time": parts["time"],
+        "alternative": " IN $" in upper or " OR " in upper or bool(frame.either),
+        "both": " AND " in upper or len(used_ids) >= 2,
+    }
+    accounted["alternative"] |= frame.values_either or frame.compare is not None
+    pats = _category_patterns()
+    hit: list[tuple[int, int]] = []
+    for cat, on in parts.items():
+        if on:
+            hit.extend(x.span() for p in pats[cat] for x in p.finditer(text))
+    names = " ".join(
+        str(entities.get(i, {}).get(k) or "") for i in used_ids for k in ("name", "name_zh")
+    ).casefold()
+    stop = set(words()["stop"]["en"]) | set(words()["stop"]["zh"]) | set(triggers()["wh"]["tokens"])
+    numbers = {
+        part
+        for x in used
+        if isinstance(x, int | float) and not isinstance(x, bool)
+        for part in [f"{x:g}", *f"{x:g}".split(".")]
+    }
+    negated = negation_used(frame, chosen)
+    leftover: list[str] = []
+    classes: set[str] = set()
+    for i, t in enumerate(tokens):
+        a, b = spans[i]
+        if i in consumed or not t.strip() or not re.search(r"\w", t):
+            continue
+        if b > a and any(x < b and y > a for x, y in hit):
+            continue
+        if t.isdigit() and (t in numbers or t.lstrip("0") in numbers):
+            continue
+        if len(t) >= 3 and t.isascii() and t in names:
+            continue
+        if parts["time"] and t in words()["range_words"]["words"]:
+            continue  # "from ... to ...", "9月16日到18日": the window's own joints
+        kind = _class_of(t)
+        if (kind == "negation" and negated) or (kind and accounted.get(kind)):
+            continue
+        if kind is not None:
+            classes.add(kind)
+            leftover.append(t)
+        elif t not in stop and not (t.isascii() and len(t) < 2):
+            leftover.append(t)
+    return Coverage(tuple(leftover), tuple(sorted(classes)))
+
+
+def evidence(cov: Coverage, max_words: int = 3) -> list[str]:
+    """Evidence names for ``reading.assess``: ``leftover_word`` per plain leftover word (at
+    most ``max_words``), one ``leftover_<class>`` per class of leftover word."""
+    plain = [w for w in cov.leftover if _class_of(w) is None]
+    return ["leftover_word"] * min(len(plain), max_words) + [f"leftover_{c}" for c in cov.classes]
+
+
+# -- agreement of two readings (cheap ones) ----------------------------------------------
+
+RIVAL_GAP = 0.1  # a rival reading this close in score is run, and its rows compared
+
+
+def _key(c: ReadingCandidate) -> tuple[str, str]:
+    params = {k: v for k, v in c.params.items() if not k.startswith("_")}
+    return c.description, repr(sorted(params.items(), key=lambda kv: kv[0]))
+
+
+def top_by_prior(cands: Sequence[ReadingCandidate]) -> ReadingCandidate | None:
+    """The synthesizer's own first choice (its prior, before the encoder's similarity)."""
+    return max(cands, key=lambda c: c.prior, default=None)
+
+
+def agreement(
+    chosen: ReadingCandidate,
+    ranked: Sequence[ReadingCandidate],
+    unspelled: ReadingCandidate | None,
+    respelled: bool,
+) -> list[str]:
+    """Evidence from readings the rules made another way: the prior's first choice is not
+    the reading that ran (``prior_disagrees``); the question as typed, before respelling
+    and rewrites, reads differently (``respell_disagrees``)."""
+    out = []
+    first = top_by_prior(ranked)
+    if first is not None and first.description != chosen.description:
+        out.append("prior_disagrees")
+    if respelled and (unspelled is None or first is None or _key(unspelled) != _key(first)):
+        out.append("respell_disagrees")
+    return out
+
+
+def rival(chosen: ReadingCandidate, ranked: Sequence[ReadingCandidate]) -> ReadingCandidate | None:
+    """The best other reading (another description) within ``RIVAL_GAP`` of the chosen."""
+    for c in ranked:
+        if c is not chosen and c.description != chosen.description:
+            return c if chosen.score - c.score < RIVAL_GAP else None
+    return None
+
+
+def same_rows(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> bool:
+    def norm(rows: Sequence[dict[str, Any]]) -> list[str]:
+        return sorted(repr(sorted((k, str(v)) for k, v in r.items() if k != "name")) for r in rows)
+
+    return norm(a) == norm(b)
