@@ -488,8 +488,9 @@ def short_names(name: str) -> list[str]:
 # are the tagged company's, under the name the lead gives it (a reader's graph, like the
 # gold writers, keeps one name per company).
 TICKER_TAG = re.compile(
-    r"(?P<name>[A-Z][\w&.'-]*(?:[ ](?:of[ ]|de[ ]|&[ ])?[A-Z0-9][\w&.'-]*){0,5})[ ]?"
-    r"\([ ]?(?P<ticker>[A-Z0-9][A-Za-z0-9]{0,7})\.[A-Z]{1,2}[ ]?\)"
+    r"(?P<name>[A-Z][\w&.'-]*(?:[ ](?:of[ ]|de[ ]|&[ ])?[A-Z0-9][\w&.'-]*){0,5}?)"
+    r"(?:[ ]?\([ ]?(?P<ticker>[A-Z0-9][A-Za-z0-9]{0,7})\.[A-Z]{1,2}[ ]?\)"
+    r"|[ ](?P<bare>[A-Z0-9][A-Za-z0-9]{1,7})\.[A-Z]{1,2}\b)"  # "Juniper Networks Inc JNPR.O"
 )
 WIRE_LEAD = re.compile(r"\((?:Reuters|Bloomberg|AP|AFP|Dow Jones)\)\s*[-–—]\s*")
 # first words that name no company alone ("General" of General Motors)
@@ -556,7 +557,7 @@ def tagged_companies(text: str) -> dict[str, str]:
         full = _tag_name(m.group("name"))
         if len(full.split()) < 2 and "-" not in full:
             continue  # "Honda Motor's"-like fragments are kept; one-word tags name themselves
-        for s in short_forms(full, m.group("ticker")):
+        for s in short_forms(full, m.group("ticker") or m.group("bare")):
             if out.get(s, full) != full:
                 clash.add(s)
             out[s] = full

@@ -164,6 +164,16 @@ def universe_index(ontology: Ontology | None = None) -> AliasIndex:
 
 
 ORG_TYPES = frozenset({"Company", "Institution", "Organization"})
+ZH_TICKER = re.compile(r"\(\s*([0-9A-Z]{1,6}\.[A-Z]{1,2})\s*\)")
+
+
+def main_form(name: str, main: str) -> str:
+    """``main`` when ``name`` is its opening cut short ("Citi" of "Citigroup Inc", "Bed
+    Bath" of "Bed Bath & Beyond Inc"), else ""."""
+    if not main or name == main or len(name) < 4 or not main.startswith(name):
+        return ""
+    rest = main[len(name) :]
+    return main if rest[:1].isalpha() or rest.startswith(" & ") else ""
 
 
 def news_names(
@@ -176,20 +186,22 @@ def news_names(
     (a story's worries: 0 of 2)."""
     names = tagged_companies(text)
     wire = WIRE_LEAD.search(text[:2000]) is not None  # a wire story, not a company's page
-    if ctx.main_entity and ctx.main_entity == lead_company(text):
+    lead = ctx.main_entity if ctx.main_entity == lead_company(text) else ""
+    if lead:
         names.update({a: ctx.main_entity for a in ctx.aliases if a != ctx.main_entity})
     out: list[Triple] = []
     seen: set[tuple[str, str, str, str]] = set()
     for t in triples:
-        if wire and (t.relation == "PRODUCES" or t.extractor == "nlp:risk"):
+        if wire and (t.relation == "PRODUCES" or t.extractor in ("nlp:risk", "nlp:region")):
             # no rule read a product right in news ("Diversified", "a real estate deal
-            # valued"), and the filings' risk rule reads a story's worries as risk factors
-            dropped["news_product" if t.relation == "PRODUCES" else "news_risk"] += 1
+            # valued"); the filings' risk and region rules read a story's worries and the
+            # places it names as risk factors and operations (0 of 2, 1 of 3 right)
+            dropped["news_" + (t.relation if t.relation == "PRODUCES" else t.extractor)] += 1
             continue
         update = {
-            side: names[name]
+            side: names.get(name) or main_form(name, lead)
             for side, name, kind in (("head", t.head, t.head_type), ("tail", t.tail, t.tail_type))
-            if kind in ORG_TYPES and name in names
+            if kind in ORG_TYPES and (name in names or main_form(name, lead))
         }
         t = t.model_copy(update=update) if update else t
         orgs = [n for n, k in ((t.head, t.head_type), (t.tail, t.tail_type)) if k in ORG_TYPES]
@@ -350,6 +362,8 @@ class Extractor:
 
     def chunks_of(self, doc: ExtractDoc) -> tuple[str, list[Chunk]]:
         text = doc.text[:MAX_DOC_CHARS]
+        if doc.lang == "zh":  # "中国工商银行(\n 601398.SS\n)董事长": the tag in one line
+            text = ZH_TICKER.sub(r"(\1)", text)
         if doc.title and not text.startswith(doc.title):
             text = f"{doc.title}\n\n{text}" if text else doc.title
         # "\f" ends the context of a table appended here: its caption travels in its first

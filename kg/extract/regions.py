@@ -40,3 +40,20 @@ REGIONS = frozenset(n.casefold() for n in (*COUNTRIES, *MULTI, *US_STATES))
 
 def is_region(name: str) -> bool:
     return name.strip().casefold() in REGIONS
+
+
+# "Spanish lender Bankia": the place a nationality word names (a reader writes the country)
+_DEMONYM_PAIRS = """American:United States; British:Britain; Canadian:Canada; Chinese:China;
+French:France; German:Germany; Italian:Italy; Japanese:Japan; Spanish:Spain; Swiss:Switzerland;
+Dutch:Netherlands; Swedish:Sweden; Norwegian:Norway; Danish:Denmark; Finnish:Finland;
+Irish:Ireland; Belgian:Belgium; Austrian:Austria; Australian:Australia; Brazilian:Brazil;
+Mexican:Mexico; Indian:India; Russian:Russia; South Korean:South Korea; Korean:South Korea;
+Greek:Greece; Portuguese:Portugal; Polish:Poland; Turkish:Turkey; Israeli:Israel;
+Taiwanese:Taiwan; Singaporean:Singapore; Argentine:Argentina; Chilean:Chile; European:Europe;
+Asian:Asia; African:Africa; Emirati:United Arab Emirates; Saudi:Saudi Arabia;
+Indonesian:Indonesia; Malaysian:Malaysia; Thai:Thailand; Egyptian:Egypt; Nigerian:Nigeria;
+Hungarian:Hungary; Czech:Czech Republic"""
+DEMONYM_PLACE = {
+    a.strip().casefold(): b.strip()
+    for a, b in (pair.split(":") for pair in _DEMONYM_PAIRS.split(";"))
+}

@@ -33,7 +33,7 @@ from core.records import Triple
 from kg.extract.deps_en import lexicon
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import header_period, normalise_period
-from kg.extract.regions import is_region
+from kg.extract.regions import DEMONYM_PLACE, is_region
 from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
@@ -117,6 +117,7 @@ LEAVING_AFTER = re.compile(
 LEAVING_BEFORE = re.compile(
     r"\b(?:former|ex-|outgoing|departing|retiring|late)\s+(?:\S+\s+){0,3}$", re.I
 )
+FORMER_POST = re.compile(r"(?:Former|Then|Ex|Outgoing|Late)\b[ -]?")
 # "North American profit margin": a place's adjective before a metric is no owner
 DEMONYM = re.compile(
     r"(?:(?:North|South|Latin|Central|East|West|Southeast)\s+)?[A-Z][a-z]+(?:an|ean|ian|ese|ish)"
@@ -1223,6 +1224,9 @@ class Verifier:
         repair: bool,
     ) -> Verified | str:
         c.head, c.tail = c.head.strip(NAME_EDGES), c.tail.strip(NAME_EDGES)
+        for side in ("head", "tail"):  # "Bank of America's": the owner's name
+            if getattr(c, f"{side}_type") in PARTY_TYPES and getattr(c, side).endswith("'s"):
+                setattr(c, side, getattr(c, side)[:-2])
         for side in ("head", "tail"):
             name = getattr(c, side)
             if is_abstract(name):
@@ -1266,6 +1270,8 @@ class Verifier:
                 return "bad_span"
             c.start, c.end = span
             stats.repaired["span"] += 1
+        if c.relation == "OPERATES_IN" and c.tail.casefold() in DEMONYM_PLACE:
+            c.tail = DEMONYM_PLACE[c.tail.casefold()]  # "Spanish lender Bankia" -> Spain
         h = self.index.resolve(c.head, c.head_type)
         t = self.index.resolve(c.tail, c.tail_type)
         h = self._ref(c, "head_ref", h)
@@ -1279,12 +1285,19 @@ class Verifier:
     @staticmethod
     def _not_a_party_name(c: Candidate, text: str, ctx: DocContext) -> str:
         """Names that are no party, by their own shape or their sentence: a time word, a
-        chief who is leaving (HAS_CEO), a bare title after another organisation's name
-        ("ACE CEO Robert Milton" is no chief of the story's main company), a place's
-        adjective before a metric ("North American profit margin")."""
+        past post ("Former Treasury"), a surname alone ("Liddy"), a chief who is leaving
+        (HAS_CEO), a bare title after another organisation's name ("ACE CEO Robert Milton"
+        is no chief of the story's main company), a person's employer named after him ("GE
+        analyst Nick Heymann of Sterne Agee"), a place's adjective or a common noun as a
+        metric's owner ("North American profit margin", "the Internet now expects"), a kind
+        of company for a metric ("a $40 billion bank")."""
         for name, kind in ((c.head, c.head_type), (c.tail, c.tail_type)):
             if kind in PARTY_TYPES | {"Organization"} and TIME_NAME.fullmatch(name):
                 return "time_word"
+            if kind != "Person" and FORMER_POST.match(name):
+                return "not_a_name"  # "Former Treasury", "Then-Defense": a past post
+            if kind == "Person" and re.fullmatch(r"[A-Z][a-z'’-]+", name):
+                return "not_a_name"  # a surname alone ("Liddy"): the full name is the fact's
         if c.relation in ("HAS_CEO", "HAS_CHAIRMAN") and c.tail in text:
             for m in re.finditer(re.escape(c.tail), text):
                 before = text[max(0, m.start() - 40) : m.start()]
@@ -1300,6 +1313,21 @@ class Verifier:
                 and owner not in (ctx.main_entity, *ctx.aliases)
                 and not (ctx.main_entity.startswith(owner))
             ):
+                return "other_owner"
+        if (
+            c.relation == "DISCLOSES"
+            and c.head_type == "Company"
+            and " " not in c.head
+            and c.head not in (ctx.main_entity, *ctx.aliases)
+            and (
+                text[max(0, c.start - 4) : max(c.start, 0)] == "the "
+                or re.search(rf"\b{re.escape(c.head.lower())}\b", text)
+            )
+        ):  # "the Internet now expects", "Retail sales rose ... retail": a common noun
+            return "not_an_owner"
+        if c.relation == "EXECUTIVE_OF" and c.head_type == "Person":
+            later = re.search(rf"{re.escape(c.head)},?\s+(?:of|at)\s+([A-Z][\w&.'-]+)", text)
+            if later and later.group(1) not in c.tail:  # "GE analyst Nick Heymann of Sterne Agee"
                 return "other_owner"
         if c.relation == "DISCLOSES" and c.tail.casefold() in _LEX.org_nouns:
             return "not_a_metric"  # "a $40 billion bank": the company's kind, no metric

@@ -131,3 +131,55 @@ def test_treasury_and_company_bond_issues() -> None:
     assert got[("财政部", "SETS_POLICY", "182天记账式贴现国债")]["amount"] == "650亿元"
     got = zh_facts("工商银行拟发行500亿元债券通二级资本债。")
     assert got[("工商银行", "INVOLVED_IN", "债券通二级资本债")]["role"] == "issuer"
+
+
+def test_past_posts_surnames_and_nationalities() -> None:
+    rubin = Candidate("Rob Ruben", "Person", "EXECUTIVE_OF", "Former Treasury", "Company")
+    assert _check(rubin, "Former Treasury Secretary Rob Ruben") == "not_a_name"
+    alone = Candidate("Liddel", "Person", "EXECUTIVE_OF", "Allmark Corp", "Company")
+    assert _check(alone, "Liddel joined Allmark Corp") == "not_a_name"
+    later = Candidate("Nick Hame", "Person", "EXECUTIVE_OF", "GE", "Company")
+    assert _check(later, "said GE analyst Nick Hame of Sterling Agee") == "other_owner"
+    text = "The maker of routers for the Internet now expects revenue of $770 million"
+    at = text.index("Internet")
+    common = Candidate("Internet", "Company", "DISCLOSES", "revenue", "FinMetric", at, at + 40)
+    assert _check(common, text) == "not_an_owner"
+    ok, _ = Verifier().verify(
+        [Candidate("Bankora", "Company", "OPERATES_IN", "Spanish", "Region", 0, 22)],
+        "Spanish lender Bankora said",
+        DocContext(doc_id="d"),
+    )
+    assert [v.cand.tail for v in ok] == ["Spain"]
+
+
+def test_central_bank_members_and_named_to_head() -> None:
+    ctx = DocContext(doc_id="n", kind="news", main_entity="Tarrow LLC", lang="en")
+    got = {
+        (c.head, c.relation, c.tail): c.props
+        for c in extract_patterns(
+            "European Central Bank member Ansel Nover said on Monday. Rob Nardo, who was "
+            "named to head Tarrow LLC on Monday, declined to comment. OPEC member Saudi "
+            "Arabia said.",
+            ctx,
+            "en",
+        )
+    }
+    assert got[("Ansel Nover", "EXECUTIVE_OF", "European Central Bank")]["role"] == "member"
+    assert got[("Rob Nardo", "EXECUTIVE_OF", "Tarrow LLC")]["role"] == "head"
+    assert not [k for k in got if k[2] == "OPEC"]
+
+
+def test_reuters_chinese_executives_behind_ticker_tags() -> None:
+    ex = Extractor(index=bundled_index(), use_nlp=False)
+    text = (
+        "路透北京8月31日 - 以资产计中国最大银行--中国工商银行(\n  601398.SS\n  )(\n 1398.HK\n )"
+        "董事长易满会称，前景乐观。交通银行(601328.SS)副行长兼首席财务官吴维也表示，压力不大。"
+    )
+    doc = ExtractDoc(id="zh", text=text, kind="news", lang="zh")
+    got = {
+        (t.head, t.tail): t.attributes.get("role")
+        for t in asyncio.run(ex.extract(doc, Mode.FAST)).triples
+        if t.relation == "EXECUTIVE_OF"
+    }
+    assert got[("易满会", "中国工商银行")] == "董事长"
+    assert got[("吴维", "交通银行")] == "副行长兼首席财务官"
