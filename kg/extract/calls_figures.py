@@ -36,6 +36,7 @@ from importlib import resources
 from typing import Any
 
 from kg.extract.calls import Turn
+from kg.extract.calls_people import call_people
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import complete_metric, header_period, own_period
 from kg.extract.types import Candidate, Component, DocContext
@@ -444,7 +445,9 @@ def call_figures(
     """The management figures of the chunk ``text`` (``[start, end)`` of the document whose
     ``turns`` are given), each with its metric resolved; see the module. A figure that a
     ``known`` metric fact (the sentence patterns') already reads in the same sentence is
-    left to it: one reading per figure."""
+    left to it: one reading per figure. The officers management introduces as the
+    company's (``calls_people``) come with them: the pipeline reads a call through this
+    one entry."""
     read = [
         (c.start, c.end, _numbers(c), str(c.props.get("period", "")), c.tail.casefold().split())
         for c in known or ()
@@ -559,4 +562,4 @@ def call_figures(
             carried_past = bool(v.past.search(sent))
             named |= {m.key for m in mentions}
             turn_last = mentions[-1] if mentions else turn_last
-    return out
+    return out + call_people(text, ctx, turns, start, end)

@@ -180,3 +180,17 @@ def test_without_a_company_the_title_ticker_holds_the_call_figures() -> None:
     result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
     got = [(t.head, t.tail, t.attributes.get("period")) for t in result.triples]
     assert got == [("QRV", "gross margin", "2023-Q2")]
+
+
+def test_officers_management_introduces_are_the_companys() -> None:
+    text = (
+        "Dana Whitfield: Who runs operations now? Can you comment?\n\n"
+        "Marcus Oyelaran: I want to introduce Lia Brandt, our new chief operating officer. "
+        "And Tom Ode, our friend at the bank, helped too. Paul Ray, our former CFO, retired.\n"
+    )
+    got = [
+        (c.head, c.relation, c.tail, c.props["role"])
+        for c in call_figures(text, CALL, transcript_turns(text))
+        if c.relation == "EXECUTIVE_OF"
+    ]
+    assert got == [("Lia Brandt", "EXECUTIVE_OF", "Quorvane", "chief operating officer")]
