@@ -250,6 +250,10 @@ def _clause_start(sent: str, fig: re.Match[str]) -> int:
     return max(lo, prev[-1].end()) if prev else lo
 
 
+# an earlier "28% leisure," in the same sentence: the figure lists parts of a whole
+_SHARE_BEFORE = re.compile(r"\d%\s+([a-z][a-z-]+(?:\s+[a-z][a-z-]+){0,2})\s*,")
+
+
 def _subject(
     sent: str, at: int, fig: re.Match[str], mentions: list[Mention], asked_text: str = ""
 ) -> tuple[Mention | None, bool]:
@@ -277,7 +281,14 @@ def _subject(
             part
             and fig.group("amount")
             and re.search(r"%|percent", fig.group("amount"))
-            and re.search(rf"\b{re.escape(part.group(1).split()[0])}\b", asked_text, re.I)
+            and (
+                # the question names the first part; its siblings in the sentence follow
+                re.search(rf"\b{re.escape(part.group(1).split()[0])}\b", asked_text, re.I)
+                or any(
+                    re.search(rf"\b{re.escape(m.group(1).split()[0])}\b", asked_text, re.I)
+                    for m in _SHARE_BEFORE.finditer(sent[: fig.start()])
+                )
+            )
             and not vocab().not_shares.search(part.group(1))
         ):
             a = at + fig.end() + part.start(1)

@@ -194,3 +194,14 @@ def test_officers_management_introduces_are_the_companys() -> None:
         if c.relation == "EXECUTIVE_OF"
     ]
     assert got == [("Lia Brandt", "EXECUTIVE_OF", "Quorvane", "chief operating officer")]
+
+
+def test_a_split_the_question_asks_for_is_read_part_by_part() -> None:
+    text = (
+        "Dana Whitfield: What is your leisure versus corporate mix now? Thank you.\n\n"
+        "Marcus Oyelaran: On a pro forma basis, at a pre-COVID level, we are about 28% "
+        "leisure, about 36% business transient. Revenue grew 5% organically, 3% currency.\n"
+    )
+    got = _read(text)
+    assert (got["leisure"]["value"], got["business transient"]["value"]) == (28.0, 36.0)
+    assert "currency" not in got and "organically" not in got
