@@ -8,14 +8,23 @@ turn (a money amount, a percentage, basis points, a range, a spoken band such as
 "mid-single digits" or "low teens", a multiple such as "four to five times"):
 
 1. the metric named in the figure's own clause, nearest before it ("our revenue up 6%"),
-   or right after it ("mid- to high 10s with margin");
-2. else, when the clause's subject is a pronoun ("it", "that") or the figure stands alone
-   (elliptic: "up about 50 basis points"), the metric in play: the one the previous
-   management sentence of the turn named, else the one the analyst's question named,
-   when exactly one metric is in play there; with two or more in play the figure is
-   dropped (precision first), as is a figure with no metric at all.
+   or right after it ("$414 million of equity capital", "mid- to high 10s with margin",
+   "a 90% increase in production"); a figure that qualifies another noun ("$10 million
+   deals", "$1.25 per gallon") is no fact; a split the question asks for is read part by
+   part ("about 28% leisure, about 36% business transient" after "your leisure mix?");
+2. else, when the clause's subject is a pronoun ("it was up", "We think it lands in"), the
+   company trends ("we're trending toward") or the figure stands alone ("Yeah. About $90
+   million"), the metric in play: the one the previous management sentence named, else
+   the one the answer has named so far, else the one the analyst's question names, when
+   exactly one metric is in play there; with two or more in play the figure is dropped
+   (precision first), as is a figure with no metric at all.
 
-Each fact is the company's (``@main``: the call's company), names its ``speaker``, its
+Dropped as well: figures of the past or a comparison's base ("two years ago", "relative
+to"), of another party ("these folks", customers, the market), a metric from the context
+with a figure of another quarter, and sentences that ask.
+
+Each fact is the company's (the call's company; with none given, the ticker the call's
+title names), names its ``speaker``, its
 ``kind`` (``guidance`` when the sentence looks forward, else ``actual``) and its period:
 the one the sentence names ("for the full year", "next quarter", "the fourth quarter"),
 else the call's year for guidance and the call's quarter for what was reported
