@@ -18,7 +18,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from kg.extract.deps_en import dependency_candidates
+from kg.extract.deps_en import dependency_candidates, lexicon
 from kg.extract.fastpath import clean_name, role_relations
 from kg.extract.patterns import PAIR_RULES, PairRule
 from kg.extract.regions import is_region
@@ -496,7 +496,8 @@ WIRE_LEAD = re.compile(r"\((?:Reuters|Bloomberg|AP|AFP|Dow Jones)\)\s*[-–—]\
 # first words that name no company alone ("General" of General Motors)
 _GENERIC_FIRST = frozenset(
     "General American United National First International Bank China Japan Royal Deutsche "
-    "New Southern Northern Western Eastern Global Standard Federal Central Capital".split()
+    "New Southern Northern Western Eastern Global Standard Federal Central Capital British "
+    "French German Swiss Canadian European Asian Air Great".split()
 )
 _NEWSWIRES = frozenset({"Reuters", "Bloomberg", "Dow Jones", "Associated Press", "AFP"})
 # capitalised words before a name that are no first names ("While Ford said ...")
@@ -514,7 +515,8 @@ def _tag_name(raw: str) -> str:
     if lead and _LEGAL.sub("", " " + name[lead.end() :]).strip(" ,"):
         name = name[lead.end() :]
     words = name.split()
-    while words and words[0][0].isupper() and words[0].lower() in {"diversified", "drugmaker"}:
+    kinds = {"diversified", *lexicon().org_nouns}  # "Retailer Bon-Ton Stores Inc."
+    while len(words) > 1 and words[0][0].isupper() and words[0].lower() in kinds:
         words = words[1:]
     return " ".join(words)
 
@@ -523,7 +525,11 @@ def lead_company(text: str) -> str:
     """The ticker-tagged company of a wire story's first sentence ("" if none)."""
     m = WIRE_LEAD.search(text[:2000])
     start = m.end() if m else 0
-    lead = re.split(r"(?<=[a-z0-9)])\.\s", text[start : start + 600], maxsplit=1)[0]
+    lead = re.split(
+        r"(?<=[a-z0-9)])(?<!Inc)(?<!Corp)(?<![ ]Co)(?<!Ltd)(?<!Bros)\.\s",
+        text[start : start + 600],
+        maxsplit=1,
+    )[0]
     tag = TICKER_TAG.search(lead)
     if tag is None:
         return ""

@@ -1305,8 +1305,10 @@ class Verifier:
                     before
                 ):
                     return "leaving_chief"
-        if c.rule == "exec_title_person_en" and 0 < c.start <= len(text):
-            prev = re.search(r"([A-Z][\w&.'-]*)\s+$", text[max(0, c.start - 40) : c.start])
+        bare_title = c.rule in ("exec_title_person_en", "exec_said_title_person_en")
+        if bare_title and 0 < c.start <= len(text):
+            # the word right before the title, not a sentence's last ("on Saturday.  CEO X")
+            prev = re.search(r"([A-Z][\w&'-]*)\s+$", text[max(0, c.start - 40) : c.start])
             owner = prev.group(1) if prev else ""
             if (
                 owner

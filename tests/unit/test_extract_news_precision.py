@@ -182,3 +182,21 @@ def test_reuters_chinese_executives_behind_ticker_tags() -> None:
     }
     assert got[("易满会", "中国工商银行")] == "董事长"
     assert got[("吴维", "交通银行")] == "副行长兼首席财务官"
+
+
+def test_wire_leads_with_bare_tickers_and_kind_words() -> None:
+    assert lead_company("(Reuters) - Retailer Bon-Tan Stores Inc. ( BTS.O ) posted a loss.") == (
+        "Bon-Tan Stores Inc."
+    )
+    assert lead_company("LONDON (Reuters) - Brixham Airways BXA.L reported a profit.") == (
+        "Brixham Airways"
+    )
+    said = facts_en('"Costs were low," said Chief Executive Wil Walder. Demand rose.')
+    assert ("Wil Walder", "EXECUTIVE_OF", "Brixham Airways") in said
+    rate = facts_en("Productivity increased at an annual rate of 1.9 percent after shrinking.")
+    assert rate[("Productivity", "HAS_VALUE", "1.9 percent")]["dir"] == "increased"
+
+
+def facts_en(text: str) -> dict[tuple[str, str, str], dict]:
+    ctx = DocContext(doc_id="n", kind="news", main_entity="Brixham Airways", lang="en")
+    return {(c.head, c.relation, c.tail): c.props for c in extract_patterns(text, ctx, "en")}
