@@ -470,7 +470,11 @@ def _priors(
     fig = parse_figure(m.group("fig"), scale_hint=str(props.get("scale", "")), context=sentence)
     if fig is None:
         fig = _bare(m.group("fig"), str(props.get("unit", "")))
-        if fig is not None and props.get("scale") and not scale_of(m.group("fig")):
+        if fig is not None and sentence[m.end("fig") : m.end("fig") + 7].lstrip().startswith(
+            "cent"
+        ):  # "rose to 52 cents from 50 cents": 0.50, not 50 dollars
+            fig = Figure(fig.value / 100, fig.unit, "", fig.raw)
+        elif fig is not None and props.get("scale") and not scale_of(m.group("fig")):
             mult = Decimal(str(scale_factor(str(props["scale"])) or 1.0))
             fig = Figure(
                 float(Decimal(str(fig.value)) * mult), fig.unit, str(props["scale"]), fig.raw

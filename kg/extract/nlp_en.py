@@ -21,7 +21,7 @@ from typing import Any
 from kg.extract.deps_en import dependency_candidates, lexicon
 from kg.extract.fastpath import clean_name, role_relations
 from kg.extract.patterns import PAIR_RULES, PairRule
-from kg.extract.regions import is_region
+from kg.extract.regions import DEMONYM_PLACE, is_region
 from kg.extract.relclf import classify_sentence
 from kg.extract.types import Candidate, Component, DocContext
 
@@ -511,8 +511,12 @@ _NOT_FIRST_NAMES = frozenset(
 def _tag_name(raw: str) -> str:
     # "Germany's Daimler AG": the country's possessive is no part of the name
     name = re.sub(r"'s$", "", re.split(r"\.\s+", raw.strip())[-1])  # "... Sea. Honda Motor's"
-    lead = re.match(r"(?:\S+\s+)*?\S+'s\s+(?=[A-Z])", name)
-    if lead and _LEGAL.sub("", " " + name[lead.end() :]).strip(" ,"):
+    lead = re.match(r"(?:\S+\s+)*?(\S+)'s\s+(?=[A-Z])", name)
+    if (  # "Germany's Daimler AG", not "Domino's Pizza Inc."
+        lead
+        and (is_region(lead.group(1)) or lead.group(1).casefold() in DEMONYM_PLACE)
+        and _LEGAL.sub("", " " + name[lead.end() :]).strip(" ,")
+    ):
         name = name[lead.end() :]
     words = name.split()
     kinds = {"diversified", *lexicon().org_nouns}  # "Retailer Bon-Ton Stores Inc."

@@ -7,6 +7,7 @@ levels after moves, treasury issues). Text written for these tests; names are in
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 
@@ -191,6 +192,9 @@ def test_wire_leads_with_bare_tickers_and_kind_words() -> None:
     assert lead_company("LONDON (Reuters) - Brixham Airways BXA.L reported a profit.") == (
         "Brixham Airways"
     )
+    # a country's possessive is no part of the name, a company's is
+    assert lead_company("(Reuters) - Germany's Harlen AG ( HRLG.DE ) said") == "Harlen AG"
+    assert lead_company("(Reuters) - Dorino's Pizza Inc. ( DRP.N ) said") == "Dorino's Pizza Inc."
     said = facts_en('"Costs were low," said Chief Executive Wil Walder. Demand rose.')
     assert ("Wil Walder", "EXECUTIVE_OF", "Brixham Airways") in said
     rate = facts_en("Productivity increased at an annual rate of 1.9 percent after shrinking.")
@@ -200,3 +204,16 @@ def test_wire_leads_with_bare_tickers_and_kind_words() -> None:
 def facts_en(text: str) -> dict[tuple[str, str, str], dict]:
     ctx = DocContext(doc_id="n", kind="news", main_entity="Brixham Airways", lang="en")
     return {(c.head, c.relation, c.tail): c.props for c in extract_patterns(text, ctx, "en")}
+
+
+def test_a_prior_figure_in_cents() -> None:
+    text = (
+        "Brixham profit falls\n\n(Reuters) - Brixham Stores Inc ( BXS.O ) said on Tuesday its "
+        "third-quarter profit fell. Earnings per share rose to 52 cents from 50 cents a year "
+        "earlier."
+    )
+    day = datetime(2008, 1, 4, tzinfo=UTC)  # the story's day dates its quarter
+    doc = ExtractDoc(id="eps", text=text, kind="news", lang="en", event_time=day)
+    result = asyncio.run(Extractor(index=bundled_index(), use_nlp=False).extract(doc, Mode.FAST))
+    values = sorted(t.attributes["value"] for t in result.triples if "share" in t.tail)
+    assert values == [0.5, 0.52]
