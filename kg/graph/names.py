@@ -1,8 +1,8 @@
 """Loose matching of entity names, as people write them: casefolded, parenthesised
-defined terms, punctuation, possessive 's, a leading "the" and trailing corporate
-suffixes removed; then equal, one containing the other as a token sequence, or (not for
-Chinese) token Jaccard >= 0.5. Used where a name must be recognised again (the relation
-classifier's candidates, gold scoring)."""
+defined terms, the dots of initials, punctuation, possessive 's, a leading "the" and
+trailing corporate suffixes removed; then equal, one containing the other as a token
+sequence, or (not for Chinese) token Jaccard >= 0.5. Used where a name must be recognised
+again (the relation classifier's candidates, gold scoring)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,13 @@ _SUFFIX = re.compile(
     r"plc|sa|ag|nv|n\s*v|group|holdings?))+$"
 )
 _LEAD = re.compile(r"^(?:the)\s+")
+# Dotted initials are one word: "F.N.B." is the bank its own ticker line calls "FNB".
+_INITIALS = re.compile(r"\b(?:[^\W\d_]\.){2,}")
 
 
 def normalise(name: str) -> str:
     s = name.casefold().replace("’", "'")
+    s = _INITIALS.sub(lambda m: m.group(0).replace(".", ""), s)
     s = _PAREN.sub(" ", s)
     s = re.sub(r"'s\b", " ", s)
     s = _PUNCT.sub(" ", s)

@@ -62,5 +62,7 @@ def test_scale_and_chinese_names() -> None:
     assert not attrs_agree({"value": 1.842e6}, {"value": "1,842", "scale": "millions"})
     # a period that names no date ("week") has nothing to compare; a commentary's date counts
     assert attrs_agree({"value": 1.81, "date": "2025-10-17"}, {"value": "1.81%", "period": "week"})
+    assert names_match("FNB", "F.N.B.") and names_match("U.S. Bancorp", "US Bancorp")
+    assert not names_match("F.N.B.", "F. B.")  # initials join, they are not dropped
     assert names_match("DR001", "DR001加权平均利率")  # Chinese: contained by character
     assert not names_match("10年期国债收益率", "10年期国开债收益率")  # no character Jaccard
