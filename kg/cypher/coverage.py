@@ -26,7 +26,7 @@ from typing import Any
 
 from kg.cypher.frame import Frame, ReadingCandidate, is_negation
 from kg.cypher.lexicon import Mention, _normalize, trigger_regex, triggers
-from kg.cypher.reading import WINDOW_PARAMS, flat_params, negation_used
+from kg.cypher.reading import WINDOW_PARAMS, flat_params, query_negates
 
 COVERAGE_PATH = Path(__file__).with_name("coverage.toml")
 # Trigger tables by the part of a reading they fill; "frame" words (question words, "when",
@@ -235,7 +235,7 @@ def coverage(
         if isinstance(x, int | float) and not isinstance(x, bool)
         for part in [f"{x:g}", *f"{x:g}".split(".")]
     }
-    negated = negation_used(frame, chosen)
+    negated = query_negates(chosen.cypher)
     leftover: list[str] = []
     classes: set[str] = set()
     for i, t in enumerate(tokens):

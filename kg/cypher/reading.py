@@ -461,7 +461,12 @@ def _unread_numbers(frame: Frame) -> list[str]:
 def negation_used(frame: Frame, chosen: ReadingCandidate) -> bool:
     if frame.negated or any(neg for _r, neg in frame.bare_relations):
         return True
-    cy = re.sub(r"\w+\.valid_to IS NULL", "", chosen.cypher.upper().replace("VALID_TO", "valid_to"))
+    return query_negates(chosen.cypher)
+
+
+def query_negates(cypher: str) -> bool:
+    """Whether a query negates something (not counting the validity test of current facts)."""
+    cy = re.sub(r"\w+\.valid_to IS NULL", "", cypher.upper().replace("VALID_TO", "valid_to"))
     return any(w in cy for w in ("NOT ", "<>", "NONE(", "IS NULL", "= 0"))
 
 
