@@ -33,7 +33,7 @@ from core.records import Triple
 from kg.extract.deps_en import lexicon
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import header_period, normalise_period
-from kg.extract.regions import DEMONYM_PLACE, is_region
+from kg.extract.regions import is_region
 from kg.extract.table_periods import QUARTER_ORDINALS
 from kg.extract.types import Candidate, DocContext
 from kg.extract.zh import _jieba
@@ -1270,8 +1270,6 @@ class Verifier:
                 return "bad_span"
             c.start, c.end = span
             stats.repaired["span"] += 1
-        if c.relation == "OPERATES_IN" and c.tail.casefold() in DEMONYM_PLACE:
-            c.tail = DEMONYM_PLACE[c.tail.casefold()]  # "Spanish lender Bankia" -> Spain
         h = self.index.resolve(c.head, c.head_type)
         t = self.index.resolve(c.tail, c.tail_type)
         h = self._ref(c, "head_ref", h)
@@ -1296,8 +1294,12 @@ class Verifier:
                 return "time_word"
             if kind != "Person" and FORMER_POST.match(name):
                 return "not_a_name"  # "Former Treasury", "Then-Defense": a past post
-            if kind == "Person" and re.fullmatch(r"[A-Z][a-z'’-]+", name):
-                return "not_a_name"  # a surname alone ("Liddy"): the full name is the fact's
+            if (
+                kind == "Person"
+                and re.fullmatch(r"[A-Z][a-z'’-]+", name)
+                and not re.search(rf"\b(?:Mr|Ms|Mrs|Dr)\.?\s+{name}\b", text)
+            ):
+                return "not_a_name"  # a surname alone ("Liddy"), not "Mr. Lathrop"
         if c.relation in ("HAS_CEO", "HAS_CHAIRMAN") and c.tail in text:
             for m in re.finditer(re.escape(c.tail), text):
                 before = text[max(0, m.start() - 40) : m.start()]

@@ -97,15 +97,6 @@ def test_a_common_noun_owns_no_metric() -> None:
     assert _check(c, text) == "not_an_owner"
 
 
-def test_a_nationality_is_its_country() -> None:
-    ok, _ = Verifier().verify(
-        [Candidate("Bankora", "Company", "OPERATES_IN", "Spanish", "Region", 0, 22)],
-        "Spanish lender Bankora said",
-        DocContext(doc_id="d"),
-    )
-    assert [v.cand.tail for v in ok] == ["Spain"]
-
-
 def test_a_bare_title_after_another_company_is_not_the_main_company() -> None:
     ctx = DocContext(doc_id="d", main_entity="Air Loire", main_type="Company")
     text = "ACX CEO Rob Mill said he prefers the plan."
@@ -128,9 +119,10 @@ def test_a_wraps_quoted_bonds_and_their_levels() -> None:
         "5年期“24附息国债08”下行1.15bp，10年期“24附息国债11”上行0.25bp报2.1725%。"
         "10年期国债及国开下行0.2bp，“24国开10”报2.213%。“22万科06”涨超5%。"
     )
-    assert got[("5年期“24附息国债08”", "HAS_VALUE", "1.15bp")]["dir"] == "下行"
-    level = got[("10年期“24附息国债11”", "HAS_VALUE", "2.1725%")]
-    assert (level["value"], level["chg"]) == (2.1725, "0.25")
+    move = got[("“24附息国债08”", "HAS_VALUE", "1.15bp")]
+    assert (move["dir"], move["tenor"]) == ("下行", "5年期")
+    level = got[("“24附息国债11”", "HAS_VALUE", "2.1725%")]
+    assert (level["value"], level["chg"], level["tenor"]) == (2.1725, "0.25", "10年期")
     assert ("“24国开10”", "HAS_VALUE", "2.213%") in got
     assert ("10年期国债", "HAS_VALUE", "下行0.2bp") not in got  # the quoted bonds carry it
     assert got[("“22万科06”", "HAS_VALUE", "5%")]["dir"] == "涨"
