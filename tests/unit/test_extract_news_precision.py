@@ -209,3 +209,11 @@ def test_a_prior_figure_in_cents() -> None:
     result = asyncio.run(Extractor(index=bundled_index(), use_nlp=False).extract(doc, Mode.FAST))
     values = sorted(t.attributes["value"] for t in result.triples if "share" in t.tail)
     assert values == [0.5, 0.52]
+
+
+def test_economic_data_of_reuters_chinese_analyses() -> None:
+    got = zh_facts("尽管如此，7月工厂订单下滑0.8%。6月工厂订单增长0.6%。8月失业率为3.9%，但他说。")
+    assert got[("工厂订单", "HAS_VALUE", "0.8%")]["when"] == "7月"
+    assert got[("失业率", "HAS_VALUE", "3.9%")]["value"] == 3.9  # a level (为), no change
+    assert "measure" not in got[("失业率", "HAS_VALUE", "3.9%")]
+    assert not [k for k in got if k[0].startswith(("但", "尽管"))]
