@@ -780,8 +780,32 @@ def read_text_table(
     """A table chunk of pipe rows: read as the flattened filing table it is
     (``is_flattened``: the same facts as its HTML), else as a Markdown grid."""
     if is_flattened(text):
-        return flat_facts(text, ctx, context=context, until=until)
+        read = flat_facts(text, ctx, context=context, until=until)
+        _row_spans(read, text)
+        return read
     return _tables.read_chunk_table(text, ctx, context=context)
+
+
+def _row_spans(read: TableRead, text: str) -> None:
+    """Give each fact of a pipe-row chunk the span of its row, as the grid reader does:
+    the flat reader works on cell texts, and a fact whose evidence the verifier must
+    search for again can lose it to a name like "S.p.A." that reads as sentence ends."""
+    rows: list[tuple[int, int]] = []
+    at = 0
+    for line in text.splitlines(keepends=True):
+        body = line.strip().strip("|").strip()
+        if body:
+            start = text.index(body, at)
+            rows.append((start, start + len(body)))
+        at += len(line)
+    for c in read.candidates:
+        if c.start >= 0:
+            continue
+        label = c.tail.rsplit(": ", 1)[-1]
+        for start, end in rows:
+            if label and label in text[start:end]:
+                c.start, c.end = start, end
+                break
 
 
 def filing_facts(filing: Filing, ctx: DocContext) -> TableRead:
