@@ -96,6 +96,15 @@ def check_installed() -> Path:
     return jars
 
 
+def _under_home(name: str) -> property:
+    """A read-only path attribute: ``name`` in the node's home folder."""
+
+    def path(node: KafkaNode) -> Path:
+        return node.home / name
+
+    return property(path, doc=f"home / {name!r}")
+
+
 @dataclass(frozen=True)
 class KafkaNode:
     """One combined broker/controller: its id, client and controller ports, directory."""
@@ -109,21 +118,11 @@ class KafkaNode:
     def bootstrap(self) -> str:
         return f"{HOST}:{self.port}"
 
-    @property
-    def storage(self) -> Path:
-        return self.home / "storage"
-
-    @property
-    def config(self) -> Path:
-        return self.home / "server.properties"
-
-    @property
-    def log_file(self) -> Path:
-        return self.home / "server.log"
-
-    @property
-    def gc_log(self) -> Path:
-        return self.home / "gc.log"
+    # the node's files and folders, all under its home
+    storage = _under_home("storage")
+    config = _under_home("server.properties")
+    log_file = _under_home("server.log")
+    gc_log = _under_home("gc.log")
 
 
 def voters(nodes: Sequence[KafkaNode]) -> str:
