@@ -14,9 +14,9 @@ import pytest
 from kg.extract import DocContext, Mode
 from kg.extract.fastpath import extract_patterns
 from kg.extract.nlp_en import is_surname, lead_company, related_short, tagged_companies
+from kg.extract.parties import not_a_party_name
 from kg.extract.pipeline import ExtractDoc, Extractor, bundled_index
 from kg.extract.types import Candidate
-from kg.extract.verify import Verifier
 from kg.extract.zh import extract_zh
 
 ZH = DocContext(doc_id="zh", kind="commentary", lang="zh")
@@ -69,7 +69,7 @@ def test_a_story_keeps_one_name_per_company(extractor: Extractor) -> None:
 
 
 def _check(c: Candidate, text: str, ctx: DocContext | None = None) -> str:
-    return Verifier()._not_a_party_name(c, text, ctx or DocContext(doc_id="d"))
+    return not_a_party_name(c, text, ctx or DocContext(doc_id="d"))
 
 
 # head | head type | relation | tail | tail type | text | reason ("" kept)
