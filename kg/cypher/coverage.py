@@ -12,7 +12,14 @@ negation words when something is negated). What is left, less stop words
 (``coverage.toml``, written from grammar, not from question sets), is evidence against
 the reading: a plain leftover word a little, a leftover word of a class that changes what
 is asked (negation, comparison, either/or, each, difference, both, time, a number) more.
-"""
+
+A word no mention covers is still credited when the lexicon maps it to a part the query
+uses (``lexicon_senses``: a word of a trigger phrase, "trade" of "trade in", "chaired" of
+"chair", a character of a Chinese one, "发" of "发行", "债" of "国债"), when it is a
+number in another form that a comparison the query uses reads ("5y" for tenor > 5, "two"
+for > 2), a counting noun ("times", "sessions", "次") when the query counts. A concept
+word is used when the query names the label or uses an entity of that label ("高管"
+beside an Executive)."""
 
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.cypher.frame import Frame, ReadingCandidate, is_negation
-from kg.cypher.lexicon import Mention, _normalize, trigger_regex, triggers
+from kg.cypher.lexicon import Mention, Sense, _normalize, _singular, trigger_regex, triggers
 from kg.cypher.reading import WINDOW_PARAMS, flat_params, query_negates
 
 COVERAGE_PATH = Path(__file__).with_name("coverage.toml")
@@ -63,6 +70,8 @@ _NUMBER = re.compile(r"\d|^[零一二两三四五六七八九十百千万点]+$"
 _AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(", "collect(")
 _RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b", re.I)
 _SUBTRACT = re.compile(r"[\w)\]]\s+-\s+[\w(]")
+_TENOR = re.compile(r"^(\d+(?:\.\d+)?)[dwmy]$")  # "5y", "7d": a number with its unit
+_ONE_OF = "一"  # "一期", "一家": "one" + a measure word, the article of Chinese
 
 
 @dataclass(frozen=True)
@@ -159,13 +168,89 @@ def used_parts(frame: Frame, chosen: ReadingCandidate) -> dict[str, bool]:
     }
 
 
+def _stem(word: str) -> str:
+    """A crude English stem for matching a word to a lexicon word ("chaired" = "chair",
+    "traded" = "trade", "tracking" = "track"); words under 4 letters stay as they are."""
+    w = _singular(word)
+    for suffix in ("ing", "ed", "e"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)]
+    return w
+
+
+@cache
+def lexicon_senses() -> tuple[dict[str, tuple[Sense, ...]], tuple[tuple[str, Sense], ...]]:
+    """The trigger lexicon (``triggers.toml``: words for concepts, relations, properties
+    and values) by English word stem, and its Chinese phrases: a word is credited with the
+    senses of every phrase it is part of."""
+    trig = triggers()
+    pairs: list[tuple[str, Sense]] = []
+    for kind, table in (("concept", "concepts"), ("relation", "relations")):
+        for key, ws in trig.get(table, {}).items():
+            pairs.extend((w, Sense(kind, key)) for w in ws)
+    for key, ws in trig.get("properties", {}).items():
+        pairs.extend((w, Sense("property", key)) for w in ws)
+    for prop, vals in trig.get("values", {}).items():
+        for val, ws in vals.items():
+            pairs.extend((w, Sense("value", prop, val)) for w in [val, *ws])
+    stop = set(words()["stop"]["en"])
+    en: dict[str, list[Sense]] = {}
+    zh: list[tuple[str, Sense]] = []
+    for phrase, sense in pairs:
+        p = _normalize(phrase)
+        if p.isascii():
+            for w in re.findall(r"[a-z]+", p):
+                if w not in stop and len(w) >= 3:
+                    en.setdefault(_stem(w), []).append(sense)
+        else:
+            zh.append((p, sense))
+    return {k: tuple(v) for k, v in en.items()}, tuple(zh)
+
+
+def _senses_of(token: str) -> list[Sense]:
+    en, zh = lexicon_senses()
+    if token.isascii():
+        return list(en.get(_stem(token), ())) if len(token) >= 3 else []
+    return [s for p, s in zh if token in p]
+
+
+def _sense_used(
+    s: Sense,
+    cy: str,
+    used: list[Any],
+    used_ids: set[str],
+    carried: set[str],
+    labels: set[str],
+) -> bool:
+    if s.kind == "entity" and (s.key in used_ids or s.key.casefold() in carried):
+        return True
+    if s.kind in ("concept", "relation") and f":{s.key.lstrip('*')}" in cy:
+        return True
+    if s.kind == "concept" and s.key in labels:  # "高管": the anchor is an Executive
+        return True
+    if s.kind == "property" and (f".{s.key}" in cy or s.key in used):
+        return True
+    if s.kind == "value":
+        val = (s.label or s.key).casefold()
+        if any(isinstance(x, str) and x.casefold() == val for x in used) or val in carried:
+            return True
+    return False
+
+
 def _mention_used(
-    m: Mention, cy: str, used: list[Any], used_ids: set[str], carried: set[str]
+    m: Mention,
+    cy: str,
+    used: list[Any],
+    used_ids: set[str],
+    carried: set[str],
+    labels: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> bool:
     for s in m.senses:
         if s.kind == "entity" and (s.key in used_ids or s.key.casefold() in carried):
             return True
         if s.kind in ("concept", "relation") and f":{s.key.lstrip('*')}" in cy:
+            return True
+        if s.kind == "concept" and s.key in labels:
             return True
         if s.kind == "property" and (f".{s.key}" in cy or s.key in used):
             return True
@@ -200,8 +285,9 @@ def coverage(
         for x in (v if isinstance(v, list | tuple) else [v])
         if isinstance(x, str)
     }
+    labels = {str(entities.get(i, {}).get("label") or "") for i in used_ids} - {""}
     consumed: set[int] = set()
-    hits = [_mention_used(m, chosen.cypher, used, used_ids, carried) for m in mentions]
+    hits = [_mention_used(m, chosen.cypher, used, used_ids, carried, labels) for m in mentions]
     for k, m in enumerate(mentions):
         # a relation, concept or property word next to a used name or value is how the
         # question names it ("listed on SSE" read as exchange = SSE, "国债" beside CN10Y)
@@ -236,6 +322,12 @@ def coverage(
         for part in [f"{x:g}", *f"{x:g}".split(".")]
     }
     negated = query_negates(chosen.cypher)
+    spoken = {**triggers()["spoken"]["en_units"], **triggers()["spoken"]["en_tens"]}
+    counted = "count(" in chosen.cypher.lower() or "size(" in chosen.cypher.lower()
+    zh_stop = set(words()["stop"]["zh"])
+    # the numbers of the question's comparisons that the query uses (not any number of the
+    # query: "最宽的一天" is no count of days because some parameter is 1)
+    compared = {f"{c.value:g}" for c in frame.units.comparisons} & numbers
     leftover: list[str] = []
     classes: set[str] = set()
     for i, t in enumerate(tokens):
@@ -250,7 +342,20 @@ def coverage(
             continue
         if parts["time"] and t in words()["range_words"]["words"]:
             continue  # "from ... to ...", "9月16日到18日": the window's own joints
+        tenor = _TENOR.match(t)
+        if tenor and f"{float(tenor.group(1)):g}" in compared:
+            continue  # "longer than five years" read as "> 5y", the query compares with 5
+        if t in spoken and f"{spoken[t]:g}" in compared:
+            continue  # "more than two companies": members > 2
+        if counted and t in words()["count_nouns"]["words"]:
+            continue  # "how many times / sessions / 次": what the count counts
+        if len(t) == 2 and t[0] == _ONE_OF and t[1] in zh_stop:
+            continue  # "最新一期", "那一家": the article, not a count
         kind = _class_of(t)
+        if kind is None and any(
+            _sense_used(s, chosen.cypher, used, used_ids, carried, labels) for s in _senses_of(t)
+        ):
+            continue  # a word of a lexicon phrase whose part the query uses ("发" of 发行)
         if (kind == "negation" and negated) or (kind and accounted.get(kind)):
             continue
         if kind is not None:

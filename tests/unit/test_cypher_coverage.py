@@ -103,3 +103,28 @@ def test_a_rival_is_another_reading_within_the_gap_and_rows_compare_as_sets() ->
     assert rival(a, [a, b, c]) is b and rival(a, [a, c]) is None
     assert same_rows([{"id": "A", "name": "x"}, {"id": "B"}], [{"id": "B"}, {"id": "A"}])
     assert not same_rows([{"id": "A"}], [{"id": "B"}])
+
+
+def test_a_lexicon_word_is_credited_only_when_the_query_uses_what_it_maps_to() -> None:
+    # "trade" is a word of the LISTED_IN phrase "trade in" (no mention of its own here):
+    # credited by a query that follows LISTED_IN, left over by one that does not
+    from dataclasses import replace
+
+    from kg.cypher.coverage import _senses_of, _stem
+
+    assert _stem("chaired") == "chair" and _stem("traded") == _stem("trade")
+    assert any(s.kind == "relation" and s.key == "ISSUED_BY" for s in _senses_of("发"))
+    q = "Which companies belong to the banking industry and trade?"
+    plain = _best(PLAIN)
+    assert "trade" in _cover(q, plain).leftover
+    listed = replace(
+        plain, cypher=plain.cypher.replace("MATCH", "MATCH (t)-[:LISTED_IN]->()\nMATCH", 1)
+    )
+    assert "trade" not in _cover(q, listed).leftover
+
+
+def test_grammar_words_of_asking_are_stop_words_and_count_nouns_need_a_count() -> None:
+    w = words()
+    assert {"confirm", "few", "using"} <= set(w["stop"]["en"])
+    assert {"所", "含", "担任"} <= set(w["stop"]["zh"])
+    assert "times" in w["count_nouns"]["words"]
