@@ -33,7 +33,7 @@ from typing import Any
 
 from kg.cypher.frame import Frame, ReadingCandidate, is_negation
 from kg.cypher.lexicon import Mention, Sense, _normalize, _singular, trigger_regex, triggers
-from kg.cypher.reading import WINDOW_PARAMS, flat_params, query_negates
+from kg.cypher.reading import AGG_CYPHER, RANKED, WINDOW_PARAMS, flat_params, query_negates
 
 COVERAGE_PATH = Path(__file__).with_name("coverage.toml")
 # Trigger tables by the part of a reading they fill; "frame" words (question words, "when",
@@ -67,8 +67,9 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 _SKIP_KEYS = {"between", "series", "words", "groups", "labels", "strip", "pronouns"}
 _NUMBER = re.compile(r"\d|^[零一二两三四五六七八九十百千万点]+$")
-_AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(", "collect(")
-_RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b", re.I)
+# what aggregates in a query: the reader's own test (``reading.AGG_CYPHER``), and a
+# ``collect(`` of a list, which accounts for "list all"
+_AGG_CYPHER = (*AGG_CYPHER, "collect(")
 _SUBTRACT = re.compile(r"[\w)\]]\s+-\s+[\w(]")
 _TENOR = re.compile(r"^(\d+(?:\.\d+)?)[dwmy]$")  # "5y", "7d": a number with its unit
 _ONE_OF = "一"  # "一期", "一家": "one" + a measure word, the article of Chinese
@@ -155,7 +156,7 @@ def used_parts(frame: Frame, chosen: ReadingCandidate) -> dict[str, bool]:
         any(abs(float(n) - c.value) < 1e-9 for n in nums) or f"{c.value:g}" in cy
         for c in frame.units.comparisons
     )
-    aggregated = any(w in low for w in _AGG_CYPHER) or bool(_RANKED.search(cy))
+    aggregated = any(w in low for w in _AGG_CYPHER) or bool(RANKED.search(low))
     series = chosen.kind in ("series", "when")
     return {
         "frame": True,
@@ -243,24 +244,9 @@ def _mention_used(
     used: list[Any],
     used_ids: set[str],
     carried: set[str],
-    labels: set[str] = frozenset(),  # type: ignore[assignment]
+    labels: set[str],
 ) -> bool:
-    for s in m.senses:
-        if s.kind == "entity" and (s.key in used_ids or s.key.casefold() in carried):
-            return True
-        if s.kind in ("concept", "relation") and f":{s.key.lstrip('*')}" in cy:
-            return True
-        if s.kind == "concept" and s.key in labels:
-            return True
-        if s.kind == "property" and (f".{s.key}" in cy or s.key in used):
-            return True
-        if s.kind == "value" and any(
-            isinstance(x, str) and x.casefold() == s.label.casefold() for x in used
-        ):
-            return True
-        if s.kind == "value" and s.label.casefold() in carried:
-            return True
-    return False
+    return any(_sense_used(s, cy, used, used_ids, carried, labels) for s in m.senses)
 
 
 def coverage(

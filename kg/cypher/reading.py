@@ -83,8 +83,8 @@ _ORDINALS = re.compile(r"^(first|second|third|fourth|fifth)$|第[一二三四五
 _DAY_ORDINALS = re.compile(r"^(sixth|seventh|eighth|ninth|tenth|\w+teenth|\w+tieth)$", re.I)
 _CLOCK = re.compile(r"^(clock|utc|gmt|am|pm)$|[零一二两三四五六七八九十]点|早上|下午|晚上", re.I)
 _ZH_NUM = re.compile(r"[零一二两三四五六七八九十百][号]|^[零一二两三四五六七八九十百点]+$")
-_AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(")
-_RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b")  # not the entity lists' "ORDER BY id"
+AGG_CYPHER = ("count(", "avg(", "max(", "min(", "sum(", "reduce(", "size(")
+RANKED = re.compile(r"order by [^\n]*\b(desc|asc)\b")  # not the entity lists' "ORDER BY id"
 _RELS = re.compile(r"\[\w*:([A-Z_]+)")
 
 with Path(__file__).with_name("reading.toml").open("rb") as _fh:
@@ -363,7 +363,7 @@ def assess(
     asks_agg = frame.agg not in (None, "latest") or frame.daily is not None
     # "the latest value of the rate the Fed sets": a value asked, not the indicator
     asks_agg = asks_agg or (frame.agg == "latest" and frame.units.value_word)
-    aggregated = any(w in cy for w in _AGG_CYPHER) or _RANKED.search(cy) is not None
+    aggregated = any(w in cy for w in AGG_CYPHER) or RANKED.search(cy) is not None
     aggregated = aggregated or (frame.agg == "latest" and "last_value" in cy)
     if asks_agg and chosen.kind not in ("series", "when") and not aggregated:
         evidence.append("unused_aggregate")

@@ -446,12 +446,14 @@ def _period_hint(sent: str, header: str, forward: bool) -> str:
 _TITLE_TICKER = re.compile(r"^([A-Z][A-Z.]{0,5})\s+Q[1-4]\s+(?:FY\s?)?(?:19|20)\d{2}\b")
 
 
-def _numbers(c: Candidate) -> set[float]:
-    return {
-        round(float(x), 6)
-        for k in ("value", "low_value", "high_value", "change_value")
-        if isinstance(x := c.props.get(k), int | float)
-    }
+_FIGURE_KEYS = ("value", "low_value", "high_value")
+
+
+def _numbers(
+    props: dict[str, str | float], keys: tuple[str, ...] = (*_FIGURE_KEYS, "change_value")
+) -> set[float]:
+    """The numbers a fact's ``keys`` hold, rounded so that two readings of one figure meet."""
+    return {round(float(x), 6) for k in keys if isinstance(x := props.get(k), int | float)}
 
 
 def call_figures(
@@ -469,7 +471,13 @@ def call_figures(
     company's (``calls_people``) come with them: the pipeline reads a call through this
     one entry."""
     read = [
-        (c.start, c.end, _numbers(c), str(c.props.get("period", "")), c.tail.casefold().split())
+        (
+            c.start,
+            c.end,
+            _numbers(c.props),
+            str(c.props.get("period", "")),
+            c.tail.casefold().split(),
+        )
         for c in known or ()
         if c.relation == "DISCLOSES"
     ]
@@ -553,8 +561,7 @@ def call_figures(
                 if metric.start < sa:
                     props["subject_from"] = "context"
                 span_start = min(metric.start, sa)
-                mine = {round(float(x), 6) for k in ("value", "low_value", "high_value")
-                        if isinstance(x := props.get(k), int | float)}  # fmt: skip
+                mine = _numbers(props, _FIGURE_KEYS)
                 words = metric.name.casefold().split()
                 if any(
                     mine & nums
