@@ -238,17 +238,6 @@ def _sense_used(
     return False
 
 
-def _mention_used(
-    m: Mention,
-    cy: str,
-    used: list[Any],
-    used_ids: set[str],
-    carried: set[str],
-    labels: set[str],
-) -> bool:
-    return any(_sense_used(s, cy, used, used_ids, carried, labels) for s in m.senses)
-
-
 def coverage(
     frame: Frame,
     chosen: ReadingCandidate,
@@ -273,7 +262,10 @@ def coverage(
     }
     labels = {str(entities.get(i, {}).get("label") or "") for i in used_ids} - {""}
     consumed: set[int] = set()
-    hits = [_mention_used(m, chosen.cypher, used, used_ids, carried, labels) for m in mentions]
+    hits = [  # a mention is used when one of its senses is
+        any(_sense_used(s, chosen.cypher, used, used_ids, carried, labels) for s in m.senses)
+        for m in mentions
+    ]
     for k, m in enumerate(mentions):
         # a relation, concept or property word next to a used name or value is how the
         # question names it ("listed on SSE" read as exchange = SSE, "国债" beside CN10Y)
