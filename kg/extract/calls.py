@@ -21,10 +21,13 @@ company, and are dropped (``analyst_turn``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
 
 Role = Literal["analyst", "management", "operator"]
 
@@ -214,3 +217,137 @@ def asked_spans(turns: list[Turn], start: int, end: int) -> list[tuple[int, int]
         for t in turns
         if t.role == "analyst" and t.start < end and t.end > start
     ]
+
+
+# -- the company of a call -----------------------------------------------------------------
+# A call names its company in its title or header ("Aaron's Inc (AAN) Q3 2021 Earnings
+# Call", "AAN Q3 2021 earnings call"), in the operator's welcome ("Welcome to the Aaron's
+# third quarter 2021 earnings call") or only in passing ("our entire Aaron's family"). A
+# ticker is tied to a name by a table the project holds (the bundled dictionary, the 10-K
+# cover pages in ``kg/data/filer_tickers.json``) or by the transcript itself, never by a
+# guess from memory: with neither, the ticker stays the company's name.
+TITLE_TICKER = re.compile(r"^([A-Z][A-Z.]{0,5})\s+Q[1-4]\s+(?:FY\s?)?(?:19|20)\d{2}\b")
+_CALL_WORDS = r"(?:earnings|results|conference|quarterly)\s+(?:conference\s+)?call"
+_HEADER_NAMED = re.compile(
+    r"(?P<name>[A-Z][\w&.'’-]*(?:\s+(?:[A-Z][\w&.'’-]*|&|of|and)){0,5})\s+\((?:(?:NYSE|NASDAQ|Nasdaq|"
+    r"NYSEAMERICAN|AMEX|TSX)\s*:\s*)?(?P<ticker>[A-Z][A-Z.]{0,5})\)"
+)
+_WELCOME = re.compile(
+    r"\b(?i:welcome|joining\s+us|join\s+us)\s+(?i:to|for)\s+(?i:the\s+|today's\s+)?"
+    r"(?P<name>[A-Z][\w&.'’-]*(?:\s+(?:[A-Z][\w&.'’-]*|&)){0,4}?)(?:'s|’s)?\s+"
+    r"(?i:(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter|Q[1-4]|fiscal|full[- ]year|"
+    r"(?:19|20)\d{2}|" + _CALL_WORDS + r")"
+)
+# a name in passing: capitalised words (a possessive, hyphens and dotted initials kept)
+_PROPER = re.compile(r"(?<![\w.])(?:(?:[A-Z]\.){2,}|[A-Z][\w&’'-]*)(?:\s+(?:[A-Z][\w&-]*|&))*")
+_NOT_NAMES = frozenset(
+    "i we our you the a an and but so yes yeah okay ok well thanks thank good great hi hey "
+    "operator analyst ceo cfo coo q&a covid us u.s. america american".split()
+)  # fmt: skip
+FILER_TICKERS = "filer_tickers.json"
+
+
+@dataclass(frozen=True, slots=True)
+class CallCompany:
+    name: str
+    ticker: str
+    how: str  # header | table | dictionary | transcript | ticker
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^A-Za-z]", "", text).upper()
+
+
+def _tickerish(hint: str) -> str:
+    """The ticker a hint is ("F.N.B." -> "FNB", "EQR"), or ""."""
+    return _letters(hint) if re.fullmatch(r"[A-Z][A-Z.]{0,7}", hint or "") else ""
+
+
+def _stands_for(ticker: str, name: str) -> bool:
+    """Does ``name`` spell ``ticker``: the same letters ("F.N.B."), its words' initials
+    ("Kite Realty Group" - KRG), or one name word holding the ticker's letters in order
+    from its first ("Aaron's" - AAN, "Synovus" - SNV, "Cleveland-Cliffs" - CLF)?"""
+    words = [w for w in re.split(r"[\s-]+", re.sub(r"(?:'s|’s)$", "", name)) if w and w != "&"]
+    if not ticker or not words:
+        return False
+    if _letters(name) == ticker or "".join(w[0] for w in words).upper() == ticker:
+        return True
+    whole = _letters(name)
+    if whole[:1] != ticker[0] or len(whole) < max(4, len(ticker) + 1):
+        return False
+    at = 0
+    for ch in ticker:
+        at = whole.find(ch, at) + 1
+        if not at:
+            return False
+    return True
+
+
+def _passing_name(ticker: str, text: str, speakers: set[str]) -> str:
+    """The name the transcript uses for its company, one that spells the ticker ("our
+    entire Aaron's family", "Synovus", "F.N.B."), most said first; never a speaker's name
+    nor a single word only ever opening a sentence ("Fix")."""
+    seen: Counter[str] = Counter()
+    for m in _PROPER.finditer(text):
+        # a period word ends a name ("FNB Q3 2021 earnings call" -> "FNB")
+        name = re.split(r"\s+(?:Q[1-4]|H[12]|FY\w*)\b", m.group(0))[0]
+        name = re.sub(r"(?:'s|’s)$", "", name)
+        if not re.fullmatch(r"(?:[A-Z]\.){2,}", name):
+            name = name.rstrip(".")
+        if name.casefold() in _NOT_NAMES or set(name.split()) & speakers:
+            continue
+        before = text[max(0, m.start() - 3) : m.start()]
+        opens = m.start() == 0 or re.search(r"(?:[.!?:]\s+|\n)$", before) is not None
+        if opens and " " not in name and "-" not in name and not name.isupper():
+            continue
+        seen[name] += 1
+    spelled = [(name != ticker, n, name) for name, n in seen.items() if _stands_for(ticker, name)]
+    return max(spelled)[2] if spelled else ""  # a name before the bare ticker, most said first
+
+
+@cache
+def _filer_table() -> dict[str, str]:
+    rows = json.loads(resources.files("kg.data").joinpath(FILER_TICKERS).read_text("utf-8"))
+    return {t: r["name"] for r in rows["filers"] for t in r["tickers"]}
+
+
+def call_company(hint: str, title: str, text: str, known: Any = None) -> CallCompany | None:
+    """The company of a call transcript when the user gave no name (or only a ticker):
+    the header's "Name (TICKER)", the operator's welcome, the ticker's name in a table the
+    project holds (``known(ticker)``: the bundled dictionary; then the 10-K cover pages),
+    a name in the transcript that spells the ticker, else the ticker itself. None for a
+    document that is no call (no call title and no transcript)."""
+    head = f"{title}\n{text[:OPENING]}"
+    titled = TITLE_TICKER.match(title or "")
+    is_call = bool(titled) or re.search(_CALL_WORDS, head, re.I) is not None
+    turns = transcript_turns(text) if not is_call else []
+    if not is_call and not turns:
+        return None
+    named = _HEADER_NAMED.search(head)
+    ticker = (
+        _tickerish(hint)
+        or (titled.group(1).replace(".", "") if titled else "")
+        or (named.group("ticker").replace(".", "") if named else "")
+    )
+    if named and (not ticker or named.group("ticker").replace(".", "") == ticker):
+        return CallCompany(named.group("name"), ticker, "header")
+    if ticker and known is not None and (name := known(ticker)):
+        return CallCompany(name, ticker, "dictionary")
+    if ticker and (name := _filer_table().get(ticker, "")):
+        return CallCompany(name, ticker, "table")
+    welcome = _WELCOME.search(text[: OPENING * 5])
+    if (
+        welcome
+        and welcome.group("name")[0] == (ticker or welcome.group("name"))[0]
+        and not re.match(
+            r"(?i)(?:first|second|third|fourth|fiscal|full|annual)\b", welcome.group(1)
+        )
+    ):
+        return CallCompany(welcome.group("name"), ticker, "header")
+    if ticker:
+        turns = turns or transcript_turns(text)
+        speakers = {w for t in turns for w in t.speaker.split()}
+        if name := _passing_name(ticker, text, speakers):
+            return CallCompany(name, ticker, "transcript")
+        return CallCompany(ticker, ticker, "ticker")
+    return None

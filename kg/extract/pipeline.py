@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from core.records import CleanDocument, Triple, stable_id
-from kg.extract.calls import Turn, answer_spans, asked_spans, transcript_turns
+from kg.extract.calls import Turn, answer_spans, asked_spans, call_company, transcript_turns
 from kg.extract.calls_figures import call_figures
 from kg.extract.chunking import DEFAULT_MAX_TOKENS, Chunk, chunk_key, chunk_text, detect_lang
 from kg.extract.fastpath import extract_patterns
@@ -260,6 +260,10 @@ class Extractor:
         self._seen.clear()
 
     # -- context ---------------------------------------------------------------------
+    def _listed_name(self, ticker: str) -> str:
+        entry = self.index.get(ticker)
+        return entry.name if entry is not None and entry.label == "Company" else ""
+
     def context(self, doc: ExtractDoc, text: str) -> DocContext:
         lang = doc.lang if doc.lang in ("en", "zh") else detect_lang(text)
         hint = doc.company or (doc.entities[0] if doc.entities else "")
@@ -275,6 +279,8 @@ class Extractor:
                 aliases.append(entry.id if entry else res.id)
             elif entry is None and (not _ID_LIKE.match(hint) or _NAME_LIKE.match(hint)):
                 main = hint  # a name the dictionary does not know yet ("IQVIA" too)
+        if not main and (call := call_company(hint, doc.title, text, self._listed_name)):
+            main, aliases = call.name, [*aliases, call.ticker]  # a call's company (calls.py)
         aliases += short_names(main) if main else []
         if not main and (
             "Federal Open Market Committee" in text

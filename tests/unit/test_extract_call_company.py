@@ -1,0 +1,82 @@
+"""Issue 43: the company of a call when the user gives no name, or only a ticker. It comes
+from the transcript (header, operator's welcome, a name in passing that spells the ticker)
+or from a table the project holds, never from a guess; with none, the ticker itself. Every
+company and person here is invented, except the 10-K cover-page table's entries."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kg.extract.calls import call_company
+from kg.extract.pipeline import ExtractDoc, Extractor
+
+QA = (
+    "Dana Whitfield: Hi, thanks for taking my question. Can you talk about margins?\n\n"
+    "Marcus Oyelaran: Sure, Dana. Our whole Quorvane family did great work, and gross margin "
+    "was up 50 basis points this quarter.\n\n"
+    "Dana Whitfield: Great, thanks.\n"
+)
+
+
+def test_a_name_in_passing_that_spells_the_ticker() -> None:
+    got = call_company("", "QRV Q2 2023 earnings call", QA)
+    assert got is not None
+    assert (got.name, got.ticker, got.how) == ("Quorvane", "QRV", "transcript")
+
+
+def test_a_ticker_given_as_the_company_finds_its_dotted_name() -> None:
+    text = QA.replace("Quorvane family", "K.L.M. family")
+    got = call_company("KLM", "", text)
+    assert got is not None and got.name == "K.L.M."
+
+
+def test_no_name_that_spells_the_ticker_keeps_the_ticker() -> None:
+    got = call_company("", "ZXW Q2 2023 earnings call", QA)
+    assert got is not None and (got.name, got.how) == ("ZXW", "ticker")
+
+
+def test_speakers_and_sentence_openers_are_no_company() -> None:
+    # "Marcus" spells MRC, "Sure" spells SR: a speaker and a word opening a sentence
+    assert call_company("", "MRC Q2 2023 earnings call", QA).how == "ticker"  # type: ignore[union-attr]
+    assert call_company("", "SRE Q2 2023 earnings call", QA).how == "ticker"  # type: ignore[union-attr]
+
+
+def test_the_header_names_the_company() -> None:
+    text = "Quorvane Systems Inc (NASDAQ: QRV) Q2 2023 Earnings Call Transcript\n\n" + QA
+    got = call_company("", "", text)
+    assert got is not None and (got.name, got.ticker, got.how) == (
+        "Quorvane Systems Inc", "QRV", "header",
+    )  # fmt: skip
+
+
+def test_the_operators_welcome_names_the_company() -> None:
+    text = (
+        "Operator: Good day, and welcome to the Brindlecourt Holdings third quarter 2023 "
+        "earnings call.\n\n" + QA
+    )
+    got = call_company("", "BHX Q3 2023 earnings call", text)
+    assert got is not None and got.name == "Brindlecourt Holdings"
+
+
+def test_a_ticker_in_the_cover_page_table() -> None:
+    got = call_company("", "CRM Q2 2022 earnings call", QA)
+    assert got is not None and (got.name, got.how) == ("Salesforce, Inc.", "table")
+
+
+def test_a_ticker_the_dictionary_knows_comes_first() -> None:
+    got = call_company("", "CRM Q2 2022 earnings call", QA, {"CRM": "Known Name"}.get)
+    assert got is not None and got.how == "dictionary"
+
+
+def test_news_is_no_call() -> None:
+    story = "Shares of Quorvane rose 5% on Tuesday after the company beat estimates."
+    assert call_company("", "Quorvane beats estimates", story) is None
+
+
+def test_the_pipeline_files_the_figures_under_the_calls_company() -> None:
+    doc = ExtractDoc(id="c1", kind="news", title="QRV Q2 2023 earnings call", text=QA)
+    ex = Extractor()
+    assert ex.context(doc, QA).main_entity == "Quorvane"
+    res = asyncio.run(ex.extract(doc))
+    margin = [t for t in res.triples if t.relation == "DISCLOSES" and "margin" in t.tail]
+    assert margin and {t.head for t in margin} == {"Quorvane"}
