@@ -45,7 +45,7 @@ from importlib import resources
 from typing import Any
 
 from kg.extract.calls import Turn
-from kg.extract.calls_people import call_people
+from kg.extract.calls_people import call_people, call_places
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import complete_metric, header_period, own_period
 from kg.extract.types import Candidate, Component, DocContext
@@ -589,4 +589,6 @@ def call_figures(
             carried_past = bool(v.past.search(sent))
             named |= {m.key for m in mentions}
             turn_last = mentions[-1] if mentions else turn_last
-    return out + call_people(text, ctx, turns, start, end)
+    return (
+        out + call_people(text, ctx, turns, start, end) + call_places(text, ctx, turns, start, end)
+    )

@@ -58,3 +58,93 @@ def call_people(
                 )
             )
     return out
+
+
+# -- places management names as where the company does business --------------------------
+# "in places like Boston and New York in terms of places we do business", "markets such as
+# Denver", "in Napa Valley, where we have", "either in the U.S. or in Europe, we're seeing our
+# business grow": a place list after a place noun or before "where we" / "we're seeing". A
+# name must look like a place (capitalised words or "D.C."); "an M&A opportunity like
+# Howard" has no place noun and is none.
+PLACE_RULE = "call_place"
+_PLACE = r"(?:the\s+)?(?:[A-Z]\.[A-Z]\.|[A-Z][a-z]+(?:-[A-Z][a-z]+)?(?:\s+[A-Z][a-z]+){0,2})"
+_PLACES = rf"{_PLACE}(?:\s*,\s*{_PLACE})*(?:,?\s+(?:and|or)\s+(?:in\s+)?{_PLACE})*"
+_PLACE_NOUNS = (
+    r"places|markets|cities|regions|states|areas|locations|metros|geographies|countries|"
+    r"submarkets|footprint"
+)
+# "in Hawaii, where we've got our top 100 executives together": a meeting, not a market
+_BUSINESS_NOUNS = (
+    r"business|operations|presence|hotels?|stores?|propert(?:y|ies)|branch(?:es)?|plants?|"
+    r"facilit(?:y|ies)|portfolio|assets|share|footprint|towers?|customers|exposure|franchise|"
+    r"restaurants|offices|sites|communities|units|leisure"
+)
+PLACE_LISTS = (
+    re.compile(
+        rf"\b(?:{_PLACE_NOUNS})\s+(?:like|such\s+as|including|in)\s+(?P<list>{_PLACES})"
+        rf"(?!\s+(?:{_PLACE_NOUNS[:6]}))"
+    ),
+    re.compile(
+        rf"\b(?:in|across)\s+(?P<list>{_PLACES}),\s+where\s+(?:we|our)\b"
+        rf"(?=[^.]{{0,60}}\b(?:{_BUSINESS_NOUNS})\b)"
+    ),
+    re.compile(
+        rf"\b(?:either\s+)?(?:in|across)\s+(?P<list>{_PLACES}),\s+we(?:'re|’re|\s+are|\s+have|"
+        r"'ve|’ve|\s+see|\s+saw)\b"
+    ),
+)
+_OTHERS = re.compile(r"\b(?:other|every|everyone|everybody|peers?|industry|competitors?)\b", re.I)
+_NOT_PLACES = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday q1 q2 q3 q4 covid omicron delta i we our it".split()
+)  # fmt: skip
+
+
+def _places(listed: str) -> list[str]:
+    out = []
+    for part in re.split(r"\s*,\s*|\s+(?:and|or)\s+(?:in\s+)?", listed):
+        name = re.sub(r"^the\s+", "", part.strip())
+        if name and name.casefold() not in _NOT_PLACES and (not name.isupper() or "." in name):
+            out.append(name)
+    return out
+
+
+def call_places(
+    text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
+) -> list[Candidate]:
+    """The company's places of business management names in the chunk ``text``."""
+    end = start + len(text) if end is None else end
+    if not ctx.main_entity:
+        return []
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for turn in turns:
+        if turn.role != "management" or turn.end <= start or turn.start >= end:
+            continue
+        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+        for pattern in PLACE_LISTS:
+            for m in pattern.finditer(text, a, b):
+                before = re.split(r"[.!?]\s", text[max(a, m.start() - 60) : m.start()])[-1]
+                if _OTHERS.search(before):
+                    continue  # "like every other company in the U.S., we're": not its market
+                for name in _places(m.group("list")):
+                    if name in seen or name == ctx.main_entity:
+                        continue
+                    seen.add(name)
+                    out.append(
+                        Candidate(
+                            ctx.main_entity,
+                            ctx.main_type,
+                            "OPERATES_IN",
+                            name,
+                            "Region",
+                            m.start(),
+                            m.end(),
+                            Component.PATTERN,
+                            PLACE_RULE,
+                            None,
+                            {"speaker": turn.speaker},
+                            0.8,
+                        )
+                    )
+    return out

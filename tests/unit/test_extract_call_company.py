@@ -80,3 +80,24 @@ def test_the_pipeline_files_the_figures_under_the_calls_company() -> None:
     res = asyncio.run(ex.extract(doc))
     margin = [t for t in res.triples if t.relation == "DISCLOSES" and "margin" in t.tail]
     assert margin and {t.head for t in margin} == {"Quorvane"}
+
+
+PLACES_QA = (
+    "Dana Whitfield: Can you talk about construction delays? Where are they worst?\n\n"
+    "Marcus Oyelaran: There are more delays in places like Boston and New York. Like every "
+    "other company in Canada, we're short of crews. Either in the U.S. or in Europe, we're "
+    "seeing our business grow. We met in Laulima in Hawaii, where we've got our top 100 "
+    "executives together. When an M&A opportunity comes up like Howard, we look at it.\n\n"
+    "Dana Whitfield: In markets like Denver, are you seeing the same?\n"
+)
+
+
+def test_places_management_names_as_its_markets() -> None:
+    from kg.extract.calls import transcript_turns
+    from kg.extract.calls_people import call_places
+    from kg.extract.types import DocContext
+
+    ctx = DocContext(doc_id="c", kind="filing", title="", main_entity="Quorvane")
+    got = {c.tail for c in call_places(PLACES_QA, ctx, transcript_turns(PLACES_QA))}
+    # not another company's market, not a meeting place, not a deal, not the analyst's words
+    assert got == {"Boston", "New York", "U.S.", "Europe"}
