@@ -429,8 +429,13 @@ def _period_hint(sent: str, header: str, forward: bool) -> str:
         return f"{y + (q == 4)}-Q{q % 4 + 1}"
     if _WHEN["next_year"].search(sent):
         return f"FY{y + 1}"
+    # a fourth-quarter call is held after its year ended: the year it looks forward to, or
+    # calls "the current fiscal year", is the next one ("$16 million within the current
+    # fiscal year" on a Q4 2020 call is fiscal 2021)
+    after_year = bool(quarter) and quarter.endswith("Q4")
     if _WHEN["this_year"].search(sent):
-        return year
+        current = re.search(r"\bthe\s+current\s+(?:fiscal\s+)?year\b", sent, re.I)
+        return f"FY{y + 1}" if after_year and (forward or current) else year
     if _WHEN["this_quarter"].search(sent) and quarter:
         return quarter
     bare = _WHEN["bare_quarter"].search(sent)
@@ -439,7 +444,7 @@ def _period_hint(sent: str, header: str, forward: bool) -> str:
         if n > int(quarter[-1]):  # "we ended the fourth quarter at" on a Q1 call: last year's
             return f"{y - 1}-Q{n}"
     if forward and not own_period(sent) and not re.search(r"\bquarter\b|\bQ[1-4]\b", sent):
-        return year
+        return f"FY{y + 1}" if after_year else year
     return ""
 
 
@@ -556,6 +561,10 @@ def call_figures(
                     continue
                 props["kind"] = "guidance" if forward else "actual"
                 props["speaker"] = turn.speaker
+                if re.search(
+                    r"\bannuali[sz]ed\s+basis\b|\brun[\s-]rate\b", sent[fig.end() : fig.end() + 60]
+                ):
+                    props["measure"] = "annualized"  # "$17 million on an annualized basis"
                 if props.get("unit") == "%" and re.match(r"\s+of\s", sent[fig.end() :]):
                     props["measure"] = "share"  # "90% of the backlog": a part, not the level
                 if metric.start < sa:

@@ -205,3 +205,21 @@ def test_a_split_the_question_asks_for_is_read_part_by_part() -> None:
     got = _read(text)
     assert (got["leisure"]["value"], got["business transient"]["value"]) == (28.0, 36.0)
     assert "currency" not in got and "organically" not in got
+
+
+def test_a_fourth_quarter_call_looks_forward_to_the_next_year() -> None:
+    text = (
+        "Dana Whitfield: What are the savings, and when do they come?\n\n"
+        "Marcus Oyelaran: It's $16 million within the current fiscal year. We expect loan "
+        "growth in the mid-single digits for the full year. Those savings will generate "
+        "$17 million on an annualized basis.\n"
+    )
+    q4 = DocContext(doc_id="q4", kind="filing", title="QRV Q4 2023 earnings call",
+                    main_entity="Quorvane")  # fmt: skip
+    got = [(c.tail, c.props) for c in call_figures(text, q4, transcript_turns(text))]
+    by_value = {p.get("value", p.get("low_value")): (tail, p) for tail, p in got}
+    assert by_value[4.0][0] == "loan growth"
+    assert by_value[4.0][1]["period"] == "FY2024"  # guidance on a Q4 call: next year
+    assert by_value[16e6][1]["period"] == "FY2024"  # "the current fiscal year"
+    assert by_value[17e6][1]["measure"] == "annualized"
+    assert _read(text)["loan growth"]["period"] == "FY2023"  # on a Q2 call: this year
