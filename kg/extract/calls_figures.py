@@ -45,7 +45,7 @@ from importlib import resources
 from typing import Any
 
 from kg.extract.calls import Turn
-from kg.extract.calls_people import call_people, call_places
+from kg.extract.calls_people import call_people, call_places, call_products
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import complete_metric, header_period, own_period
 from kg.extract.types import Candidate, Component, DocContext
@@ -598,6 +598,8 @@ def call_figures(
             carried_past = bool(v.past.search(sent))
             named |= {m.key for m in mentions}
             turn_last = mentions[-1] if mentions else turn_last
-    return (
-        out + call_people(text, ctx, turns, start, end) + call_places(text, ctx, turns, start, end)
-    )
+    return out + [
+        c
+        for reader in (call_people, call_places, call_products)
+        for c in reader(text, ctx, turns, start, end)
+    ]

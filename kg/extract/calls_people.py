@@ -148,3 +148,52 @@ def call_places(
                         )
                     )
     return out
+
+
+# -- brands and platforms management calls its own --------------------------------------
+# "We're continuing to amplify the Duralast brand", "modules that are based on the OCE
+# platform": a capitalised name before brand / platform / product line in a management
+# turn. "the Activewear business", "our Test business" are segments, not products: none.
+PRODUCT_RULE = "call_product"
+PRODUCT_NAMED = re.compile(
+    r"\b(?:our|the)\s+(?P<name>[A-Z][\w&+-]*(?:\s+[A-Z][\w&+-]*){0,2})\s+"
+    r"(?:brands?|platforms?|product\s+lines?|franchise)\b"
+)
+_NOT_PRODUCTS = frozenset("company group u.s. us north south east west global new".split())
+
+
+def call_products(
+    text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
+) -> list[Candidate]:
+    """The brands and platforms management names as the company's in the chunk ``text``."""
+    end = start + len(text) if end is None else end
+    if not ctx.main_entity:
+        return []
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for turn in turns:
+        if turn.role != "management" or turn.end <= start or turn.start >= end:
+            continue
+        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+        for m in PRODUCT_NAMED.finditer(text, a, b):
+            name = m.group("name")
+            if name in seen or name.casefold() in _NOT_PRODUCTS or name == ctx.main_entity:
+                continue
+            seen.add(name)
+            out.append(
+                Candidate(
+                    ctx.main_entity,
+                    ctx.main_type,
+                    "PRODUCES",
+                    name,
+                    "Product",
+                    m.start(),
+                    m.end(),
+                    Component.PATTERN,
+                    PRODUCT_RULE,
+                    None,
+                    {"speaker": turn.speaker},
+                    0.8,
+                )
+            )
+    return out

@@ -101,3 +101,18 @@ def test_places_management_names_as_its_markets() -> None:
     got = {c.tail for c in call_places(PLACES_QA, ctx, transcript_turns(PLACES_QA))}
     # not another company's market, not a meeting place, not a deal, not the analyst's words
     assert got == {"Boston", "New York", "U.S.", "Europe"}
+
+
+def test_brands_and_platforms_management_names_are_its_products() -> None:
+    from kg.extract.calls import transcript_turns
+    from kg.extract.calls_people import call_products
+    from kg.extract.types import DocContext
+
+    text = (
+        "Dana Whitfield: How is the Veltrix brand doing? Can you comment?\n\n"
+        "Marcus Oyelaran: We keep amplifying the Korvana brand, and our modules run on the "
+        "Brixo platform. The Activewear business grew.\n"
+    )
+    ctx = DocContext(doc_id="c", kind="filing", title="", main_entity="Quorvane")
+    got = {c.tail for c in call_products(text, ctx, transcript_turns(text))}
+    assert got == {"Korvana", "Brixo"}  # not a segment, not the analyst's words
