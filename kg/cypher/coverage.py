@@ -39,7 +39,16 @@ COVERAGE_PATH = Path(__file__).with_name("coverage.toml")
 # Trigger tables by the part of a reading they fill; "frame" words (question words, "when",
 # "value", "on which days") are the question's frame and always accounted for.
 CATEGORIES: dict[str, tuple[str, ...]] = {
-    "frame": ("value_words", "when", "filler", "explain", "point_time", "periods", "ever"),
+    "frame": (
+        "value_words",
+        "when",
+        "filler",
+        "discourse",
+        "explain",
+        "point_time",
+        "periods",
+        "ever",
+    ),
     "frame2": ("has_data", "two_part"),
     "time": ("times", "dates", "time_units", "event_days", "range"),
     "comparison": (

@@ -221,9 +221,9 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         values.extend(rel_values)
     trig = triggers()
 
-    def hit(pats: list[str]) -> re.Match[str] | None:
+    def hit(pats: list[str], text: str | None = None) -> re.Match[str] | None:
         for p in pats:
-            m = trigger_regex(p).search(question)
+            m = trigger_regex(p).search(question if text is None else text)
             if m:
                 return m
         return None
@@ -238,8 +238,12 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
             n = m.group("n").lower()
             top = (int(n) if n.isdigit() else _NUMS.get(n, 0), order)
     daily = next((k for k in _DAILY_PICKS if hit(trig["daily"].get(k, []))), None)
-    if daily is None and hit(trig["both_days"]["patterns"]):
+    both = hit(trig["both_days"]["patterns"])
+    if daily is None and both:
         daily = "close"  # "两边都有数据的日子里": each one's value of the day, joined by day
+    # "using the days on which both were published" says which days count, not that the
+    # question asks for days: the phrase is no period or point-in-time question word
+    unboth = question if not both else question[: both.start()] + question[both.end() :]
     if hit(trig["close_vs_open"]["up"]) or hit(trig["close_vs_open"]["down"]):
         daily = "close_open"
     ln = hit(trig["last_n"]["patterns"])
@@ -312,12 +316,12 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         fall=hit(trig["fall"]["patterns"]) is not None,
         anchor_at=anchor_at,
         compare_at=tuple(_token_at(question, tokens, c.pos) for c in units.comparisons),
-        periods=hit(trig["periods"]["patterns"]) is not None,
+        periods=hit(trig["periods"]["patterns"], unboth) is not None,
         in_bp=hit(trig["answer_bp"]["patterns"]) is not None,
         mom=hit(trig["mom"]["patterns"]) is not None,
         point_time="day"
-        if hit(trig["point_time"]["day"])
-        else ("month" if hit(trig["point_time"]["month"]) else None),
+        if hit(trig["point_time"]["day"], unboth)
+        else ("month" if hit(trig["point_time"]["month"], unboth) else None),
         direction="up"
         if hit(trig["direction"]["up"])
         else (
@@ -415,12 +419,13 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
     ):
         pats.extend(trig[key]["patterns"])
     pats.extend(trig["dates"]["patterns"])
-    for key in ("most", "daily", "top_n"):
+    for key in ("most", "daily", "top_n", "point_time"):
         for v in trig[key].values():
             pats.extend(v)
     for group in trig["same_as_group"].values():
         pats.extend(group)
     pats.extend(trig["filler"]["patterns"])
+    pats.extend(trig["discourse"]["patterns"])
     return [m.span() for p in pats for m in trigger_regex(p).finditer(text)]
 
 

@@ -461,6 +461,8 @@ class Lexicon:
         if not named and anywhere & {w for t in toks for w in (t, *_CJK.findall(t))}:
             return out  # "bonds with a tenor of at least 10 years": a bond's tenor
         for i in loose:
+            if not named and toks[i].endswith("m"):
+                continue  # "3 month" alone names a curve's point only beside that curve's series
             if not named and near & set(toks[max(0, i - 2) : i + 3]):
                 continue  # "期限在10年及以上", "10y or more": a tenor, not a series
             ids = [
@@ -637,6 +639,7 @@ def _bare_tenors(lex: Lexicon) -> list[tuple[str, Sense]]:
     """A tenor alone ("the 2-yr") names the one indicator whose names have that tenor,
     when only one has it."""
     owners: dict[str, set[str]] = {}
+    months: dict[str, set[str]] = {}  # "3m": shared only (below), never a series alone
     for eid, e in lex.entities.items():
         if e.get("label") != "Indicator":
             continue
@@ -644,10 +647,13 @@ def _bare_tenors(lex: Lexicon) -> list[tuple[str, Sense]]:
             for t in lex.tokenizer.tokens(str(n or "")):
                 if re.fullmatch(r"\d+y", t):
                     owners.setdefault(t, set()).add(eid)
+                elif re.fullmatch(r"\d+m", t) and e.get("country"):
+                    months.setdefault(t, set()).add(eid)
                 if re.fullmatch(r"\d+[ym]", t) and e.get("country"):
                     lex.curve_index.setdefault((str(e["country"]), t), eid)
     out = []
     lex.shared_tenors = {t: sorted(ids) for t, ids in owners.items() if len(ids) > 1}
+    lex.shared_tenors |= {t: sorted(ids) for t, ids in months.items() if len(ids) > 1}
     for tenor, ids in owners.items():
         if len(ids) == 1:
             eid = next(iter(ids))

@@ -31,7 +31,9 @@ from spellchecker import SpellChecker
 from kg.cypher.lexicon import _CJK, Lexicon, _edits, _singular, trigger_regex, triggers
 from kg.cypher.units import parse as units_parse
 
-_ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z]+(?![A-Za-z0-9_-])")
+# an ASCII word; a letter of dotted initials ("U.S.", "U.K.") is none (the "u" of "U.S." is
+# not the chat-box "u" = "you")
+_ASCII_WORD = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z]+(?![A-Za-z0-9_-])(?!\.[A-Za-z]\b)")
 _PATTERN_WORD = re.compile(r"[a-z]{2,}")
 _REGEX_CHARS = re.compile(r"[\\()\[\]?|*+{}^$]")
 _CLAUSE_BREAK = re.compile(
