@@ -53,12 +53,19 @@ from typing import Any
 
 from core.records import stable_id
 from kg.extract.calls import transcript_turns
-from kg.extract.figures import complete_metric, complete_zh, header_date, parse_figure
+from kg.extract.figures import (
+    complete_metric,
+    complete_zh,
+    header_date,
+    normalise_period,
+    parse_figure,
+)
 from kg.extract.llm_modes import LLMRun, ontology_schema
 from kg.extract.types import Candidate, Component, DocContext, Mode
 from kg.extract.verify import fact_key, norm
 from kg.models.llm_errors import LLMError, LLMUnavailable
 from kg.models.prompts.extract import (
+    SLOT_MODELS,
     Critique,
     ExtractionSchema,
     ModelFact,
@@ -67,11 +74,22 @@ from kg.models.prompts.extract import (
     critique_v3,
     fact_model,
     facts_v3,
+    revise_v4,
+    slots_v4,
 )
 
 log = logging.getLogger("livekg.extract.critique")
 
-PROMPT_VERSION = f"{facts_v3.id}+{critique_v3.id}+{correct_v3.id}"
+# open triples (v3): Chinese bond commentary; slots (v4): English calls, news, filings
+PROMPT_VERSION_V3 = f"{facts_v3.id}+{critique_v3.id}+{correct_v3.id}"
+PROMPT_VERSION_V4 = f"{slots_v4.id}+{revise_v4.id}"
+PROMPT_VERSION = f"{PROMPT_VERSION_V4}|{PROMPT_VERSION_V3}"  # what a window's seen-key names
+
+
+def uses_slots(profile: str, lang: str) -> bool:
+    """Whether a profile's windows get the slot prompt (``extract.slots.v4``)."""
+    return profile in SLOT_MODELS and lang != "zh"
+
 
 # -- document profiles ---------------------------------------------------------------------
 
@@ -423,6 +441,10 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
         elif rel == "DISCLOSES":
             props["value"] = value
             complete_metric(props, tail, sentence, header, day)
+            said = row.get("period", "").strip()
+            if not props.get("period") and said and _find(said, window):
+                # the period the model read beside the figure, written in the window
+                props.update(period=normalise_period(said), period_source="model:window")
         else:
             fig = parse_figure(value, context=sentence)
             if fig is not None:
@@ -496,10 +518,113 @@ def lenient(text: str, model: type[Any], dropped: Counter[str]) -> Any:
                                 problems=["no JSON object"])  # fmt: skip
 
 
+_INSTITUTION = re.compile(
+    r"\b(?:Fed|Federal Reserve|Reserve Bank|Central Bank|Bank of [A-Z]\w+|Ministry|Treasury|"
+    r"Committee|FOMC|ECB|IMF|Commission|Government|Authority|Agency)\b|央行|人民银行|财政部",
+)
+
+
+def lenient_slots(text: str, model: type[Any], dropped: Counter[str]) -> dict[str, list[Any]]:
+    """A slot answer (``SLOT_MODELS``) from free model output: the first JSON object, each
+    list item validated on its own (one outside its slot's form is dropped and counted as
+    ``schema_output``), lists capped at the model's ``max_length``; unknown keys ignored.
+    ``StructuredOutputError`` when there is no JSON object."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from kg.models.llm import _json_candidates
+    from kg.models.llm_errors import StructuredOutputError
+
+    for cand in _json_candidates(text):
+        try:
+            data = json.loads(cand)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        out: dict[str, list[Any]] = {}
+        for name, fld in model.model_fields.items():
+            items = data.get(name) or []
+            if not isinstance(items, list):
+                items = [items]
+            cap = next((m.max_length for m in fld.metadata if hasattr(m, "max_length")), 4)
+            adapter = TypeAdapter(fld.annotation.__args__[0])  # type: ignore[union-attr]
+            ok = []
+            for item in items[:cap]:
+                if isinstance(item, dict):  # "value": 14.2 -> "14.2"
+                    item = {k: str(v) if isinstance(v, int | float) else v for k, v in item.items()}
+                try:
+                    ok.append(adapter.validate_python(item))
+                except ValidationError:
+                    dropped["schema_output"] += 1
+                    log.info("tier slot item outside its form: %s", str(item)[:300])
+            out[name] = ok
+        return out
+    raise StructuredOutputError("no JSON object in the output", raw=text,
+                                problems=["no JSON object"])  # fmt: skip
+
+
+def _org_type(name: str) -> str:
+    return "Institution" if _INSTITUTION.search(name) else "Company"
+
+
+def slot_rows(slots: dict[str, list[Any]], ctx: DocContext) -> list[dict[str, str]]:
+    """The facts of a slot answer as rows (head, head_type, relation, tail, tail_type,
+    value): a figure, product or region is the window's company's (``main_entity``)
+    unless the figure names another; a row that needs a company and has none is left out."""
+    main, main_type = ctx.main_entity or "", ctx.main_type or "Company"
+
+    def owner(name: str = "") -> tuple[str, str]:
+        name = name.strip()
+        if not name or norm(name) == norm(main):
+            return main, main_type
+        return name, _org_type(name)
+
+    def row(head: tuple[str, str], rel: str, tail: str, tail_type: str, value: str = "",
+            period: str = "") -> dict[str, str]:  # fmt: skip
+        return {"head": head[0], "head_type": head[1], "relation": rel, "tail": tail,
+                "tail_type": tail_type, "value": value, "period": period}  # fmt: skip
+
+    rows = []
+    for f in slots.get("figures", []):
+        rows.append(row(owner(f.company), "DISCLOSES", f.metric, "FinMetric", f.value, f.period))
+    for p in slots.get("products", []):
+        rows.append(row(owner(), "PRODUCES", p, "Product"))
+    for r in slots.get("regions", []):
+        rows.append(row(owner(), "OPERATES_IN", r, "Region"))
+    for p in slots.get("people", []):
+        org = owner(p.org)
+        rows.append(row((p.name, "Person"), "EXECUTIVE_OF", org[0], org[1]))
+    for e in slots.get("events", []):
+        rows.append(row(owner(e.company), "INVOLVED_IN", e.event, "Event"))
+    for d in slots.get("decisions", []):
+        rows.append(row((d.bank, "Institution"), "SETS_POLICY", d.policy, "Policy", d.value))
+    for lv in slots.get("levels", []):
+        rows.append(row((lv.indicator, "Indicator"), "HAS_VALUE", lv.value, "FinMetric", lv.value))
+    return [r for r in rows if r["head"] and r["tail"]]
+
+
+def _slot_issue(p: Proposal, reason: str) -> str:
+    r = p.row
+    what = f"{r['head']} {r['relation']} {r['tail']}" + (f" = {r['value']}" if r["value"] else "")
+    hint = {
+        "value_not_in_span": "the value is not written in a sentence naming it",
+        "metric_without_value": "a metric needs its number",
+        "parties_apart": "the person and the organisation are not named in one sentence",
+        "unsupported": "the text does not state it in these words",
+    }.get(reason.split(":")[0], f"fails check {reason}")
+    return f"{what}: {hint}"
+
+
 def _rows(facts: Any) -> list[dict[str, str]]:
     return [
         {k: str(getattr(v, "value", v)) for k, v in f.model_dump().items()} for f in facts.facts
     ]
+
+
+def _plain(slots: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A slot answer as JSON-ready lists (empty ones left out, as the examples do)."""
+    return {k: [v.model_dump() if hasattr(v, "model_dump") else v for v in items]
+            for k, items in slots.items() if items}  # fmt: skip
 
 
 # -- the tier ------------------------------------------------------------------------------------
@@ -572,6 +697,7 @@ class ModelTier:
         )
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_limit = seen_limit
+        self.raw: list[str] = []  # the model's answers as written (the last 50; diagnosis)
 
     def forget_seen(self) -> None:
         """Forget which windows were read, so a retried batch reads them again."""
@@ -626,6 +752,7 @@ class ModelTier:
         text = result.doc.text
         header = f"{ctx.title}\n{text[:400]}"
         day = ctx.event_time.date().isoformat() if ctx.event_time else header_date(header)
+        version = PROMPT_VERSION_V4 if uses_slots(profile, ctx.lang) else PROMPT_VERSION_V3
         kept = 0
         for w in windows:
             self.stats.windows += 1
@@ -647,7 +774,7 @@ class ModelTier:
                 t = self.extractor.to_triple(v, cr.chunk, result.doc, ctx, Mode.FAST, run)
                 result.triples.append(t.model_copy(update={
                     "mode": Mode.AUTO.value, "model_id": self.model_id,
-                    "prompt_version": PROMPT_VERSION, "source": "extract:llm",
+                    "prompt_version": version, "source": "extract:llm",
                 }))  # fmt: skip
             kept += len(new)
             self.stats.kept += len(new)
@@ -670,14 +797,22 @@ class ModelTier:
         started = time.perf_counter()
         try:
             if self.constrained:  # the schema as a grammar / guided decoding, one repair
-                return await self.budget.call(
+                out = await self.budget.call(
                     lambda: self.client.structured(
                         messages, model, prompt_name=name, max_tokens=max_tokens, max_repairs=1
                     )
                 )
+                if model in SLOT_MODELS.values():
+                    return {k: list(getattr(out, k)) for k in model.model_fields}
+                return out
             text = await self.budget.call(
                 lambda: self.client.chat(messages, prompt_name=name, max_tokens=max_tokens)
             )
+            self.raw.append(str(text))
+            del self.raw[:-50]
+            log.info("tier answer %s: %s", name, str(text)[:600])
+            if model in SLOT_MODELS.values():
+                return lenient_slots(str(text), model, self.stats.dropped)
             return lenient(str(text), model, self.stats.dropped)
         finally:
             took = time.perf_counter() - started
@@ -687,6 +822,8 @@ class ModelTier:
     async def _window(self, run: LLMRun, w: Window, ctx: DocContext, profile: str,
                       schema: ExtractionSchema, header: str, day: str
                       ) -> list[Candidate]:  # fmt: skip
+        if uses_slots(profile, ctx.lang):
+            return await self._slot_window(run, w, ctx, profile, header, day)
         shots = _SHOTS_OF.get(profile, profile)
         common: dict[str, Any] = {"text": w.text, "schema": schema, "profile": shots,
                                   "main_entity": ctx.main_entity or None,
@@ -713,6 +850,69 @@ class ModelTier:
                  [(p.row["head"], p.row["relation"], p.row["tail"], p.row.get("value", ""),
                    p.reason) for p in proposals])  # fmt: skip
         return [p.cand for p in proposals if p.cand is not None]
+
+    async def _slot_window(self, run: LLMRun, w: Window, ctx: DocContext, profile: str,
+                           header: str, day: str) -> list[Candidate]:  # fmt: skip
+        """``extract.slots.v4``: the profile's slots, as rows, through the checks; with
+        reflection, what the checks reject goes back as the critic's issues to
+        ``extract.revise.v4`` until none remains or ``n_max`` rounds."""
+        model = SLOT_MODELS[profile]
+        common: dict[str, Any] = {"text": w.text, "profile": profile,
+                                  "main_entity": ctx.main_entity or None,
+                                  "asked": w.asked or None}  # fmt: skip
+        try:
+            answer = await self._ask(run, slots_v4(common), model, slots_v4.id, self.max_tokens)
+            proposals = [to_candidate(r, w.text, ctx, header, day, profile)
+                         for r in slot_rows(answer, ctx)]  # fmt: skip
+            for step in range(1, self.n_max + 1):
+                if self.mode != Mode.REFLECTION or not proposals:
+                    break
+                issues = [_slot_issue(p, reason) for p, reason in self._rejected(proposals, w, ctx)]
+                record = {"doc_id": ctx.doc_id, "step": step,
+                          "facts": [p.row for p in proposals], "issues": issues}  # fmt: skip
+                run.critiques.append(record)
+                log.info("tier critique %s", record)
+                if not issues:
+                    break
+                run.iterations = step
+                self.stats.rounds += 1
+                answer = await self._ask(
+                    run, revise_v4({**common, "answer": _plain(answer), "issues": issues}),
+                    model, revise_v4.id, self.max_tokens,
+                )  # fmt: skip
+                proposals = [to_candidate(r, w.text, ctx, header, day, profile)
+                             for r in slot_rows(answer, ctx)]  # fmt: skip
+        except LLMUnavailable:
+            raise
+        except LLMError as exc:  # a timeout, no JSON: nothing from this window
+            run.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+            self.stats.errors[type(exc).__name__] += 1
+            return []
+        self.stats.proposed += len(proposals)
+        for p in proposals:
+            if p.cand is None:
+                self.stats.dropped[p.reason] += 1
+        log.info("tier slots doc=%s window=%d+%d %s", ctx.doc_id, w.chunk_pos, w.offset,
+                 [(p.row["head"], p.row["relation"], p.row["tail"], p.row.get("value", ""),
+                   p.reason) for p in proposals])  # fmt: skip
+        return [p.cand for p in proposals if p.cand is not None]
+
+    def _rejected(self, proposals: list[Proposal], w: Window, ctx: DocContext
+                  ) -> list[tuple[Proposal, str]]:  # fmt: skip
+        """The proposals the checks reject, with the first reason (no model)."""
+        import copy
+
+        out = []
+        for p in proposals:
+            reason = p.reason
+            if p.cand is not None:
+                probe = copy.copy(p.cand)
+                probe.props = dict(p.cand.props)
+                _, st = self.verifier.verify([probe], w.text, ctx, repair=True)
+                reason = next(iter(st.dropped), "")
+            if reason and reason != "duplicate":
+                out.append((p, reason))
+        return out
 
     def _gate_issues(self, proposals: list[Proposal], w: Window, ctx: DocContext
                      ) -> list[dict[str, Any]]:  # fmt: skip

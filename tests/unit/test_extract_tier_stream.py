@@ -24,14 +24,8 @@ CALL = (
     "Gil Harrow: Sure. At Brontide Foods, adjusted operating margin came in around 14.2% in "
     "the fourth quarter of 2023, and we feel good about the pipeline.\n"
 )
-MARGIN = {
-    "head": "Brontide Foods",
-    "head_type": "Company",
-    "relation": "DISCLOSES",
-    "tail": "adjusted operating margin",
-    "tail_type": "FinMetric",
-    "value": "14.2%",
-}
+# the slot form of the call profile (extract.slots.v4); CALL names its company in the answer
+MARGIN = {"metric": "adjusted operating margin", "value": "14.2%", "company": "Brontide Foods"}
 
 
 def _doc(i: int, text: str) -> CleanDocument:
@@ -57,7 +51,7 @@ def _batch(*docs: CleanDocument) -> Decoded[CleanDocument]:
 
 
 def test_only_the_tiers_new_facts_go_out() -> None:
-    stage = _stage(FakeLLM({"extract.facts": {"facts": [MARGIN]}}))
+    stage = _stage(FakeLLM({"extract.slots": {"figures": [MARGIN]}}))
     out = asyncio.run(stage.handle(_batch(_doc(1, CALL))))
     triples = out.outputs[KG_TRIPLES.name]
     assert [(t.head, t.relation, t.tail) for t in triples] == [
@@ -68,6 +62,6 @@ def test_only_the_tiers_new_facts_go_out() -> None:
 
 
 def test_a_model_that_is_down_parks_the_batch() -> None:
-    stage = _stage(FakeLLM({"extract.facts": LLMUnavailable("down")}))
+    stage = _stage(FakeLLM({"extract.slots": LLMUnavailable("down")}))
     with pytest.raises(LLMUnavailable):
         asyncio.run(stage.handle(_batch(_doc(1, CALL))))
