@@ -52,7 +52,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from core.records import stable_id
-from kg.extract.calls import transcript_turns
+from kg.extract.calls import Turn, transcript_turns
 from kg.extract.figures import (
     complete_metric,
     complete_zh,
@@ -110,14 +110,16 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 PRIORITY = {"call": 0, "central_bank": 0, "zh_bond": 0, "firms": 1, "filing": 2}
 
 
-def profile_of(kind: str, lang: str, text: str) -> str:
-    """call | central_bank | zh_bond | firms | filing | social (no tier)."""
+def profile_of(kind: str, lang: str, text: str, turns: list[Turn] | None = None) -> str:
+    """call | central_bank | zh_bond | firms | filing | social (no tier). ``turns``: the
+    document's call turns as the fast path read them (``DocResult.turns``); without them
+    the opening is read for turns here."""
     head = text[:4000]
     if kind == "social":
         return "social"
     if lang == "zh" or len(_CJK.findall(head)) > len(head) // 5:
         return "zh_bond"
-    if transcript_turns(head):  # the rules' turn reader (kg/extract/calls.py)
+    if turns if turns is not None else transcript_turns(head):  # kg/extract/calls.py
         return "call"
     if kind == "filing":
         return "filing"
@@ -294,19 +296,32 @@ class Window:
     speaker: str = ""  # a call's: who answers (management)
 
 
-def call_windows(text: str, max_chars: int) -> list[tuple[int, str, str, str]]:
+def call_windows(text: str, max_chars: int, turns: list[Turn] | None = None, start: int = 0,
+                 said: Any = None) -> list[tuple[int, str, str, str]]:  # fmt: skip
     """(offset, answer, question, speaker) of a call chunk: each management turn (cut at
     sentence ends into pieces of at most ``max_chars``) with the analyst's question it
-    follows (its last 600 characters) - the rules' turn reading (``transcript_turns``).
-    The analyst's own turns are no window: what he states is no fact of the company."""
+    follows (its last 600 characters). The analyst's own turns are no window: what he
+    states is no fact of the company. ``turns``: the document's turns (the fast path's
+    reading, document offsets; the chunk starts at ``start``; ``said(s, e)`` gives a
+    turn's text, for a question in an earlier chunk); without them the chunk's text is
+    read for turns (``transcript_turns``)."""
+    if turns is None:
+        turns, start, said = transcript_turns(text), 0, None
     out: list[tuple[int, str, str, str]] = []
     asked = ""
-    for turn in transcript_turns(text):
+    end = start + len(text)
+    for turn in turns:
+        if turn.start >= end:
+            break
         if turn.role == "analyst":
-            asked = " ".join(text[turn.start : turn.end].split())[-600:]
-        elif turn.role == "management":
-            for off, piece in windows_of(text[turn.start : turn.end], max_chars):
-                out.append((turn.start + off, piece, asked, turn.speaker))
+            words = (
+                said(turn.start, turn.end) if said else text[turn.start - start : turn.end - start]
+            )
+            asked = " ".join(words.split())[-600:]
+        elif turn.role == "management" and turn.end > start:
+            s, e = max(turn.start, start) - start, min(turn.end, end) - start
+            for off, piece in windows_of(text[s:e], max_chars):
+                out.append((s + off, piece, asked, turn.speaker))
     return out
 
 
@@ -337,18 +352,26 @@ def _flagged(chunk_result: Any) -> bool:
 def candidate_windows(result: Any, max_chars: int) -> list[Window]:
     """Where the model may read, most figures first: text chunks with no kept fact or a
     flagged candidate, cut into windows that look factual (a figure, a name)."""
-    profile = profile_of(result.doc.kind, result.ctx.lang, result.doc.text)
+    turns = getattr(result, "turns", None)
+    profile = profile_of(result.doc.kind, result.ctx.lang, result.doc.text, turns)
     if profile == "social":
         return []
     call = profile == "call"
     picked: list[tuple[int, int, Window]] = []
+
+    def said(s: int, e: int) -> str:  # a turn's text, from the chunk that holds it
+        for c in result.chunks:
+            if c.chunk.start <= s < c.chunk.end:
+                return c.chunk.text[s - c.chunk.start : min(e, c.chunk.end) - c.chunk.start]
+        return ""
+
     for pos, c in enumerate(result.chunks):
         if c.skipped or c.chunk.kind != "text":
             continue
         reason = "no_fact" if not c.verified else ("flagged" if _flagged(c) else "")
         if not reason:
             continue
-        spoken = call_windows(c.chunk.text, max_chars) if call else []
+        spoken = call_windows(c.chunk.text, max_chars, turns, c.chunk.start, said) if call else []
         pieces = spoken or [(o, t, "", "") for o, t in windows_of(c.chunk.text, max_chars)]
         for off, text, asked, speaker in pieces:
             if len(text.strip()) < 60 or not _FACTUAL.search(text):
@@ -727,7 +750,8 @@ class ModelTier:
 
     @staticmethod
     def profile(result: Any) -> str:
-        return profile_of(result.doc.kind, result.ctx.lang, result.doc.text)
+        return profile_of(result.doc.kind, result.ctx.lang, result.doc.text,
+                          getattr(result, "turns", None))  # fmt: skip
 
     def _key(self, text: str) -> str:
         return stable_id("tier", text, PROMPT_VERSION)

@@ -132,6 +132,7 @@ class DocResult:
     chunks: list[ChunkResult] = field(default_factory=list)
     stats: VerifyStats = field(default_factory=VerifyStats)
     fast_s: float = 0.0
+    turns: list[Turn] = field(default_factory=list)  # a call's turns, read once (the tier's)
 
     @property
     def llm_calls(self) -> int:
@@ -421,6 +422,7 @@ class Extractor:
         fye_note = fiscal_note(doc.title, doc.text)
         until = report_end(doc.text) if doc.kind == "filing" else None
         turns = transcript_turns(text) if ctx.lang == "en" and doc.kind != "social" else []
+        result.turns = turns
         for chunk in chunks:
             key = chunk_key(chunk, version)
             if skip_seen and key in self._seen:

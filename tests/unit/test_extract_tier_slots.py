@@ -18,6 +18,7 @@ from kg.extract.model_tier import (
     PROMPT_VERSION_V3,
     PROMPT_VERSION_V4,
     ModelTier,
+    candidate_windows,
     lenient_slots,
     slot_rows,
     to_candidate,
@@ -204,3 +205,17 @@ def test_chinese_commentary_keeps_the_open_triple_prompt() -> None:
     assert [c.prompt_name for c in llm.calls] in ([], ["extract.facts.v3"])
     assert PROMPT_VERSION_V3.startswith("extract.facts.v3")
     assert set(SLOT_MODELS) >= {"call", "firms", "central_bank"}
+
+
+def test_call_windows_come_from_the_fast_paths_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex, _, _ = _tier({"extract.slots": {}}, mode=Mode.SINGLE)
+    result = asyncio.run(ex.extract(ExtractDoc(id="t", text=CALL, kind="news"), Mode.FAST))
+    assert [t.speaker for t in result.turns] == ["Operator", "Tam Rivers", "Gil Harrow"]
+
+    def no_rereading(text: str) -> list[Any]:
+        raise AssertionError("the tier read the turns again")
+
+    monkeypatch.setattr("kg.extract.model_tier.transcript_turns", no_rereading)
+    wins = candidate_windows(result, 1200)
+    assert [(w.speaker, w.asked[:20]) for w in wins] == [("Gil Harrow", "Thanks. Could you ta")]
+    assert "14.2%" in wins[0].text
