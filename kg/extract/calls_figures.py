@@ -454,6 +454,25 @@ _TITLE_TICKER = re.compile(r"^([A-Z][A-Z.]{0,5})\s+Q[1-4]\s+(?:FY\s?)?(?:19|20)\
 _FIGURE_KEYS = ("value", "low_value", "high_value")
 
 
+def _guidance_of_the_year(text: str, ctx: DocContext, known: list[Candidate]) -> None:
+    """Guidance the sentence patterns read ("services is expected to grow 6% to 7%") whose
+    evidence names no period (it came from the header) is the year's, not the call's
+    quarter: FY of the call, the next one on a fourth-quarter call (``_period_hint``).
+    Changed in place."""
+    header = f"{ctx.title}\n{text[:HEADER_CHARS]}"
+    quarter, _ = header_period(header)
+    for c in known:
+        if (
+            c.relation == "DISCLOSES"
+            and quarter
+            and c.props.get("period") == quarter
+            and c.props.get("period_source") == "header"  # the sentence named no period
+            and vocab().forward.search(text[c.start : c.end])
+            and not re.search(r"\bquarter\b|\bQ[1-4]\b", text[c.start : c.end], re.I)
+        ):
+            c.props["period"] = _period_hint("", header, True) or c.props["period"]
+
+
 def _numbers(
     props: dict[str, str | float], keys: tuple[str, ...] = (*_FIGURE_KEYS, "change_value")
 ) -> set[float]:
@@ -475,6 +494,7 @@ def call_figures(
     left to it: one reading per figure. The officers management introduces as the
     company's (``calls_people``) come with them: the pipeline reads a call through this
     one entry."""
+    _guidance_of_the_year(text, ctx, known or [])
     read = [
         (
             c.start,

@@ -223,3 +223,17 @@ def test_a_fourth_quarter_call_looks_forward_to_the_next_year() -> None:
     assert by_value[16e6][1]["period"] == "FY2024"  # "the current fiscal year"
     assert by_value[17e6][1]["measure"] == "annualized"
     assert _read(text)["loan growth"]["period"] == "FY2023"  # on a Q2 call: this year
+
+
+def test_guidance_the_patterns_read_without_a_period_is_the_years() -> None:
+    text = (
+        "Dana Whitfield: How do you see the year? Can you comment?\n\n"
+        "Marcus Oyelaran: Services is expected to grow 6% to 7%. Typically, our churn rate "
+        "for the second quarter was somewhere in the range of 12%.\n"
+    )
+    doc = ExtractDoc(id="c11", text=text, title="QRV Q3 2023 earnings call", kind="filing",
+                     company="Quorvane")  # fmt: skip
+    result = asyncio.run(Extractor(use_nlp=False).extract(doc, Mode.FAST))
+    got = {t.tail: t.attributes.get("period") for t in result.triples}
+    assert got.get("Services") == "FY2023"  # not the call's quarter
+    assert "churn rate" not in got  # a habitual figure, no fact of the quarter
