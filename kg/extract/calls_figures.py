@@ -44,7 +44,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from kg.extract.calls import Turn
+from kg.extract.calls import TITLE_TICKER, Turn
 from kg.extract.calls_people import call_people, call_places, call_products
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import complete_metric, header_period, own_period
@@ -448,9 +448,6 @@ def _period_hint(sent: str, header: str, forward: bool) -> str:
     return ""
 
 
-_TITLE_TICKER = re.compile(r"^([A-Z][A-Z.]{0,5})\s+Q[1-4]\s+(?:FY\s?)?(?:19|20)\d{2}\b")
-
-
 _FIGURE_KEYS = ("value", "low_value", "high_value")
 
 
@@ -512,7 +509,7 @@ def call_figures(
     v = vocab()
     # the call's company: the document's, else the ticker its title names ("ABM Q2 2021
     # earnings call"), which the chunk holds; with neither the verifier drops "we"
-    titled = _TITLE_TICKER.match(ctx.title or "")
+    titled = TITLE_TICKER.match(ctx.title or "")
     company = ctx.main_entity or (titled.group(1) if titled else "we")
     out: list[Candidate] = []
     asked: list[Mention] = []
