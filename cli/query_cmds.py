@@ -33,6 +33,7 @@ from evaluation.scorers.cypher import (
 from evaluation.scorers.cypher_fixture import load_graph, load_sample_day
 from kg.cypher import CypherQA, LLMReviser
 from kg.cypher.hybrid import RetrievalAnswerer
+from kg.cypher.reword import LLMReworder
 from kg.graph.store import open_store
 from kg.graph.store.falkor import FalkorStore
 from kg.models.embed import make_embedder
@@ -54,6 +55,7 @@ async def _qa(
     graph_name: str | None = None,
     ensure_sample: bool = False,
     revise_policy: str = "fallback",
+    reword: bool = False,
 ) -> AsyncIterator[Any]:
     """A ``CypherQA`` on the configured graph (``graph_name`` overrides the name)."""
     if graph_name:
@@ -66,10 +68,9 @@ async def _qa(
         embedder = None
         if settings.query.rank_with_embeddings:
             embedder = await asyncio.to_thread(make_embedder, settings.embed)
-        reviser = None
-        if revise:
+        if revise or reword:
             llm = make_llm_client(settings, llm_url)
-            reviser = LLMReviser(llm)
+        reviser = LLMReviser(llm) if revise else None
         lexicon = await CypherQA.load_lexicon(store)
         hybrid = None
         if embedder is not None:
@@ -84,6 +85,9 @@ async def _qa(
             timeout_s=q.timeout_s,
             row_limit=q.row_limit,
             revise_policy=revise_policy,  # type: ignore[arg-type]
+            reworder=LLMReworder(llm) if reword else None,
+            reword_policy=q.reword_policy,
+            reword_budget_s=q.reword_budget_s,
         )
     finally:
         if llm is not None:
@@ -107,6 +111,14 @@ def ask(
     revise: Annotated[
         bool | None, typer.Option("--revise/--no-revise", help="LLM revision (default: settings)")
     ] = None,
+    reword: Annotated[
+        bool | None,
+        typer.Option(
+            "--reword/--no-reword",
+            help="an abstained question is reworded by the model and read again (default: "
+            "settings query.reword)",
+        ),
+    ] = None,
     now: Annotated[
         str | None, typer.Option(help="ISO time 'now' means (relative time expressions)")
     ] = None,
@@ -127,6 +139,7 @@ def ask(
     """
     settings = Settings()
     use_llm = settings.query.revise if revise is None else revise
+    use_reword = settings.query.reword if reword is None else reword
     at = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
     try:
         known = datetime.fromisoformat(as_of.replace("Z", "+00:00")) if as_of else None
@@ -136,7 +149,12 @@ def ask(
     async def go(s: Settings, ep: Any) -> Any:
         temporary = s.data_dir != settings.data_dir  # services() started a stack for us
         async with _qa(
-            s, ep.falkordb_url, revise=use_llm, llm_url=ep.llm_base_url, ensure_sample=temporary
+            s,
+            ep.falkordb_url,
+            revise=use_llm,
+            llm_url=ep.llm_base_url,
+            ensure_sample=temporary,
+            reword=use_reword,
         ) as qa:
             return await qa.ask(question, revise=use_llm, now=at, as_of=known)
 
@@ -182,10 +200,19 @@ def eval_cypher(
     revise_policy: Annotated[
         str, typer.Option(help="fallback: revise only answers without rows; always: every one")
     ] = "fallback",
+    reword: Annotated[
+        bool,
+        typer.Option(
+            "--reword/--no-reword",
+            help="the model's run rewords abstained questions (query.reword_policy) "
+            "instead of revising them",
+        ),
+    ] = False,
     json_: JsonFlag = True,
 ) -> None:
     """Accuracy of NL -> Cypher overall, per type and per language, without and with LLM
-    revision (revision is tried only where the heuristic path returned no rows)."""
+    revision (revision is tried only where the heuristic path returned no rows); with
+    ``--reword`` the model's run rewords the abstained questions instead."""
     path = questions or EVALSETS / "questions.jsonl"
     try:
         items = read_items(path)
@@ -215,12 +242,13 @@ def eval_cypher(
                 async with _qa(
                     s,
                     ep.falkordb_url,
-                    revise=revise,
+                    revise=revise and not reword,
                     llm_url=ep.llm_base_url,
                     graph_name=name,
                     revise_policy=revise_policy,
+                    reword=revise and reword,
                 ) as qa:
-                    scored = await evaluate(qa, items, revise=revise)
+                    scored = await evaluate(qa, items, revise=revise and not reword)
                 key = "with_revision" if revise else "without_revision"
                 out[key] = {**summarize(scored), "seconds": round(time.perf_counter() - t0, 2)}
                 out[key]["failures"] = dump_failures(scored, failures)

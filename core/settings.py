@@ -318,6 +318,12 @@ class QuerySettings(BaseModel):
     """The query service (kg/cypher, serving/): NL -> Cypher, API limits, alerts stream."""
 
     revise: bool = False  # LLM revision when no candidate returns rows (slow on a CPU LLM)
+    # the model rewords an abstained question, the rules read it (kg/cypher/reword.py):
+    # off by default (docs/query.md, "The model rewords, the rules read"); policy agree |
+    # confident | pair; the model's time per question
+    reword: bool = False
+    reword_policy: Literal["agree", "confident", "pair"] = "agree"
+    reword_budget_s: float = 30.0
     rank_with_embeddings: bool = True  # FinQA ranking; off: the synthesizer's prior only
     timeout_s: float = 5.0  # per query
     row_limit: int = 200  # per query

@@ -7,7 +7,8 @@ candidates until one returns rows -> when none does (or none was built) and revi
 is on, one LLM revision of the best candidate, accepted only if it passes the guard,
 runs and returns rows (``revise_policy="always"`` asks for a revision of every answer,
 to measure what the model does) -> when still nothing, the HybridRAG answerer if one is wired
--> else an honest "not known".
+-> else an honest "not known". An answer that abstains may then be read again through the
+model's rewordings (``kg/cypher/reword.py``, when a reworder is wired).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from kg.cypher.reading import (
     sentence,
 )
 from kg.cypher.respell import Respeller
+from kg.cypher.reword import REWORD_BUDGET_S, Policy, Reworder, second_reading
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Synthesizer
 from kg.graph.ontology import default_ontology
@@ -290,9 +292,17 @@ class CypherQA:
         row_limit: int = 200,
         revise_policy: Literal["fallback", "always"] = "fallback",
         hybrid_timeout_s: float = HYBRID_TIMEOUT_S,
+        reworder: Reworder | None = None,
+        reword_policy: Policy = "agree",
+        reword_budget_s: float = REWORD_BUDGET_S,
     ) -> None:
         """``reviser``: the model as a checked second reader (None: rules only);
-        ``hybrid``: the retrieval fallback; ``timeout_s``, ``row_limit``: per query."""
+        ``hybrid``: the retrieval fallback; ``timeout_s``, ``row_limit``: per query;
+        ``reworder``: the model's rewordings of an abstained question, read by the rules
+        and answered by ``reword_policy`` within ``reword_budget_s`` (None: off)."""
+        self.reworder = reworder
+        self.reword_policy = reword_policy
+        self.reword_budget_s = reword_budget_s
         self.revise_policy = revise_policy
         self.hybrid_timeout_s = hybrid_timeout_s
         self.store = store
@@ -348,10 +358,39 @@ class CypherQA:
         now: datetime | None = None,
         as_of: datetime | None = None,
         compose: bool = True,
+        reword: bool | None = None,
     ) -> AskResult:
         """``as_of``: answer as the graph knew it then (knowledge time; relative times
         count from it too); ``now``: only what relative times count from; ``compose``: a
-        difference of two readings is read as two questions (not inside one of them)."""
+        difference of two readings is read as two questions (not inside one of them);
+        ``reword``: an abstained reading gets the model's rewordings as a second reader
+        (``kg/cypher/reword.py``; default: on when a reworder is wired)."""
+        first = await self._read(question, revise=revise, now=now, as_of=as_of, compose=compose)
+        use = self.reworder is not None if reword is None else reword
+        if not use or self.reworder is None or first.status == "answered" or first.time is None:
+            return first
+        second: AskResult = await second_reading(
+            self,
+            question,
+            first,
+            self.reworder,
+            policy=self.reword_policy,
+            now=first.time.now,
+            as_of=as_of,
+            budget_s=self.reword_budget_s,
+        )
+        return second
+
+    async def _read(
+        self,
+        question: str,
+        *,
+        revise: bool | None,
+        now: datetime | None,
+        as_of: datetime | None,
+        compose: bool,
+    ) -> AskResult:
+        """The rule reading (and the model reviser when on): ``ask`` without rewording."""
         if as_of is not None and as_of.tzinfo is None:
             as_of = as_of.replace(tzinfo=UTC)
         now = now or as_of or await self.data_now()
@@ -555,7 +594,7 @@ class CypherQA:
         """The first part's number minus the second's (``builders/compose.py``), each part
         read and run as a question; None when either gives no single number."""
         got = [
-            await self.ask(q, now=now, as_of=as_of, revise=False, compose=False)
+            await self.ask(q, now=now, as_of=as_of, revise=False, compose=False, reword=False)
             for q in (parts.first, parts.second)
         ]
         nums = [_scalar(r.rows) for r in got]

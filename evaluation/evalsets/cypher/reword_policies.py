@@ -1,0 +1,185 @@
+"""The rewording second reader's policies measured in one pass (issue 44, docs/query.md).
+
+Every question is read by the rules; each abstained one gets the model's rewordings once
+(``kg/cypher/reword.py``), anchor-checked and read by the rules; then every policy is
+decided on the same rewordings, so the model runs once per question for all of them.
+
+    LIVEKG_LLM__BASE_URL=http://127.0.0.1:8091/v1 python -m \
+        evaluation.evalsets.cypher.reword_policies F.jsonl --graph sample --out F.reword.jsonl
+
+``--cache FILE``: the model's rewordings by question (JSONL, read and appended), so a
+rerun with other policies or anchor rules costs no model time. Prints one JSON object:
+per policy accuracy, answered, answered wrong (and share), plus "rules" (no rewording),
+the model's seconds and how many rewordings were kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from core.settings import Settings
+from evaluation.scorers.cypher import read_items, rows_match
+from evaluation.scorers.cypher_fixture import load_graph, load_sample_day
+from kg.cypher import CypherQA
+from kg.cypher.hybrid import RetrievalAnswerer
+from kg.cypher.reword import POLICIES, LLMReworder, decide, read_rewordings, rows_of
+from kg.graph.store import open_store
+from kg.graph.store.falkor import FalkorStore
+from kg.models.embed import make_embedder
+from kg.models.llm import make_llm_client
+from ops.runtime import services
+
+EXTRA = ("confident_or_agree",)  # a variant: agree, else a confident rewording
+
+
+class Cached:
+    """The model's rewordings, read from / appended to a JSONL cache."""
+
+    def __init__(self, inner: LLMReworder, path: Path | None) -> None:
+        self.inner, self.path = inner, path
+        self.seen: dict[str, list[str]] = {}
+        self.model_s = 0.0
+        self.calls = 0
+        if path is not None and path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                d = json.loads(line)
+                self.seen[d["question"]] = d["rewordings"]
+
+    async def reword(self, question: str) -> list[str]:
+        if question in self.seen:
+            return self.seen[question]
+        t0 = time.perf_counter()
+        out = await self.inner.reword(question)
+        self.model_s += time.perf_counter() - t0
+        self.calls += 1
+        self.seen[question] = out
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"question": question, "rewordings": out}, ensure_ascii=False))
+                f.write("\n")
+        return out
+
+
+async def run(
+    args: argparse.Namespace, s: Settings, ep: Any, out_lines: list[dict[str, Any]]
+) -> dict[str, Any]:
+    items = read_items(Path(args.questions))
+    if True:
+        name = f"livekg_reword_{uuid.uuid4().hex[:8]}"
+        store = open_store(s.with_overrides(graph={"graph_name": name}), ep.falkordb_url)
+        llm = make_llm_client(s, args.llm_url)
+        try:
+            await (load_sample_day if args.graph == "sample" else load_graph)(store)
+            embedder = None
+            if s.query.rank_with_embeddings:
+                embedder = await asyncio.to_thread(make_embedder, s.embed)
+            lexicon = await CypherQA.load_lexicon(store)
+            hybrid = RetrievalAnswerer(store, embedder) if embedder is not None else None
+            qa = CypherQA(store, lexicon, embedder=embedder, hybrid=hybrid)
+            reworder = Cached(LLMReworder(llm), Path(args.cache) if args.cache else None)
+            for it in items[: args.limit or None]:
+                first = await qa.ask(it.question, revise=False, now=it.now, reword=False)
+                ok0 = rows_match(it.expected, rows_of(first))
+                rec: dict[str, Any] = {
+                    "question": it.question,
+                    "status": first.status,
+                    "rows_ok": ok0,
+                    "confidence": first.interpretation.confidence if first.interpretation else 0.0,
+                    "tries": [],
+                    "decisions": {},
+                }
+                if first.status == "abstained" and first.time is not None:
+                    got = await read_rewordings(
+                        qa, it.question, reworder, now=first.time.now, as_of=None,
+                        budget_s=args.budget_s,
+                    )  # fmt: skip
+                    rec["model_ms"] = got.model_ms
+                    for t in got.tries:
+                        r = t.result
+                        rec["tries"].append(
+                            {
+                                "text": t.text,
+                                "kept": t.kept,
+                                "why": t.why,
+                                "status": r.status if r else None,
+                                "confidence": r.interpretation.confidence
+                                if r and r.interpretation
+                                else None,
+                                "rows_ok": rows_match(it.expected, t.rows()) if r else False,
+                            }
+                        )
+                    for p in POLICIES:
+                        c = decide(p, first, got.tries)
+                        rec["decisions"][p] = (
+                            None if c is None else rows_match(it.expected, c.rows())
+                        )
+                    c = decide("agree", first, got.tries) or decide("confident", first, got.tries)
+                    rec["decisions"]["confident_or_agree"] = (
+                        None if c is None else rows_match(it.expected, c.rows())
+                    )
+                out_lines.append(rec)
+                print(json.dumps(rec, ensure_ascii=False), flush=True) if args.verbose else None
+        finally:
+            await llm.aclose()
+            if isinstance(store, FalkorStore):
+                await store.delete_graph()
+            await store.close()
+    return summarize(out_lines, reworder.model_s, reworder.calls)
+
+
+def summarize(lines: list[dict[str, Any]], model_s: float, calls: int) -> dict[str, Any]:
+    n = len(lines)
+    res: dict[str, Any] = {"n": n, "model_calls": calls, "model_s": round(model_s, 1)}
+    abst = [r for r in lines if r["status"] == "abstained"]
+    res["abstained_by_rules"] = len(abst)
+    res["abstained_rows_right"] = sum(r["rows_ok"] for r in abst)
+    res["rewordings"] = sum(len(r["tries"]) for r in abst)
+    res["kept"] = sum(t["kept"] for r in abst for t in r["tries"])
+    for policy in ("rules", *POLICIES, *EXTRA):
+        right = answered = 0
+        for r in lines:
+            if r["status"] == "answered":
+                answered += 1
+                right += r["rows_ok"]
+            elif policy != "rules" and r["decisions"].get(policy) is not None:
+                answered += 1
+                right += r["decisions"][policy]
+        wrong = answered - right
+        res[policy] = {
+            "accuracy": round(right / n, 4) if n else 0.0,
+            "answered": answered,
+            "answered_wrong": wrong,
+            "answered_wrong_share": round(wrong / n, 4) if n else 0.0,
+        }
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("questions")
+    ap.add_argument("--graph", default="sample", choices=("sample", "fixture"))
+    ap.add_argument("--out")
+    ap.add_argument("--cache")
+    ap.add_argument("--llm-url", default=None)
+    ap.add_argument("--budget-s", type=float, default=60.0)
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    out_lines: list[dict[str, Any]] = []
+    with services(Settings(), llm=False) as (s, ep):
+        res = asyncio.run(run(args, s, ep, out_lines))
+    if args.out:
+        Path(args.out).write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out_lines), encoding="utf-8"
+        )
+    print(json.dumps(res, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    main()

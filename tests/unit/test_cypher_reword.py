@@ -1,0 +1,189 @@
+"""The model rewords, the rules read, agreement decides (issue 44, kg/cypher/reword.py):
+the anchor check, the policies, and the hook in ``CypherQA.ask``, with a fake model over
+the bundled universe's lexicon and a fake store that answers every query the same."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from core.errors import LivekgError
+from kg.cypher import CypherQA
+from kg.cypher.qa import AskResult
+from kg.cypher.reading import Abstention, Interpretation, ReadFields
+from kg.cypher.reword import Anchors, LLMReworder, Try, anchors_of, clean, decide
+from kg.models.prompts.reword import SHOTS, Rewordings, reword_v2
+from tests.fakes.universe_lexicon import NOW, universe_lexicon
+from tests.unit.test_cypher_reading import RowsStore
+
+ICBC = [{"id": "601398.SH", "name": "ICBC"}]
+CASUAL = "banking industry names pls, the whole lot of them mate"  # abstains (0.34)
+PLAIN = "Which companies belong to the banking industry?"  # answered, confidence 1
+
+
+class FakeLLM:
+    """Answers every rewording request with ``texts`` (or raises ``error``)."""
+
+    def __init__(self, texts: list[str], error: bool = False) -> None:
+        self.texts, self.error, self.calls = texts, error, 0
+        self.last: list[Any] = []
+
+    async def structured(self, msgs: list[Any], model: type, **_: Any) -> Rewordings:
+        self.calls += 1
+        self.last = msgs
+        if self.error:
+            raise LivekgError("model down")
+        return Rewordings.model_construct(rewordings=self.texts)
+
+
+def qa_with(texts: list[str], rows: list[dict[str, Any]] = ICBC, **kw: Any) -> CypherQA:
+    llm = FakeLLM(texts, error=kw.pop("error", False))
+    qa = CypherQA(RowsStore(rows), universe_lexicon(), reworder=LLMReworder(llm), **kw)  # type: ignore[arg-type]
+    qa._fake = llm  # type: ignore[attr-defined]
+    return qa
+
+
+def result(status: str, rows: list[dict[str, Any]], conf: float, cypher: str = "Q") -> AskResult:
+    read = Interpretation(text="t", fields=ReadFields(kind="entities"), confidence=conf)
+    if status == "answered":
+        return AskResult(
+            question="q", method="cypher", cypher=cypher, rows=rows, answer="a", interpretation=read
+        )
+    return AskResult(
+        question="q",
+        method="cypher",
+        cypher=cypher,
+        answer="a",
+        status="abstained",
+        interpretation=read,
+        abstention=Abstention(rows=rows),
+    )
+
+
+# -- the anchor check ------------------------------------------------------------------
+
+
+async def test_a_rewording_in_the_other_language_keeps_the_anchors() -> None:
+    qa = qa_with([])
+    en = await anchors_of(
+        qa, "How many times was the US 10-year yield above 4.2% on 2026-11-18?", NOW
+    )
+    zh = await anchors_of(qa, "2026年11月18日美国10年期国债收益率有几次高于4.2%？", NOW)
+    assert en.entities == {"US10Y"} and en.numbers == {4.2} and en.window is not None
+    assert en.problem(zh) is None
+
+
+async def test_a_rewording_that_changes_a_name_a_number_or_a_day_is_dropped() -> None:
+    qa = qa_with([])
+    q = "How many times was the US 10-year yield above 4.2% on 2026-11-18?"
+    mine = await anchors_of(qa, q, NOW)
+    for other, why in (
+        ("How many times was the US 10-year yield above 4.3% on 2026-11-18?", "lost number 4.2"),
+        ("How many times was the US 10-year yield above 4.2% on 2026-11-19?", "time window"),
+        ("How many times was the China 10-year yield above 4.2% on 2026-11-18?", "lost US10Y"),
+        ("How many times was the US 10-year yield above 4.2%?", "time window"),
+    ):
+        problem = mine.problem(await anchors_of(qa, other, NOW))
+        assert problem is not None and problem.startswith(why), (other, problem)
+    added = Anchors(frozenset({"US10Y", "CN10Y"}), frozenset({4.2}), mine.window)
+    assert (mine.problem(added) or "").startswith("added CN10Y")
+    assert (mine.problem(Anchors(mine.entities, frozenset({4.2, 5.0}), mine.window)) or "") == (
+        "added number 5"
+    )
+
+
+async def test_what_a_named_series_carries_is_no_anchor_but_a_count_asked_is() -> None:
+    qa = qa_with([])
+    zh = await anchors_of(qa, "中国制造业PMI最高是多少？", NOW)
+    en = await anchors_of(qa, "What was the highest value of China's manufacturing PMI?", NOW)
+    assert "CN_PMI" in zh.entities and zh.problem(en) is None  # China: CN_PMI's country
+    count = await anchors_of(qa, "How many companies belong to the banking industry?", NOW)
+    listing = await anchors_of(qa, PLAIN, NOW)
+    assert count.count and not listing.count
+    assert count.problem(listing) == "asks a count"
+    assert listing.problem(count) == "asks no count"
+
+
+def test_rewordings_are_cleaned_of_repeats_the_question_itself_and_runaways() -> None:
+    q = "banking names pls"
+    got = clean(q, ["Banking names pls", "", "Which banks?", "which banks?", "x" * 400])
+    assert got == ["Which banks?"]
+
+
+# -- the policies ------------------------------------------------------------------------
+
+
+def test_agree_answers_only_with_a_confident_rewording_that_finds_the_same_rows() -> None:
+    first = result("abstained", ICBC, 0.4)
+    other_rows = [{"id": "600036.SH"}]
+    same_unsure = Try("a", kept=True, result=result("abstained", ICBC, 0.6))
+    differs = Try("b", kept=True, result=result("answered", other_rows, 1.0))
+    assert decide("agree", first, [same_unsure, differs]) is None
+    same_sure = Try("c", kept=True, result=result("answered", ICBC, 0.9))
+    assert decide("agree", first, [differs, same_sure]) is same_sure
+    dropped = Try("d", kept=False, why="lost X", result=result("answered", ICBC, 1.0))
+    assert decide("agree", first, [dropped]) is None
+
+
+def test_confident_takes_a_confident_rewording_even_when_it_differs() -> None:
+    first = result("abstained", ICBC, 0.4)
+    differs = Try("b", kept=True, result=result("answered", [{"id": "600036.SH"}], 1.0))
+    unsure = Try("a", kept=True, result=result("abstained", ICBC, 0.6))
+    assert decide("confident", first, [unsure, differs]) is differs
+    empty = Try("e", kept=True, result=result("answered", [], 1.0))
+    assert decide("confident", first, [empty]) is None  # no rows: nothing to answer with
+
+
+def test_pair_needs_two_readings_with_the_same_rows_and_one_of_them_sure() -> None:
+    first = result("abstained", [{"id": "X"}], 0.4)
+    a = Try("a", kept=True, result=result("abstained", ICBC, 0.6))
+    b = Try("b", kept=True, result=result("answered", ICBC, 0.95))
+    c = Try("c", kept=True, result=result("abstained", ICBC, 0.7))
+    assert decide("pair", first, [a, b]) is b  # two rewordings agree, b is sure
+    assert decide("pair", first, [a, c]) is None  # they agree, neither is sure
+    assert decide("pair", first, [b]) is None  # one sure rewording alone is not a pair
+
+
+# -- the hook in CypherQA.ask ------------------------------------------------------------
+
+
+async def test_an_abstained_question_is_answered_through_its_rewording_and_says_so() -> None:
+    qa = qa_with([PLAIN])
+    sure = await qa.ask(PLAIN, now=NOW)
+    assert sure.status == "answered" and qa._fake.calls == 0  # type: ignore[attr-defined]
+    res = await qa.ask(CASUAL, now=NOW)
+    assert qa._fake.calls == 1  # type: ignore[attr-defined]
+    assert res.status == "answered" and res.question == CASUAL
+    assert res.rows == ICBC and res.abstention is None
+    assert res.interpretation is not None and res.interpretation.source == "rewording"
+    assert res.interpretation.text.startswith(f'reworded as "{PLAIN}"')
+    assert "reword_model_ms" in res.timings and res.timings["rewordings_kept"] == 1
+    # the question reaches the model as the last turn, after a fixed prefix
+    last = qa._fake.last  # type: ignore[attr-defined]
+    assert last[-1].content.endswith(CASUAL) and len(last) == 2 + 2 * len(SHOTS)
+    assert reword_v2(question="x")[:-1] == last[:-1]
+    off = await qa.ask(CASUAL, now=NOW, reword=False)
+    assert off.status == "abstained" and qa._fake.calls == 1  # type: ignore[attr-defined]
+
+
+async def test_a_rewording_that_loses_a_name_is_not_read_and_the_answer_abstains() -> None:
+    qa = qa_with(["Which companies are there?"])
+    res = await qa.ask(CASUAL, now=NOW)
+    assert qa._fake.calls == 1  # type: ignore[attr-defined]
+    assert res.status == "abstained" and res.timings["rewordings_kept"] == 0
+    assert res.interpretation is not None and res.interpretation.source == "rules"
+
+
+async def test_a_model_failure_or_a_slow_model_leaves_the_answer_abstained() -> None:
+    qa = qa_with([PLAIN], error=True)
+    res = await qa.ask(CASUAL, now=NOW)
+    assert res.status == "abstained" and res.timings["rewordings_kept"] == 0
+
+    class Slow:
+        async def reword(self, question: str) -> list[str]:
+            await asyncio.sleep(5)
+            return [PLAIN]
+
+    qa = CypherQA(RowsStore(ICBC), universe_lexicon(), reworder=Slow(), reword_budget_s=0.05)  # type: ignore[arg-type]
+    res = await qa.ask(CASUAL, now=NOW)
+    assert res.status == "abstained" and res.timings.get("reword_timed_out") == 1.0
