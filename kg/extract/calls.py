@@ -270,8 +270,11 @@ def _stands_for(ticker: str, name: str) -> bool:
     words = [w for w in re.split(r"[\s-]+", re.sub(r"(?:'s|’s)$", "", name)) if w and w != "&"]
     if not ticker or not words:
         return False
-    if _letters(name) == ticker or "".join(w[0] for w in words).upper() == ticker:
+    initials = "".join(w[0] for w in words).upper()
+    if _letters(name) == ticker or initials == ticker:
         return True
+    if len(words) > 1 and initials + ticker[-1:] == ticker and ticker[-1] in "IC":
+        return True  # "Johnson Controls" - JCI, "Methode Electronics" - MEI (Inc., Corp.)
     whole = _letters(name)
     if whole[:1] != ticker[0] or len(whole) < max(4, len(ticker) + 1):
         return False

@@ -116,3 +116,10 @@ def test_brands_and_platforms_management_names_are_its_products() -> None:
     ctx = DocContext(doc_id="c", kind="filing", title="", main_entity="Quorvane")
     got = {c.tail for c in call_products(text, ctx, transcript_turns(text))}
     assert got == {"Korvana", "Brixo"}  # not a segment, not the analyst's words
+
+
+def test_initials_with_the_incs_letter_spell_the_ticker() -> None:
+    text = QA.replace("Our whole Quorvane family", "All of Brindle Holdings")
+    got = call_company("", "BHI Q2 2023 earnings call", text)
+    assert got is not None and got.name == "Brindle Holdings"
+    assert call_company("", "BHX Q2 2023 earnings call", text).how == "ticker"  # type: ignore[union-attr]
