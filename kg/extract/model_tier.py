@@ -401,6 +401,33 @@ def _find(needle: str, hay: str) -> bool:
     return bool(n) and n in norm(hay)
 
 
+# others' numbers (the gold's convention, and the rules'): a level a survey, a poll or
+# economists forecast is no level; a company figure Wall Street estimates is no figure
+_FORECAST = re.compile(
+    r"\b(?:forecast\w*|expect\w*|estimate\w*|projected|predict\w*|survey\w*|poll\w*|"
+    r"consensus|median|economists?|analysts?)\b",
+    re.I,
+)
+_OTHERS = re.compile(
+    r"\b(?:analysts?'?s?|wall street|consensus|poll\w*)\b[^.;]{0,60}$",
+    re.I,
+)
+
+
+def others_number(rel: str, value: str, sentence: str) -> bool:
+    """A figure that is someone else's forecast, not the text's fact: an indicator's level
+    in a sentence about a forecast, survey or poll (``HAS_VALUE``); a company figure that
+    follows analysts' or Wall Street's estimates within a clause (``DISCLOSES``)."""
+    if not value or not sentence:
+        return False
+    at = norm(sentence).find(norm(value))
+    if rel == "HAS_VALUE":
+        return bool(_FORECAST.search(sentence))
+    if rel == "DISCLOSES" and at > 0:
+        return bool(_OTHERS.search(norm(sentence)[:at]))
+    return False
+
+
 # instructions addressed to a model inside a document: no fact rests on such a sentence
 _INJECTION = re.compile(
     r"\b(?:ignore|disregard|forget)\b.{0,40}\b(?:instructions?|prompts?|rules)\b|"
@@ -454,6 +481,8 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
     sentence = window[start:end] if sent else ""
     if sentence and _INJECTION.search(sentence):
         return Proposal(row, None, "injection")
+    if others_number(rel, value, sentence):
+        return Proposal(row, None, "forecast_not_fact")
     props: dict[str, str | float] = {}
     if value:
         if profile == "zh_bond" or _CJK.search(sentence):
@@ -634,6 +663,7 @@ def _slot_issue(p: Proposal, reason: str) -> str:
         "metric_without_value": "a metric needs its number",
         "parties_apart": "the person and the organisation are not named in one sentence",
         "unsupported": "the text does not state it in these words",
+        "forecast_not_fact": "it is someone else's forecast or estimate, not a fact",
     }.get(reason.split(":")[0], f"fails check {reason}")
     return f"{what}: {hint}"
 
@@ -884,18 +914,30 @@ class ModelTier:
         common: dict[str, Any] = {"text": w.text, "profile": profile,
                                   "main_entity": ctx.main_entity or None,
                                   "asked": w.asked or None}  # fmt: skip
+
+        def read(answer: dict[str, list[Any]]) -> list[Proposal]:
+            return [to_candidate(r, w.text, ctx, header, day, profile)
+                    for r in slot_rows(answer, ctx)]  # fmt: skip
+
+        passed: list[Proposal] = []  # what the checks accept is kept, whatever the corrector says
         try:
             answer = await self._ask(run, slots_v4(common), model, slots_v4.id, self.max_tokens)
-            proposals = [to_candidate(r, w.text, ctx, header, day, profile)
-                         for r in slot_rows(answer, ctx)]  # fmt: skip
+            proposals = read(answer)
+            self.stats.proposed += len(proposals)
             for step in range(1, self.n_max + 1):
                 if self.mode != Mode.REFLECTION or not proposals:
                     break
-                issues = [_slot_issue(p, reason) for p, reason in self._rejected(proposals, w, ctx)]
+                rejected = self._rejected(proposals, w, ctx)
+                bad = {id(p) for p, _ in rejected}
+                passed += [p for p in proposals if id(p) not in bad]
+                issues = [_slot_issue(p, reason) for p, reason in rejected]
                 record = {"doc_id": ctx.doc_id, "step": step,
                           "facts": [p.row for p in proposals], "issues": issues}  # fmt: skip
                 run.critiques.append(record)
                 log.info("tier critique %s", record)
+                for _, reason in rejected:
+                    self.stats.dropped[reason.split(":")[0]] += 1
+                proposals = []
                 if not issues:
                     break
                 run.iterations = step
@@ -904,18 +946,21 @@ class ModelTier:
                     run, revise_v4({**common, "answer": _plain(answer), "issues": issues}),
                     model, revise_v4.id, self.max_tokens,
                 )  # fmt: skip
-                proposals = [to_candidate(r, w.text, ctx, header, day, profile)
-                             for r in slot_rows(answer, ctx)]  # fmt: skip
+                known = {json.dumps(p.row, sort_keys=True) for p in passed}
+                proposals = [p for p in read(answer) if json.dumps(p.row, sort_keys=True)
+                             not in known]  # fmt: skip
+                self.stats.proposed += len(proposals)
         except LLMUnavailable:
             raise
-        except LLMError as exc:  # a timeout, no JSON: nothing from this window
+        except LLMError as exc:  # a timeout, no JSON: nothing (more) from this window
             run.errors.append(f"{type(exc).__name__}: {exc}"[:300])
             self.stats.errors[type(exc).__name__] += 1
-            return []
-        self.stats.proposed += len(proposals)
-        for p in proposals:
-            if p.cand is None:
-                self.stats.dropped[p.reason] += 1
+            proposals = []
+        if self.mode != Mode.REFLECTION:
+            for p in proposals:
+                if p.cand is None:
+                    self.stats.dropped[p.reason] += 1
+        proposals = passed + proposals
         log.info("tier slots doc=%s window=%d+%d %s", ctx.doc_id, w.chunk_pos, w.offset,
                  [(p.row["head"], p.row["relation"], p.row["tail"], p.row.get("value", ""),
                    p.reason) for p in proposals])  # fmt: skip

@@ -20,6 +20,7 @@ from kg.extract.model_tier import (
     ModelTier,
     candidate_windows,
     lenient_slots,
+    others_number,
     slot_rows,
     to_candidate,
     uses_slots,
@@ -219,3 +220,20 @@ def test_call_windows_come_from_the_fast_paths_turns(monkeypatch: pytest.MonkeyP
     wins = candidate_windows(result, 1200)
     assert [(w.speaker, w.asked[:20]) for w in wins] == [("Gil Harrow", "Thanks. Could you ta")]
     assert "14.2%" in wins[0].text
+
+
+@pytest.mark.parametrize(
+    ("rel", "value", "sentence", "others"),
+    [
+        ("DISCLOSES", "$4.9 billion", "Sales rose to $4.9 billion, against Wall Street "
+         "estimates of $4.76 billion.", False),
+        ("DISCLOSES", "$4.76 billion", "Sales rose to $4.9 billion, against Wall Street "
+         "estimates of $4.76 billion.", True),
+        ("DISCLOSES", "56 cents", "Analysts' average forecast was 56 cents a share.", True),
+        ("DISCLOSES", "$816 million", "The carrier said it expects to earn $816 million.", False),
+        ("HAS_VALUE", "8.9 percent", "The jobless rate is now forecast at 8.9 percent.", True),
+        ("HAS_VALUE", "8.6 percent", "The jobless rate has fallen to 8.6 percent.", False),
+    ],
+)  # fmt: skip
+def test_others_forecasts_are_no_facts(rel: str, value: str, sentence: str, others: bool) -> None:
+    assert others_number(rel, value, sentence) is others
