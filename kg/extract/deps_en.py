@@ -492,6 +492,14 @@ def _titled_employer(org: Any, lex: DepLexicon) -> bool:
     return root.dep_ in ("poss", "compound") and root.head.lower_ in lex.role_nouns
 
 
+# between a person and an organisation, a coordination that starts another holder's
+# title: "Timothy Geithner and the chief executives of Bear Stearns", "GE's Jeff Immelt
+# and Caterpillar's new head"
+OTHER_TITLE_BETWEEN = re.compile(
+    r"^\W*and\W*$|\band\s+(?:the\s+)?(?:[\w-]+\s+){0,2}(?:executives|heads|chiefs|officials)\b"
+)
+
+
 def executives(sent: Any, lex: DepLexicon) -> list[Candidate]:
     out = []
     people = [e for e in sent.ents if e.label_ == "PERSON"]
@@ -521,6 +529,10 @@ def executives(sent: Any, lex: DepLexicon) -> list[Candidate]:
                 continue
             if any(_negated_or_hedged(t) for t in inner if t.pos_ in ("VERB", "AUX")):
                 continue
+            if p.end_char <= o.start_char and OTHER_TITLE_BETWEEN.search(
+                sent.doc.text[p.end_char : o.start_char]
+            ):
+                continue  # "X and the chief executives of Y", "GE's X and Y's new head Z"
             out.append(
                 _cand(span_name(p.text), "Person", "EXECUTIVE_OF", span_name(o.text), "Company",
                       sent, "works_at")

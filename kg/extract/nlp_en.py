@@ -520,7 +520,12 @@ def _tag_name(raw: str) -> str:
         name = name[lead.end() :]
     words = name.split()
     kinds = {"diversified", *lexicon().org_nouns}  # "Retailer Bon-Ton Stores Inc."
-    while len(words) > 1 and words[0][0].isupper() and words[0].lower() in kinds:
+    while (  # "Bank of America Corp" keeps its first word
+        len(words) > 1
+        and words[0][0].isupper()
+        and words[0].lower() in kinds
+        and words[1][0].isupper()
+    ):
         words = words[1:]
     return " ".join(words)
 

@@ -278,6 +278,201 @@ def headline_parties(cands: list[Candidate], text: str) -> list[Issue]:
     return out
 
 
+# a ticker tag after a company's name: "AT&T Inc ( T.N ) CEO Randall Stephenson"
+_TICKER_END = re.compile(r"\s*\(\s*[A-Z0-9][A-Za-z0-9]{0,7}(?:\.[A-Z]{1,2})?\s*\)\s*$")
+# the name right before a title: capitalised words (a legal form may end with a dot),
+# not a sentence's last word ("on Saturday.  CEO X")
+_OWNER_END = re.compile(
+    r"((?:[A-Z][\w&'’-]*\.?\s+(?:(?:of|de|&)\s+)?){0,4}"
+    r"(?:[A-Z][\w&'’-]*|(?:Co|Inc|Corp|Cos|Ltd|Plc|Bros|N\.V|S\.A)\.))\s*$"
+)
+_LEGAL_END = re.compile(
+    r"(?:[,\s]+(?:inc|incorporated|corporation|corp|company|co|cos|ltd|limited|plc|llc|"
+    r"holdings|group|ag|sa|s\.a|nv|n\.v|se)\.?)+$"
+)
+# "Qatar Airways, whose Chief Executive X": the owner is named before "whose"
+_WHOSE = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[A-Z][\w&'’.-]*){0,4})\s*,\s+whose\s+$")
+# a title that belongs to what is named after it ("CEO of network equipment maker Cisco",
+# "president and certified financial planner at Glassman Wealth Services")
+_TITLE_GOES_ON = re.compile(r"\s*(?:,\s*)?(?:of|at|for|with|and|in)\s")
+# a unit's chief: "chief executive of Boeing's Defense, Space & Security division"
+_UNIT_AFTER = re.compile(
+    r"['’]s\s+(?:[\w&,-]+\s+){0,5}?(?:division|unit|arm|business|segment|subsidiary|operations?)\b",
+    re.I,
+)
+# a past post: "former CEO Charles Prince", "Former Fed Chairman Alan Greenspan",
+# "Russell Chew -- former chief operating officer at the Federal Aviation Administration"
+_PRIOR = re.compile(r"\b(?:former|ex-|then-|onetime|one-time|erstwhile)\s*", re.I)
+
+
+# sentence openers that are no title's owner: "But Chief Executive X", "Its CEO X"
+_NO_OWNER = (
+    frozenset(
+        "but and yet so when while as meanwhile also the its his her their our new interim "
+        "acting then after before since because although though however now still even "
+        "former outgoing".split()
+    )
+    | _LEX.day_words
+    | _LEX.determiners
+    | _LEX.pronouns
+)
+
+
+def title_owner(before: str) -> str:
+    """Who a bare title right after ``before`` belongs to: the capitalised name that ends
+    ``before`` (past a ticker tag), or the name before ", whose"; "" when none."""
+    whose = _WHOSE.search(before)
+    if whose:
+        return whose.group(1)
+    m = _OWNER_END.search(_TICKER_END.sub(" ", before))
+    words = strip_subhead(m.group(1)).split() if m and before[-1:].isspace() else []
+    while words and words[0].casefold() in _NO_OWNER:  # "But Chief Executive X"
+        words = words[1:]
+    return " ".join(words)
+
+
+def _core(name: str) -> str:
+    """A name without its legal form and possessive ("Ford Motor Co." -> "ford motor")."""
+    low = norm(name).removesuffix("'s").removesuffix("’s")
+    return _LEGAL_END.sub("", low).strip(" ,.")
+
+
+def names_main(owner: str, ctx: DocContext) -> bool:
+    """``owner`` is (a shorter form of) the document's main entity: "Ford" or "Ford Motor
+    Co." for Ford Motor Co., not "San Francisco Federal Reserve Bank" for the Fed nor
+    "Boeing Commercial Airplanes" for Boeing Co."""
+    if not ctx.main_entity:
+        return False
+    own = _core(owner)
+    forms = [_core(f) for f in (ctx.main_entity, *ctx.aliases) if f]
+    return any(own == f or (own and f.startswith(own + " ")) for f in forms)
+
+
+def unbound_title(c: Candidate, text: str, ctx: DocContext) -> str:
+    """A title given to the document's company although the sentence binds it to
+    something else: "John Chambers, CEO of network equipment maker Cisco Systems Inc"
+    (the title goes on past what the rule read), "president and certified financial
+    planner at Glassman Wealth Services"; a unit's chief is no chief of its owner
+    ("chief executive of Boeing's Defense, Space & Security division": HAS_CEO);
+    "Fed Vice Chairman X" is no chairman."""
+    if c.relation not in ("EXECUTIVE_OF", "HAS_CEO", "HAS_CHAIRMAN") or c.end <= c.start:
+        return ""
+    span, after = text[c.start : c.end], text[c.end : c.end + 80]
+    org = c.tail if c.relation == "EXECUTIVE_OF" else c.head
+    if (
+        c.rule == "exec_title_en"
+        and ctx.main_entity
+        and org == ctx.main_entity
+        and norm(org) not in norm(span)
+        and _TITLE_GOES_ON.match(after)
+    ):
+        return "other_owner"
+    if c.relation in ("HAS_CEO", "HAS_CHAIRMAN"):
+        if _UNIT_AFTER.match(after):
+            return "unit_chief"
+        lead = text[max(0, c.start - 8) : c.start] + span
+        if re.search(r"\b(?:Vice|Deputy)[ -](?:Chair|President)", lead, re.I):
+            return "vice_chair"
+    return ""
+
+
+def strip_subhead(name: str) -> str:
+    """A wire story's upper-case subhead run into the name after it ("DOOR OPEN Fed",
+    "INVESTMENT BANKS Goldman Sachs"): two or more upper-case words before a name
+    written in mixed case are no part of it."""
+    words = name.split()
+    n = 0
+    while n < len(words) and len(words[n]) > 1 and words[n].isupper() and words[n].isalpha():
+        n += 1
+    if n >= 2 and n < len(words) and any(ch.islower() for ch in words[n]):
+        return " ".join(words[n:])
+    return name
+
+
+def settle_party(c: Candidate, text: str) -> str:
+    """Party names, kinds and posts as the sentence gives them, or why the candidate is
+    none: an organisation's name loses a subhead run into it (``strip_subhead``) and a
+    ticker left on it ("Charles Schwab Corp SCHW.O"); an industry loses the story's
+    adjectives ("fellow", "embattled", "year-old") and is no industry when nothing but a
+    kind word is left ("strong company") or when it names a person's job ("Brian
+    Youngberg, an energy company analyst", "Dutch ECB policymaker Klaas Knot": dropped,
+    ``not_an_industry``); a past post stays a fact with ``status: prior role`` (as the
+    gold writes it): the word "former" (ex-, then-, onetime) right before the person's
+    title, or between the person and his employer ("X -- former chief operating officer
+    at Y")."""
+    for side in ("head", "tail"):
+        if getattr(c, f"{side}_type") in ("Company", "Institution", "Organization"):
+            name = _TICKER_LEFT.sub("", strip_subhead(getattr(c, side)))
+            setattr(c, side, name or getattr(c, side))
+    if c.relation == "BELONGS_TO":
+        return _industry(c, text)
+    if c.relation == "DISCLOSES":
+        # "the company said fourth-quarter net income": the metric starts after the verb
+        c.tail = _SAID_LEAD.sub("", c.tail) or c.tail
+    if c.relation != "EXECUTIVE_OF" or c.end <= c.start or "status" in c.props:
+        return ""
+    span = text[max(0, c.start - 12) : c.end + 40]
+    role = re.escape(str(c.props.get("role", ""))) or r"[\w.-]+"
+    head = re.escape(c.head)
+    before = rf"{_PRIOR.pattern}(?:[\w.-]+\s+){{0,3}}?{role}\s+{head}\b"
+    after = rf"\b{head}[\s,–—-]{{1,5}}(?:a\s+|the\s+|its\s+)?{_PRIOR.pattern}"
+    if re.search(before, span, re.I) or re.search(after, span, re.I):
+        c.props["status"] = "prior role"
+    return ""
+
+
+# a speaker and his verb read into a metric's name ("company said profit")
+_SAID_LEAD = re.compile(
+    r"^(?:(?:the|The)\s+)?(?:company|firm|bank|[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+"
+    r"(?:said|says|reported|reports|posted|posts)\s+(?=\S)"
+)
+# a ticker left at a name's end: "Charles Schwab Corp SCHW.O", "Fred's Inc ( FRED.O",
+# "Jazz Air JAZ_u", "Kohlberg Kravis Roberts KKR.UL"
+_TICKER_LEFT = re.compile(
+    r"(?:\s+\(\s*[A-Z0-9]{2,8}(?:\.[A-Z]{1,2}|_[a-z]{1,2})\s*\)?"
+    r"|\s+[A-Z0-9]{2,8}(?:\.[A-Z]{1,2}|_[a-z]{1,2}))$"
+)
+# a story's words before a kind of company that name no industry
+_KIND_NOISE = (
+    frozenset(
+        "fellow only strong weak embattled troubled struggling ailing beleaguered year-old "
+        "private public including u.s. us global national regional local japanese german "
+        "french british chinese american european".split()
+    )
+    | _LEX.drop_modifiers
+)
+_KIND_ONLY = frozenset(
+    "company companies firm firms group groups business businesses concern maker makers "
+    "operator operators player players provider providers its their".split()
+)
+_JOB_WORDS = (frozenset(_LEX.role_nouns) - {"owner", "partner", "associate", "lead", "board"}) | {
+    "policymaker",
+    "policymakers",
+    "rate-setter",
+}
+
+
+def _industry(c: Candidate, text: str) -> str:
+    words = c.tail.split()
+    while len(words) > 1 and words[0].casefold() in _KIND_NOISE:
+        words = words[1:]
+    low = [w.casefold() for w in words]
+    if (
+        not low
+        or all(w in _KIND_ONLY or w in _KIND_NOISE for w in low)
+        or (low[-1] in _JOB_WORDS and low[-1] not in ("manager", "managers"))  # asset manager
+    ):
+        return "not_an_industry"  # "strong company", "including its", "policymaker"
+    tail = " ".join(words)
+    job = rf"\b{re.escape(tail)}\s+(?:(?:company|fund|industry|sector|equity)\s+)?(\w+)"
+    if c.end > c.start:
+        m = re.search(job, text[max(0, c.start - 40) : c.end + 60])
+        if m and m.group(1).casefold().rstrip("s") in {w.rstrip("s") for w in _JOB_WORDS}:
+            return "not_an_industry"  # "an energy company analyst", "portfolio manager"
+    c.tail = tail
+    return ""
+
+
 def not_a_party_name(c: Candidate, text: str, ctx: DocContext) -> str:
     """Names that are no party, by their own shape or their sentence: a time word, a
     past post ("Former Treasury"), a surname alone ("Liddy"), a chief who is leaving
@@ -304,15 +499,12 @@ def not_a_party_name(c: Candidate, text: str, ctx: DocContext) -> str:
                 return "leaving_chief"
     bare_title = c.rule in ("exec_title_person_en", "exec_said_title_person_en")
     if bare_title and 0 < c.start <= len(text):
-        # the word right before the title, not a sentence's last ("on Saturday.  CEO X")
-        prev = re.search(r"([A-Z][\w&'-]*)\s+$", text[max(0, c.start - 40) : c.start])
-        owner = prev.group(1) if prev else ""
-        if (
-            owner
-            and owner not in (ctx.main_entity, *ctx.aliases)
-            and not (ctx.main_entity.startswith(owner))
-        ):
+        owner = title_owner(text[max(0, c.start - 80) : c.start])
+        if owner and not names_main(owner, ctx):
             return "other_owner"
+    reason = unbound_title(c, text, ctx)
+    if reason:
+        return reason
     if (
         c.relation == "DISCLOSES"
         and c.head_type == "Company"

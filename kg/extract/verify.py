@@ -40,6 +40,7 @@ from kg.extract.parties import (
     not_a_party_name,
     not_an_owner,
     other_owner,
+    settle_party,
 )
 from kg.extract.regions import is_region
 from kg.extract.table_periods import QUARTER_ORDINALS
@@ -965,6 +966,9 @@ class Verifier:
         if norm(c.head) == norm(c.tail):
             return "self_loop"
         reason = not_a_party_name(c, text, ctx)
+        if reason:
+            return reason
+        reason = settle_party(c, text)
         if reason:
             return reason
         if word_count(c.head) > MAX_WORDS or word_count(c.tail) > MAX_WORDS:
