@@ -403,7 +403,7 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
     """Character spans of the normalized question that some trigger pattern matches."""
     trig = triggers()
     pats: list[str] = []
-    for table in ("aggregations", "comparisons", "times"):
+    for table in ("aggregations", "comparisons", "comparisons_after", "comparisons_sign", "times"):
         for item in trig.get(table, []):
             pats.extend(item["patterns"])
     for key in (
@@ -416,6 +416,7 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
         "answer_bp",
         "pair_names",
         "prefix",
+        "fall",
     ):
         pats.extend(trig[key]["patterns"])
     pats.extend(trig["dates"]["patterns"])

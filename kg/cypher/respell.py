@@ -39,6 +39,8 @@ _REGEX_CHARS = re.compile(r"[\\()\[\]?|*+{}^$]")
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:[,，:：;；!！?？。]|\s[-–—]+\s|(?<=[\u3400-\u9fff])\s+(?=\S)|\s+(?=[\u3400-\u9fff]))\s*"
 )
+# a relative clause after a noun ("the bond which is tracked by X"), not a new question
+_RELATIVE = re.compile(r"\s*(?:which|that|who)\s+(?:is|are|was|were|has|have)\b", re.I)
 _WH_START = re.compile(r"\s(?=(?:which|what|who|how|list|name|show|where|when)\b)", re.I)
 # Where a lead clause ends: a clause break (group "cut", consumed) or the space before a
 # question word (group "wh", kept with the rest); one search finds the first of either.
@@ -407,8 +409,12 @@ class Respeller:
                 return text
             if any(x.of("entity") or x.of("value") for x in hmentions):
                 return text
-            if any(x.of("concept") for x in hmentions) and not _WH_FIRST.match(rest):
-                return text  # "设定政策指标的机构中，有几个...": the lead names what is asked
+            if any(x.of("property") for x in hmentions):
+                return text  # "kindly confirm the currency of the bond which ...": it asks that
+            if any(x.of("concept") for x in hmentions) and (
+                not _WH_FIRST.match(rest) or _RELATIVE.match(rest)
+            ):
+                return text  # "设定政策指标的机构中，有几个...", "the bond which is tracked by"
             u = units_parse(head, _EPOCH)
             if u.aggregation or u.comparisons or u.time is not None:
                 return text

@@ -71,6 +71,7 @@ class ShapeName(StrEnum):
     RET_VALUES = "ret_values"
     RET_COUNT = "ret_count"
     RET_ENTITIES = "ret_entities"
+    RET_ENTITIES_PROP = "ret_entities_prop"
     RET_TOP_BY_PROP = "ret_top_by_prop"
     RET_AGG_PROP = "ret_agg_prop"
     VALID_NOW = "valid_now"

@@ -388,6 +388,11 @@ def aggregation(question: str, skip: tuple[str, ...] = ()) -> str | None:
     return None
 
 
+_MONTH_WORD = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b|\bq[1-4]\b|[一二三四五六七八九十]+月|\d+月"
+)
+
+
 def comparisons(question: str) -> list[Comparison]:
     """Comparison triggers followed (within a few characters) by a number."""
     text = _normalize(question)
@@ -430,6 +435,10 @@ def comparisons(question: str) -> list[Comparison]:
                     and text[num.end() : num.end() + 1] == "-"
                 ):
                     continue  # a date, not a threshold
+                if re.fullmatch(r"(?:19|20)\d\d", num.group("n")) and _MONTH_WORD.search(
+                    text, m.end(), num.start()
+                ):
+                    continue  # "over August 2024": the year of a month, not a threshold
                 taken.add(num.start())
                 value = _num(num.group("n"))
                 unit = (num.group("unit") or "").strip()

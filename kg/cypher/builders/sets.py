@@ -641,4 +641,19 @@ class SetsBuilder:
             return render(S.RET_AGG_PROP, fn=frame.agg, prop=prop), f"{frame.agg} {prop} of"
         if frame.agg == "avg" and prop:
             return render(S.RET_AGG_PROP, fn="avg", prop=prop), f"average {prop} of"
+        asked = self._asked_property(frame, target)
+        if asked is not None:  # "the currency of the bond tracked by CN10Y"
+            return render(S.RET_ENTITIES_PROP, prop=asked), f"the {asked.replace('_', ' ')} of"
         return render(S.RET_ENTITIES), shape(S.RET_ENTITIES).describe
+
+    def _asked_property(self, frame: Frame, target: str) -> str | None:
+        """A property of the set's members the question asks for and does not filter on
+        (no value of it, no comparison), returned beside each member."""
+        if frame.agg is not None or frame.units.comparisons:
+            return None
+        filtered = {v.key for v in frame.values} | {"id", "name"}  # both returned anyway
+        have = self._props_of(target)
+        return next(
+            (p for p in frame.properties if p in have and p not in filtered and _IDENT.match(p)),
+            None,
+        )
