@@ -22,10 +22,47 @@ _ROLE = (
 INTRODUCED = re.compile(rf"\b(?P<name>{_NAME}),\s+our\s+{_ROLE}(?=[,.;]|\s+(?:and|who|is|will)\b)")
 
 
+# "I'll let my very good CFO, Jason, answer that question." -> the management speaker whose
+# first name that is (Jason P. Wells), with the role
+HANDED = re.compile(
+    r"\b(?:my|our)\s+(?:[a-z]+\s+){0,2}?"
+    r"(?P<role>CEO|CFO|COO|CTO|CIO|chief\s+\w+(?:\s+\w+)?\s+officer|president|treasurer|"
+    r"general\s+counsel),?\s+(?P<first>[A-Z][a-z]+)\b(?!\s+[A-Z])"
+)
+
+
+def _handed(
+    text: str, ctx: DocContext, turns: list[Turn], a: int, b: int, speaker: str
+) -> list[Candidate]:
+    """The officer a management speaker hands over to by role and first name, when that
+    first name is one management speaker's (the span runs to the speaker's field)."""
+    out = []
+    for m in HANDED.finditer(text, a, b):
+        named = {
+            t.speaker for t in turns
+            if t.role == "management" and t.speaker != speaker
+            and t.speaker.split()[0] == m.group("first")
+        }  # fmt: skip
+        if len(named) != 1:
+            continue
+        who = named.pop()
+        field = text.find(who, m.end())
+        if field < 0:
+            continue
+        props: dict[str, str | float] = {"role": " ".join(m.group("role").split()),
+                                         "speaker": speaker}  # fmt: skip
+        out.append(
+            Candidate(who, "Person", "EXECUTIVE_OF", ctx.main_entity, ctx.main_type, m.start(),
+                      field + len(who), Component.PATTERN, RULE, None, props, 0.85)
+        )  # fmt: skip
+    return out
+
+
 def call_people(
     text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
 ) -> list[Candidate]:
-    """The officers management introduces as the company's in the chunk ``text``."""
+    """The officers management introduces as the company's in the chunk ``text``, or hands
+    the word to by role ("my CFO, Jason")."""
     end = start + len(text) if end is None else end
     if not ctx.main_entity:
         return []
@@ -34,6 +71,7 @@ def call_people(
         if turn.role != "management" or turn.end <= start or turn.start >= end:
             continue
         a, b = max(turn.start, start) - start, min(turn.end, end) - start
+        out += _handed(text, ctx, turns, a, b, turn.speaker)
         for m in INTRODUCED.finditer(text, a, b):
             if re.search(r"\bformer\b", m.group(0), re.I):
                 continue  # no longer the company's

@@ -123,3 +123,21 @@ def test_initials_with_the_incs_letter_spell_the_ticker() -> None:
     got = call_company("", "BHI Q2 2023 earnings call", text)
     assert got is not None and got.name == "Brindle Holdings"
     assert call_company("", "BHX Q2 2023 earnings call", text).how == "ticker"  # type: ignore[union-attr]
+
+
+def test_an_officer_handed_the_word_by_role_is_the_companys() -> None:
+    from kg.extract.calls import transcript_turns
+    from kg.extract.calls_people import call_people
+    from kg.extract.types import DocContext
+
+    text = (
+        "Dana Whitfield: Is there a limit on how much you can sell? Can you comment?\n\n"
+        "Marcus Oyelaran: I'll let my very good CFO, Priya, answer that question.\n\n"
+        "Priya Castellano: Dana, thanks for the question. No, there's no direct limit.\n\n"
+        "Marcus Oyelaran: And our friend, Dana, knows it well.\n"
+    )
+    ctx = DocContext(doc_id="c", kind="filing", title="", main_entity="Quorvane")
+    got = [
+        (c.head, c.tail, c.props["role"]) for c in call_people(text, ctx, transcript_turns(text))
+    ]
+    assert got == [("Priya Castellano", "Quorvane", "CFO")]  # the analyst is nobody's officer
