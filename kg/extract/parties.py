@@ -409,6 +409,8 @@ def settle_party(c: Candidate, text: str) -> str:
     if c.relation == "DISCLOSES":
         # "the company said fourth-quarter net income": the metric starts after the verb
         c.tail = _SAID_LEAD.sub("", c.tail) or c.tail
+        if consensus_figure(c, text):
+            return "consensus"
     if c.relation != "EXECUTIVE_OF" or c.end <= c.start or "status" in c.props:
         return ""
     span = text[max(0, c.start - 12) : c.end + 40]
@@ -419,6 +421,32 @@ def settle_party(c: Candidate, text: str) -> str:
     if re.search(before, span, re.I) or re.search(after, span, re.I):
         c.props["status"] = "prior role"
     return ""
+
+
+# what analysts expect is no figure of the company: "Analysts, on average, are expecting
+# ... revenue of $751.3 million", "compared with analysts' forecasts of $9.1 billion",
+# "the $3.38 per share forecast by Wall Street analysts"
+_ANALYSTS_EXPECT = (
+    r"\b(?:analysts?|Wall\s+Street|the\s+Street|consensus)['’]?[\s,][^.;]{0,100}?"
+    r"\b(?:expect\w*|forecast\w*|estimat\w*|predict\w*|looking\s+for|project\w*)\b([^.;]{0,140}?)"
+)
+# the company's own figure after the analysts' ("analysts expected a loss, but it posted")
+_OWN_AFTER = re.compile(r"\b(?:but|however|instead|reported|posted|earned|said\s+it)\b", re.I)
+_EXPECTED_BY = (
+    r"[^.;,]{0,30}?\b(?:forecast|expected|estimated|predicted)\s+by\s+(?:Wall\s+Street\s+)?analysts"
+)
+
+
+def consensus_figure(c: Candidate, text: str) -> bool:
+    """A company figure whose number the sentence gives to analysts' expectations."""
+    raw = str(c.props.get("raw") or c.props.get("low") or "")
+    if not raw or c.end <= c.start:
+        return False
+    sent, num = sentence_of(text, c.start, c.end), re.escape(raw)
+    expect = re.search(_ANALYSTS_EXPECT + num, sent, re.I)
+    if expect and not _OWN_AFTER.search(expect.group(1)):
+        return True
+    return bool(re.search(num + _EXPECTED_BY, sent, re.I))
 
 
 # a speaker and his verb read into a metric's name ("company said profit")
@@ -464,6 +492,9 @@ def _industry(c: Candidate, text: str) -> str:
     ):
         return "not_an_industry"  # "strong company", "including its", "policymaker"
     tail = " ".join(words)
+    near = text[max(0, c.start - 20) : c.end + 20] if c.end > c.start else ""
+    if low == ["equity"] and re.search(r"\bprivate[ -]equity\b", near, re.I):
+        tail = "private equity"  # the rule's word list keeps "private" out of a kind
     job = rf"\b{re.escape(tail)}\s+(?:(?:company|fund|industry|sector|equity)\s+)?(\w+)"
     if c.end > c.start:
         m = re.search(job, text[max(0, c.start - 40) : c.end + 60])

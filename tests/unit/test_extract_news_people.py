@@ -145,3 +145,23 @@ def test_a_latin_index_name_with_a_space_stays_whole() -> None:
     got = {(c.head, c.tail) for c in extract_patterns(text, ZH, "zh")}
     assert ("泛欧STOXX 600指数", "0.8%") in got
     assert not [h for h, _ in got if h.startswith("600")]
+
+
+def test_what_analysts_expect_is_no_company_figure() -> None:
+    def kept(text: str, raw: str) -> bool:
+        c = Candidate("Q", "Company", "DISCLOSES", "revenue", "FinMetric", 0, len(text))
+        c.props["raw"] = raw
+        return settle_party(c, text) == ""
+
+    expect = (
+        "Analysts, on average, are expecting fourth-quarter earnings of 23 cents per share, "
+        "according to Reuters Estimates, and revenue of $751.3 million."
+    )
+    assert not kept(expect, "$751.3 million")
+    versus = "Revenue is seen at $9 billion, compared with analysts' forecasts of $9.1 billion."
+    assert kept(versus, "$9 billion") and not kept(versus, "$9.1 billion")
+    assert not kept("It sees $3.30, above the $3.38 forecast by Wall Street analysts.", "$3.38")
+    assert kept("Earnings were 17 cents a share, in line with analysts' estimates.", "17 cents")
+    assert kept(
+        "While analysts had expected a loss, it posted a profit of $5 million.", "$5 million"
+    )
