@@ -414,7 +414,16 @@ _OTHERS = re.compile(
 )
 
 
-def others_number(rel: str, value: str, sentence: str) -> bool:
+# a law's or a programme's terms are no figure of the company that talks about them
+# (a call's "BTC extension ... $1 per gallon", dev-call-017: pending legislation)
+_POLICY_TERMS = re.compile(
+    r"\b(?:tax credits?|production credits?|credit value|BTC|subsid\w*|tariffs?|legislation|"
+    r"bill|extension)\b",
+    re.I,
+)
+
+
+def others_number(rel: str, value: str, sentence: str, metric: str = "") -> bool:
     """A figure that is someone else's forecast, not the text's fact: an indicator's level
     in a sentence about a forecast, survey or poll (``HAS_VALUE``); a company figure that
     follows analysts' or Wall Street's estimates within a clause (``DISCLOSES``)."""
@@ -423,6 +432,8 @@ def others_number(rel: str, value: str, sentence: str) -> bool:
     at = norm(sentence).find(norm(value))
     if rel == "HAS_VALUE":
         return bool(_FORECAST.search(sentence))
+    if rel == "DISCLOSES" and _POLICY_TERMS.search(metric):
+        return True
     if rel == "DISCLOSES" and at > 0:
         return bool(_OTHERS.search(norm(sentence)[:at]))
     return False
@@ -458,6 +469,8 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
     value = row.get("value", "").strip()
     if value and not _DIGIT.search(value):
         value = ""
+    if value[:1] in "-+\u2212" and value[1:] and not _find(value, window):
+        value = value[1:].strip()  # "-$1.2 million" for "reduced it by $1.2 million"
     spans = _sentences(window)
     sent: tuple[int, int] | None = None
     if value:
@@ -481,7 +494,7 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
     sentence = window[start:end] if sent else ""
     if sentence and _INJECTION.search(sentence):
         return Proposal(row, None, "injection")
-    if others_number(rel, value, sentence):
+    if others_number(rel, value, sentence, tail):
         return Proposal(row, None, "forecast_not_fact")
     props: dict[str, str | float] = {}
     if value:

@@ -237,3 +237,21 @@ def test_call_windows_come_from_the_fast_paths_turns(monkeypatch: pytest.MonkeyP
 )  # fmt: skip
 def test_others_forecasts_are_no_facts(rel: str, value: str, sentence: str, others: bool) -> None:
     assert others_number(rel, value, sentence) is others
+
+
+def test_a_sign_the_model_added_is_not_the_texts() -> None:
+    window = "Brontide Foods said the adjustments reduced net income by $1.2 million in 2023."
+    ctx = DocContext(doc_id="x", main_entity="Brontide Foods", main_type="Company")
+    row = {"head": "Brontide Foods", "head_type": "Company", "relation": "DISCLOSES",
+           "tail": "net income", "tail_type": "FinMetric", "value": "-$1.2 million"}  # fmt: skip
+    p = to_candidate(row, window, ctx, "", "", "firms")
+    assert p.cand is not None and p.cand.props["raw"] == "$1.2 million"
+    invented = to_candidate({**row, "value": "-$7 million"}, window, ctx, "", "", "firms")
+    assert invented.cand is None and invented.reason == "value_not_in_span"
+
+
+def test_a_laws_terms_are_no_company_figure() -> None:
+    said = "That's a four-year extension at $1 per gallon."
+    assert others_number("DISCLOSES", "$1 per gallon", said, "BTC extension")
+    assert others_number("DISCLOSES", "$1 per gallon", said, "clean fuel production credit")
+    assert not others_number("DISCLOSES", "$3.2 billion", "Revenue was $3.2 billion.", "revenue")
