@@ -45,7 +45,7 @@ from importlib import resources
 from typing import Any
 
 from kg.extract.calls import TITLE_TICKER, Turn
-from kg.extract.calls_people import call_people, call_places, call_products
+from kg.extract.calls_people import call_partners, call_people, call_places, call_products
 from kg.extract.fastpath import HEADER_CHARS, sentence_spans
 from kg.extract.figures import complete_metric, header_period, own_period
 from kg.extract.types import Candidate, Component, DocContext
@@ -617,6 +617,6 @@ def call_figures(
             turn_last = mentions[-1] if mentions else turn_last
     return out + [
         c
-        for reader in (call_people, call_places, call_products)
+        for reader in (call_people, call_places, call_products, call_partners)
         for c in reader(text, ctx, turns, start, end)
     ]

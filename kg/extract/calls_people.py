@@ -235,3 +235,37 @@ def call_products(
                 )
             )
     return out
+
+
+# -- partners management names as its own --------------------------------------------------
+# "our relationship with GreenSky goes back a long ways" -> PARTNERS_WITH GreenSky; only the
+# company's own ("our"), in a management turn; "their partnership with X" is another's
+PARTNER_RULE = "call_partner"
+PARTNER_NAMED = re.compile(
+    r"\b(?i:our)\s+(?:[a-z]+\s+)?(?:relationship|partnership|alliance|joint\s+venture)s?\s+with\s+"
+    r"(?P<name>[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,3})"
+)
+
+
+def call_partners(
+    text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
+) -> list[Candidate]:
+    """The partners management names as the company's in the chunk ``text``."""
+    end = start + len(text) if end is None else end
+    if not ctx.main_entity:
+        return []
+    out: list[Candidate] = []
+    for turn in turns:
+        if turn.role != "management" or turn.end <= start or turn.start >= end:
+            continue
+        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+        for m in PARTNER_NAMED.finditer(text, a, b):
+            name = m.group("name").rstrip(".")
+            if name == ctx.main_entity or name.casefold() in _NOT_PRODUCTS:
+                continue
+            out.append(
+                Candidate(ctx.main_entity, ctx.main_type, "PARTNERS_WITH", name, "Company",
+                          m.start(), m.end(), Component.PATTERN, PARTNER_RULE, None,
+                          {"speaker": turn.speaker}, 0.8)
+            )  # fmt: skip
+    return out

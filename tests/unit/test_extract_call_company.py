@@ -141,3 +141,18 @@ def test_an_officer_handed_the_word_by_role_is_the_companys() -> None:
         (c.head, c.tail, c.props["role"]) for c in call_people(text, ctx, transcript_turns(text))
     ]
     assert got == [("Priya Castellano", "Quorvane", "CFO")]  # the analyst is nobody's officer
+
+
+def test_a_partner_management_names_as_its_own() -> None:
+    from kg.extract.calls import transcript_turns
+    from kg.extract.calls_people import call_partners
+    from kg.extract.types import DocContext
+
+    text = (
+        "Dana Whitfield: What about your partnership with Veltrix? Can you comment?\n\n"
+        "Marcus Oyelaran: Our relationship with Korvana Lending goes back a long ways. Their "
+        "partnership with Brixo is theirs.\n"
+    )
+    ctx = DocContext(doc_id="c", kind="filing", title="", main_entity="Quorvane")
+    got = [(c.relation, c.tail) for c in call_partners(text, ctx, transcript_turns(text))]
+    assert got == [("PARTNERS_WITH", "Korvana Lending")]
