@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from kg.extract.figures import normalise_period
+from kg.extract.llm_modes import LLMRun
 from kg.extract.model_tier import (
     PROMPT_VERSION_V3,
     PROMPT_VERSION_V4,
     ModelTier,
+    Window,
     candidate_windows,
     lenient_slots,
     others_number,
@@ -255,3 +257,19 @@ def test_a_laws_terms_are_no_company_figure() -> None:
     assert others_number("DISCLOSES", "$1 per gallon", said, "BTC extension")
     assert others_number("DISCLOSES", "$1 per gallon", said, "clean fuel production credit")
     assert not others_number("DISCLOSES", "$3.2 billion", "Revenue was $3.2 billion.", "revenue")
+
+
+def test_a_decision_without_its_level_is_left_to_the_rules() -> None:
+    text = (
+        "The Bank of Varnia said on Thursday it would keep buying bonds, and it raised its "
+        "benchmark rate to 3.75%, Governor Elsa Troy told reporters in Varnia City today."
+    )
+    slots = {"decisions": [{"bank": "Bank of Varnia", "policy": "bond buying"},
+                           {"bank": "Bank of Varnia", "policy": "benchmark rate",
+                            "value": "3.75%"}]}  # fmt: skip
+    _, tier, _ = _tier({"extract.slots": slots}, mode=Mode.SINGLE)
+    ctx = DocContext(doc_id="r")
+    window = Window(0, 0, text, "no_fact")
+    cands = asyncio.run(tier._slot_window(LLMRun(), window, ctx, "central_bank", "", ""))
+    assert tier.stats.dropped["decision_without_value"] == 1
+    assert [(c.head, c.tail) for c in cands] == [("Bank of Varnia", "benchmark rate")]
