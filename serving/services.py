@@ -13,6 +13,7 @@ from core.runtime_state import endpoints
 from core.settings import Settings
 from kg.cypher import CypherQA, LLMReviser
 from kg.cypher.hybrid import RetrievalAnswerer
+from kg.cypher.reword import LLMReworder
 from kg.graph.store import open_store
 from kg.graph.store.base import GraphStore
 from kg.models.embed import make_embedder
@@ -85,6 +86,9 @@ class Services:
                         hybrid=self._hybrid,
                         timeout_s=q.timeout_s,
                         row_limit=q.row_limit,
+                        reworder=self._reworder(),
+                        reword_policy=q.reword_policy,
+                        reword_budget_s=q.reword_budget_s,
                     )
                     self._qa_built = time.monotonic()
                 elif stale:
@@ -138,13 +142,23 @@ class Services:
     def _reviser(self) -> LLMReviser | None:
         if not self.settings.query.revise:
             return None
+        self._reviser_llm()
+        return LLMReviser(self._llm)
 
+    def _reviser_llm(self) -> None:
         try:
             url = self._endpoints().llm_base_url
         except Exception:
             url = None
         self._llm = make_llm_client(self.settings, url, priority="interactive")
-        return LLMReviser(self._llm)
+
+    def _reworder(self) -> LLMReworder | None:
+        """The model's rewordings of abstained questions (``query.reword``, off by default)."""
+        if not self.settings.query.reword:
+            return None
+        if self._llm is None:
+            self._reviser_llm()
+        return LLMReworder(self._llm)
 
     async def feeds(self) -> LiveFeeds:
         if self._feeds is None:

@@ -12,8 +12,9 @@ is read by the same rule reader (no model in the query), and a policy decides:
   and returns the same rows (or runs the same query) as the original reading;
 - ``confident``: answer with the first rewording whose reading is confident, even if it
   differs from the original;
-- ``pair``: answer when two independent readings (the original and a rewording, or two
-  rewordings) return the same rows and one of them is confident.
+- ``pair``: answer when two readings (the original and a rewording, or two rewordings)
+  return the same rows and each is at least ``PAIR_FLOOR`` sure: two wordings read alike
+  stand in for one confident reading.
 
 The answer says where it came from (``interpretation.source = "rewording"``, the reading's
 text starts with the rewording) and keeps the status and interpretation fields; the model's
@@ -37,7 +38,7 @@ from kg.cypher.coverage import same_rows
 from kg.cypher.frame import read_frame
 from kg.cypher.lexicon import to_simplified
 from kg.cypher.reading import THRESHOLD
-from kg.models.prompts.reword import MAX_REWORDINGS, Rewordings, reword_v2
+from kg.models.prompts.reword import MAX_REWORDINGS, Rewordings, reword_v3
 
 # ``CypherQA`` and its ``AskResult`` (kg/cypher/qa.py imports this module, so they are
 # named here only as types of the arguments: no import back)
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 Policy = Literal["agree", "confident", "pair"]
 POLICIES: tuple[Policy, ...] = ("agree", "confident", "pair")
 MAX_REWORDING_CHARS = 300
+PAIR_FLOOR = 0.6  # see docs/query.md, "The model rewords, the rules read"
 REWORD_BUDGET_S = 30.0  # the model's time per question; past it the answer stays abstained
 _ZH = re.compile(r"[\u3400-\u9fff]")
 
@@ -67,7 +69,7 @@ class LLMReworder:
     async def reword(self, question: str) -> list[str]:
         try:
             out = await self.llm.structured(
-                reword_v2(question=question),
+                reword_v3(question=to_simplified(question)),
                 Rewordings,
                 prompt_name="cypher.reword",
                 max_tokens=self.max_tokens,
@@ -190,26 +192,23 @@ def _agrees(a: AskResult, b: AskResult) -> bool:
     return a.cypher is not None and a.cypher == b.cypher and a.params == b.params
 
 
-def decide(policy: Policy, first: AskResult, tries: list[Try]) -> Try | None:
-    """The rewording whose reading answers, by ``policy``; None: stay abstained."""
+def decide(policy: Policy, first: AskResult, tries: list[Try], *, floor: float = 0.0) -> Try | None:
+    """The rewording whose reading answers, by ``policy``; None: stay abstained.
+    ``floor``: ``pair``'s least confidence of each reading (default ``PAIR_FLOOR``)."""
     kept = [t for t in tries if t.kept and t.result is not None and t.rows()]
     if policy == "confident":
         return next((t for t in kept if t.confident), None)
     if policy == "agree":
         return next((t for t in kept if t.confident and _agrees(first, t.result)), None)
     if policy == "pair":
-        for t in kept:
-            assert t.result is not None
-            if (
-                rows_of(first)
-                and _agrees(first, t.result)
-                and (t.confident or _conf(first) >= THRESHOLD)
-            ):
+        least = floor or PAIR_FLOOR
+        sure = [t for t in kept if _conf(t.result) >= least]
+        for t in sure:
+            if _conf(first) >= least and rows_of(first) and _agrees(first, t.result):
                 return t
-            for o in kept:
-                if o is not t and o.result is not None and same_rows(t.rows(), o.rows()):
-                    if t.confident or o.confident:
-                        return t if t.confident else o
+            for o in sure:
+                if o is not t and same_rows(t.rows(), o.rows()):
+                    return t if _conf(t.result) >= _conf(o.result) else o
         return None
     raise ValueError(f"unknown rewording policy {policy!r}")
 

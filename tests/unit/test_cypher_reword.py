@@ -12,7 +12,7 @@ from kg.cypher import CypherQA
 from kg.cypher.qa import AskResult
 from kg.cypher.reading import Abstention, Interpretation, ReadFields
 from kg.cypher.reword import Anchors, LLMReworder, Try, anchors_of, clean, decide
-from kg.models.prompts.reword import SHOTS, Rewordings, reword_v2
+from kg.models.prompts.reword import SHOTS, Rewordings, reword_v3
 from tests.fakes.universe_lexicon import NOW, universe_lexicon
 from tests.unit.test_cypher_reading import RowsStore
 
@@ -134,14 +134,20 @@ def test_confident_takes_a_confident_rewording_even_when_it_differs() -> None:
     assert decide("confident", first, [empty]) is None  # no rows: nothing to answer with
 
 
-def test_pair_needs_two_readings_with_the_same_rows_and_one_of_them_sure() -> None:
+def test_pair_answers_when_two_readings_find_the_same_rows_and_both_clear_the_floor() -> None:
     first = result("abstained", [{"id": "X"}], 0.4)
     a = Try("a", kept=True, result=result("abstained", ICBC, 0.6))
     b = Try("b", kept=True, result=result("answered", ICBC, 0.95))
-    c = Try("c", kept=True, result=result("abstained", ICBC, 0.7))
-    assert decide("pair", first, [a, b]) is b  # two rewordings agree, b is sure
-    assert decide("pair", first, [a, c]) is None  # they agree, neither is sure
-    assert decide("pair", first, [b]) is None  # one sure rewording alone is not a pair
+    low = Try("l", kept=True, result=result("abstained", ICBC, 0.3))
+    assert decide("pair", first, [a, b]) is b  # two rewordings agree: the surer one
+    assert decide("pair", first, [low, a]) is None  # one of the two is below the floor
+    assert decide("pair", first, [b]) is None  # the original (0.4) is below the floor
+    same = result("abstained", ICBC, 0.6)
+    t = Try("t", kept=True, result=result("abstained", ICBC, 0.65))
+    assert decide("pair", same, [t]) is t  # the original and its rewording agree
+    assert decide("pair", same, [t], floor=0.7) is None
+    other = Try("o", kept=True, result=result("abstained", [{"id": "Y"}], 0.9))
+    assert decide("pair", same, [other]) is None  # they disagree
 
 
 # -- the hook in CypherQA.ask ------------------------------------------------------------
@@ -161,7 +167,7 @@ async def test_an_abstained_question_is_answered_through_its_rewording_and_says_
     # the question reaches the model as the last turn, after a fixed prefix
     last = qa._fake.last  # type: ignore[attr-defined]
     assert last[-1].content.endswith(CASUAL) and len(last) == 2 + 2 * len(SHOTS)
-    assert reword_v2(question="x")[:-1] == last[:-1]
+    assert reword_v3(question="x")[:-1] == last[:-1]
     off = await qa.ask(CASUAL, now=NOW, reword=False)
     assert off.status == "abstained" and qa._fake.calls == 1  # type: ignore[attr-defined]
 

@@ -27,6 +27,7 @@ from core.settings import Settings
 from evaluation.scorers.cypher import read_items, rows_match
 from evaluation.scorers.cypher_fixture import load_graph, load_sample_day
 from kg.cypher import CypherQA
+from kg.cypher.coverage import same_rows
 from kg.cypher.hybrid import RetrievalAnswerer
 from kg.cypher.reword import POLICIES, LLMReworder, decide, read_rewordings, rows_of
 from kg.graph.store import open_store
@@ -35,7 +36,14 @@ from kg.models.embed import make_embedder
 from kg.models.llm import make_llm_client
 from ops.runtime import services
 
-EXTRA = ("confident_or_agree",)  # a variant: agree, else a confident rewording
+PAIR_FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7)
+# variants: agree, else a confident rewording; pair with other floors
+EXTRA = ("confident_or_agree", *(f"pair@{f}" for f in PAIR_FLOORS))
+
+
+def _append(path: Path, rec: dict[str, Any]) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
 class Cached:
@@ -112,6 +120,7 @@ async def run(
                                 if r and r.interpretation
                                 else None,
                                 "rows_ok": rows_match(it.expected, t.rows()) if r else False,
+                                "same_as_first": bool(r) and same_rows(rows_of(first), t.rows()),
                             }
                         )
                     for p in POLICIES:
@@ -119,11 +128,18 @@ async def run(
                         rec["decisions"][p] = (
                             None if c is None else rows_match(it.expected, c.rows())
                         )
+                    for fl in PAIR_FLOORS:
+                        c = decide("pair", first, got.tries, floor=fl)
+                        rec["decisions"][f"pair@{fl}"] = (
+                            None if c is None else rows_match(it.expected, c.rows())
+                        )
                     c = decide("agree", first, got.tries) or decide("confident", first, got.tries)
                     rec["decisions"]["confident_or_agree"] = (
                         None if c is None else rows_match(it.expected, c.rows())
                     )
                 out_lines.append(rec)
+                if args.out:  # as it goes: a long run can be summarised before it ends
+                    _append(Path(args.out), rec)
                 print(json.dumps(rec, ensure_ascii=False), flush=True) if args.verbose else None
         finally:
             await llm.aclose()
@@ -170,14 +186,17 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=60.0)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--summarize", action="store_true", help="QUESTIONS is an --out file")
     args = ap.parse_args()
+    if args.summarize:  # the policies of an --out file again, no model and no graph
+        lines = [json.loads(x) for x in Path(args.questions).read_text("utf-8").splitlines()]
+        print(json.dumps(summarize(lines, 0.0, 0), ensure_ascii=False, indent=1))
+        return
     out_lines: list[dict[str, Any]] = []
+    if args.out:
+        Path(args.out).write_text("", encoding="utf-8")
     with services(Settings(), llm=False) as (s, ep):
         res = asyncio.run(run(args, s, ep, out_lines))
-    if args.out:
-        Path(args.out).write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out_lines), encoding="utf-8"
-        )
     print(json.dumps(res, ensure_ascii=False, indent=1))
 
 

@@ -18,6 +18,7 @@ changes.
 from __future__ import annotations
 
 import json
+import re
 
 from pydantic import BaseModel, Field
 
@@ -138,4 +139,26 @@ def reword_v2(ctx: Context) -> list[ChatMessage]:
         msgs.append(user(f"Question: {fresh}"))
         msgs.append(assistant(_shot_answer(plain)))
     msgs.append(user(f"Question: {ctx['question']}"))
+    return msgs
+
+
+_ZH = re.compile(r"[\u3400-\u9fff]")
+
+
+def _turn(question: str) -> str:
+    """A Chinese question is asked in Chinese: with an English frame the 1.5B model
+    answered in English and mistranslated names (v2 on blind_test4)."""
+    if _ZH.search(question):
+        return f"问题：{question}\n（用简体中文改写，名称照抄）"
+    return f"Question: {question}"
+
+
+@prompt("cypher", "reword", version=3, inputs=("question",))
+def reword_v3(ctx: Context) -> list[ChatMessage]:
+    """v2's rules and shots; each question framed in its own language (``_turn``)."""
+    msgs: list[ChatMessage] = [system(RULES_V2)]
+    for fresh, plain in SHOTS:
+        msgs.append(user(_turn(fresh)))
+        msgs.append(assistant(_shot_answer(plain)))
+    msgs.append(user(_turn(ctx["question"])))
     return msgs
