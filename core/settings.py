@@ -322,7 +322,7 @@ class QuerySettings(BaseModel):
     # off by default (docs/query.md, "The model rewords, the rules read"); policy agree |
     # confident | pair; the model's time per question
     reword: bool = False
-    reword_policy: Literal["agree", "confident", "pair"] = "agree"
+    reword_policy: Literal["agree", "confident", "pair"] = "pair"
     reword_budget_s: float = 30.0
     rank_with_embeddings: bool = True  # FinQA ranking; off: the synthesizer's prior only
     timeout_s: float = 5.0  # per query

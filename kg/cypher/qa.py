@@ -293,7 +293,7 @@ class CypherQA:
         revise_policy: Literal["fallback", "always"] = "fallback",
         hybrid_timeout_s: float = HYBRID_TIMEOUT_S,
         reworder: Reworder | None = None,
-        reword_policy: Policy = "agree",
+        reword_policy: Policy = "pair",
         reword_budget_s: float = REWORD_BUDGET_S,
     ) -> None:
         """``reviser``: the model as a checked second reader (None: rules only);

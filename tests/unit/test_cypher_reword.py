@@ -154,7 +154,7 @@ def test_pair_answers_when_two_readings_find_the_same_rows_and_both_clear_the_fl
 
 
 async def test_an_abstained_question_is_answered_through_its_rewording_and_says_so() -> None:
-    qa = qa_with([PLAIN])
+    qa = qa_with([PLAIN], reword_policy="agree")
     sure = await qa.ask(PLAIN, now=NOW)
     assert sure.status == "answered" and qa._fake.calls == 0  # type: ignore[attr-defined]
     res = await qa.ask(CASUAL, now=NOW)
@@ -170,6 +170,9 @@ async def test_an_abstained_question_is_answered_through_its_rewording_and_says_
     assert reword_v3(question="x")[:-1] == last[:-1]
     off = await qa.ask(CASUAL, now=NOW, reword=False)
     assert off.status == "abstained" and qa._fake.calls == 1  # type: ignore[attr-defined]
+    # pair (the default) wants the original reading (0.34) at PAIR_FLOOR to agree with it
+    paired = await qa_with([PLAIN]).ask(CASUAL, now=NOW)
+    assert paired.status == "abstained" and paired.timings["rewordings_kept"] == 1
 
 
 async def test_a_rewording_that_loses_a_name_is_not_read_and_the_answer_abstains() -> None:
