@@ -337,6 +337,39 @@ def _core(name: str) -> str:
     return _LEGAL_END.sub("", low).strip(" ,.")
 
 
+# "Last summer, hedge fund Pershing Square Capital Management said it had a stake in P&G.
+# CEO William Ackman, who ...": a title opening a sentence after another company spoke
+_SPOKE = re.compile(r"\b([A-Z][\w&.'-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w&.'-]*)+)\s+said\b")
+
+
+_ORG_WORDS = {w.casefold() for w in _LEX.corporate_suffixes} | {
+    "co",
+    "management",
+    "capital",
+    "partners",
+    "bank",
+    "fund",
+    "securities",
+    "airways",
+    "airlines",
+    "motors",
+}
+
+
+def last_speaker(text: str, start: int) -> str:
+    """The company that spoke in the sentence right before a bare title opening its own
+    sentence ("" when the title does not open one, or the sentence names no speaker)."""
+    head = text[max(0, start - 300) : start]
+    if not re.search(r"[.!?][\"”]?\s+$", head):
+        return ""
+    prev = re.split(r"[.!?][\"”]?\s+(?=[A-Z\"“])", head.rstrip())[-1]
+    m = _SPOKE.search(prev)
+    if m is None:
+        return ""
+    words = {w.strip(".,").casefold() for w in m.group(1).split()}
+    return m.group(1) if words & _ORG_WORDS else ""  # a company, not "Jane Doe said"
+
+
 def names_main(owner: str, ctx: DocContext) -> bool:
     """``owner`` is (a shorter form of) the document's main entity: "Ford" or "Ford Motor
     Co." for Ford Motor Co., not "San Francisco Federal Reserve Bank" for the Fed nor
@@ -530,7 +563,7 @@ def not_a_party_name(c: Candidate, text: str, ctx: DocContext) -> str:
                 return "leaving_chief"
     bare_title = c.rule in ("exec_title_person_en", "exec_said_title_person_en")
     if bare_title and 0 < c.start <= len(text):
-        owner = title_owner(text[max(0, c.start - 80) : c.start])
+        owner = title_owner(text[max(0, c.start - 80) : c.start]) or last_speaker(text, c.start)
         if owner and not names_main(owner, ctx):
             return "other_owner"
     reason = unbound_title(c, text, ctx)

@@ -54,11 +54,13 @@ def test_a_title_bound_to_another_organisation_is_not_the_story_company(
         "Inc ( TLV.O ), told Reuters. Ilse Marr, president and certified financial planner "
         "at Marr Wealth Services in Boise, said rates would rise. Corvane Inc ( CRV.N ) CEO "
         "Abel Strand said orders have slowed. Norvia Airways, whose Chief Executive Omar "
-        "Haddan had criticised the delays, said it would ground its fleet."
+        "Haddan had criticised the delays, said it would ground its fleet. Last year, hedge "
+        "fund Torvald Capital Management said it had a stake in Palvane. CEO Rik Torvald, who "
+        "has shaken up other boards, wants changes."
     )
     got = _facts(extractor, text)
     assert ("Mara Quell", "EXECUTIVE_OF", "Palvane Aero Co") in got  # bare title: the story's
-    for person in ("Dov Renke", "Ilse Marr", "Abel Strand", "Omar Haddan"):
+    for person in ("Dov Renke", "Ilse Marr", "Abel Strand", "Omar Haddan", "Rik Torvald"):
         assert "Palvane Aero Co" not in _employers(got, person), person
 
 
