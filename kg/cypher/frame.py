@@ -417,6 +417,7 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
         "pair_names",
         "prefix",
         "fall",
+        "mom",
     ):
         pats.extend(trig[key]["patterns"])
     pats.extend(trig["dates"]["patterns"])

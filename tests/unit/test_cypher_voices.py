@@ -113,3 +113,10 @@ def test_the_year_of_a_month_is_no_threshold() -> None:
     assert [
         c.value for c in parse("days SOFR was above 5.3 over August 2024", THU).comparisons
     ] == [5.3]
+
+
+@pytest.mark.parametrize(
+    "question", ["Month-on-month change in China CPI in October?", "China CPI, year on year"]
+)
+def test_spelled_out_yoy_and_mom_are_read(question: str) -> None:
+    assert frame(question).uncovered == ()
