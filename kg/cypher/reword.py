@@ -53,6 +53,7 @@ MAX_REWORDING_CHARS = 300
 PAIR_FLOOR = 0.6  # see docs/query.md, "The model rewords, the rules read"
 REWORD_BUDGET_S = 30.0  # the model's time per question; past it the answer stays abstained
 _ZH = re.compile(r"[\u3400-\u9fff]")
+_PUNCT = re.compile(r"[\W_]+")
 
 
 class Reworder(Protocol):
@@ -81,15 +82,21 @@ class LLMReworder:
         return clean(question, out.rewordings)
 
 
+def _words(text: str) -> str:
+    return _PUNCT.sub("", text.casefold())
+
+
 def clean(question: str, texts: list[str]) -> list[str]:
-    """Distinct, non-empty rewordings of sane length that differ from the question."""
-    seen = {question.strip().casefold()}
+    """Distinct, non-empty rewordings of sane length whose words differ from the
+    question's: a copy with other punctuation is no second reading (blind_dev6: two
+    "rewordings" only added "？" and read as the question did)."""
+    seen = {_words(question)}
     out: list[str] = []
     for t in texts:
         t = " ".join(str(t).split())
-        if not t or len(t) > MAX_REWORDING_CHARS or t.casefold() in seen:
+        if not t or len(t) > MAX_REWORDING_CHARS or _words(t) in seen:
             continue
-        seen.add(t.casefold())
+        seen.add(_words(t))
         out.append(t)
     return out[:MAX_REWORDINGS]
 

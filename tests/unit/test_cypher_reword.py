@@ -106,8 +106,9 @@ async def test_what_a_named_series_carries_is_no_anchor_but_a_count_asked_is() -
 
 def test_rewordings_are_cleaned_of_repeats_the_question_itself_and_runaways() -> None:
     q = "banking names pls"
-    got = clean(q, ["Banking names pls", "", "Which banks?", "which banks?", "x" * 400])
+    got = clean(q, ["Banking names, pls?", "", "Which banks?", "which banks", "x" * 400])
     assert got == ["Which banks?"]
+    assert clean("DR007 昨天的报价是多少", ["DR007昨天的报价是多少？"]) == []
 
 
 # -- the policies ------------------------------------------------------------------------

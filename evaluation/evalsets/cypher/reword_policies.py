@@ -29,7 +29,7 @@ from evaluation.scorers.cypher_fixture import load_graph, load_sample_day
 from kg.cypher import CypherQA
 from kg.cypher.coverage import same_rows
 from kg.cypher.hybrid import RetrievalAnswerer
-from kg.cypher.reword import POLICIES, LLMReworder, decide, read_rewordings, rows_of
+from kg.cypher.reword import POLICIES, LLMReworder, clean, decide, read_rewordings, rows_of
 from kg.graph.store import open_store
 from kg.graph.store.falkor import FalkorStore
 from kg.models.embed import make_embedder
@@ -60,8 +60,8 @@ class Cached:
                 self.seen[d["question"]] = d["rewordings"]
 
     async def reword(self, question: str) -> list[str]:
-        if question in self.seen:
-            return self.seen[question]
+        if question in self.seen:  # cleaned again: the rules of ``clean`` may have changed
+            return clean(question, self.seen[question])
         t0 = time.perf_counter()
         out = await self.inner.reword(question)
         self.model_s += time.perf_counter() - t0
