@@ -229,6 +229,7 @@ def eval_cypher(
             "questions": str(path),
             "graph": graph,
             "revise_policy": revise_policy,
+            "model_run": "reword" if reword else "revise",  # what "with_revision" did
         }
         try:
             if name:
