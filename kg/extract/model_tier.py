@@ -439,6 +439,12 @@ def others_number(rel: str, value: str, sentence: str, metric: str = "") -> bool
     return False
 
 
+# a plan or a possibility is no event a company is involved in (the gold's convention)
+_PLAN = re.compile(
+    r"\b(?:plans?|planning|intends?|aims?|seeks?|hopes?|wants?) to\s*$|"
+    r"\b(?:will|would|could|may|might)\s*$"
+)
+
 # instructions addressed to a model inside a document: no fact rests on such a sentence
 _INJECTION = re.compile(
     r"\b(?:ignore|disregard|forget)\b.{0,40}\b(?:instructions?|prompts?|rules)\b|"
@@ -928,11 +934,18 @@ class ModelTier:
                                   "main_entity": ctx.main_entity or None,
                                   "asked": w.asked or None}  # fmt: skip
 
+        def planned(r: dict[str, str]) -> bool:  # "plans to sell X": a plan, no event yet
+            if r["relation"] != "INVOLVED_IN":
+                return False
+            at = norm(w.text).find(norm(r["tail"]))
+            return at > 0 and bool(_PLAN.search(norm(w.text)[max(0, at - 30) : at]))
+
         def read(answer: dict[str, list[Any]]) -> list[Proposal]:
             # a policy the model names without its level or amount is left to the rules:
             # its wording rarely matches ("bond purchases" for the Fed's asset purchases)
             return [Proposal(r, None, "decision_without_value")
                     if r["relation"] == "SETS_POLICY" and not _DIGIT.search(r["value"])
+                    else Proposal(r, None, "plan_not_event") if planned(r)
                     else to_candidate(r, w.text, ctx, header, day, profile)
                     for r in slot_rows(answer, ctx)]  # fmt: skip
 

@@ -273,3 +273,18 @@ def test_a_decision_without_its_level_is_left_to_the_rules() -> None:
     cands = asyncio.run(tier._slot_window(LLMRun(), window, ctx, "central_bank", "", ""))
     assert tier.stats.dropped["decision_without_value"] == 1
     assert [(c.head, c.tail) for c in cands] == [("Bank of Varnia", "benchmark rate")]
+
+
+def test_a_plan_is_no_event() -> None:
+    text = (
+        "Brontide Foods, which plans to sell frozen meals in 14 states, said on Monday it "
+        "emerged from bankruptcy after two years, its chief executive told reporters."
+    )
+    slots = {"events": [{"company": "Brontide Foods", "event": "sell frozen meals"},
+                        {"company": "Brontide Foods", "event": "bankruptcy"}]}  # fmt: skip
+    _, tier, _ = _tier({"extract.slots": slots}, mode=Mode.SINGLE)
+    ctx = DocContext(doc_id="p", main_entity="Brontide Foods", main_type="Company")
+    cands = asyncio.run(tier._slot_window(LLMRun(), Window(0, 0, text, "no_fact"), ctx,
+                                          "firms", "", ""))  # fmt: skip
+    assert tier.stats.dropped["plan_not_event"] == 1
+    assert "sell frozen meals" not in [c.tail for c in cands]
