@@ -7,6 +7,7 @@ an analyst's "our" is his firm's. The role must be an officer's title; "our frie
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from kg.extract.calls import Turn
 from kg.extract.types import Candidate, Component, DocContext
@@ -58,6 +59,13 @@ def _handed(
     return out
 
 
+def _management_spans(turns: list[Turn], start: int, end: int) -> Iterator[tuple[Turn, int, int]]:
+    """Each management turn's part inside the chunk ``[start, end)``, in chunk offsets."""
+    for turn in turns:
+        if turn.role == "management" and turn.end > start and turn.start < end:
+            yield turn, max(turn.start, start) - start, min(turn.end, end) - start
+
+
 def call_people(
     text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
 ) -> list[Candidate]:
@@ -67,10 +75,7 @@ def call_people(
     if not ctx.main_entity:
         return []
     out: list[Candidate] = []
-    for turn in turns:
-        if turn.role != "management" or turn.end <= start or turn.start >= end:
-            continue
-        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+    for turn, a, b in _management_spans(turns, start, end):
         out += _handed(text, ctx, turns, a, b, turn.speaker)
         for m in INTRODUCED.finditer(text, a, b):
             if re.search(r"\bformer\b", m.group(0), re.I):
@@ -147,6 +152,15 @@ def _places(listed: str) -> list[str]:
     return out
 
 
+def _companys(
+    ctx: DocContext, relation: str, name: str, kind: str, m: re.Match[str], rule: str, turn: Turn
+) -> Candidate:
+    """A fact of the call's company that management states in its own turn."""
+    assert ctx.main_entity
+    return Candidate(ctx.main_entity, ctx.main_type, relation, name, kind, m.start(), m.end(),
+                     Component.PATTERN, rule, None, {"speaker": turn.speaker}, 0.8)  # fmt: skip
+
+
 def call_places(
     text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
 ) -> list[Candidate]:
@@ -156,10 +170,7 @@ def call_places(
         return []
     out: list[Candidate] = []
     seen: set[str] = set()
-    for turn in turns:
-        if turn.role != "management" or turn.end <= start or turn.start >= end:
-            continue
-        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+    for turn, a, b in _management_spans(turns, start, end):
         for pattern in PLACE_LISTS:
             for m in pattern.finditer(text, a, b):
                 before = re.split(r"[.!?]\s", text[max(a, m.start() - 60) : m.start()])[-1]
@@ -169,22 +180,7 @@ def call_places(
                     if name in seen or name == ctx.main_entity:
                         continue
                     seen.add(name)
-                    out.append(
-                        Candidate(
-                            ctx.main_entity,
-                            ctx.main_type,
-                            "OPERATES_IN",
-                            name,
-                            "Region",
-                            m.start(),
-                            m.end(),
-                            Component.PATTERN,
-                            PLACE_RULE,
-                            None,
-                            {"speaker": turn.speaker},
-                            0.8,
-                        )
-                    )
+                    out.append(_companys(ctx, "OPERATES_IN", name, "Region", m, PLACE_RULE, turn))
     return out
 
 
@@ -209,31 +205,13 @@ def call_products(
         return []
     out: list[Candidate] = []
     seen: set[str] = set()
-    for turn in turns:
-        if turn.role != "management" or turn.end <= start or turn.start >= end:
-            continue
-        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+    for turn, a, b in _management_spans(turns, start, end):
         for m in PRODUCT_NAMED.finditer(text, a, b):
             name = m.group("name")
             if name in seen or name.casefold() in _NOT_PRODUCTS or name == ctx.main_entity:
                 continue
             seen.add(name)
-            out.append(
-                Candidate(
-                    ctx.main_entity,
-                    ctx.main_type,
-                    "PRODUCES",
-                    name,
-                    "Product",
-                    m.start(),
-                    m.end(),
-                    Component.PATTERN,
-                    PRODUCT_RULE,
-                    None,
-                    {"speaker": turn.speaker},
-                    0.8,
-                )
-            )
+            out.append(_companys(ctx, "PRODUCES", name, "Product", m, PRODUCT_RULE, turn))
     return out
 
 
@@ -255,17 +233,10 @@ def call_partners(
     if not ctx.main_entity:
         return []
     out: list[Candidate] = []
-    for turn in turns:
-        if turn.role != "management" or turn.end <= start or turn.start >= end:
-            continue
-        a, b = max(turn.start, start) - start, min(turn.end, end) - start
+    for turn, a, b in _management_spans(turns, start, end):
         for m in PARTNER_NAMED.finditer(text, a, b):
             name = m.group("name").rstrip(".")
             if name == ctx.main_entity or name.casefold() in _NOT_PRODUCTS:
                 continue
-            out.append(
-                Candidate(ctx.main_entity, ctx.main_type, "PARTNERS_WITH", name, "Company",
-                          m.start(), m.end(), Component.PATTERN, PARTNER_RULE, None,
-                          {"speaker": turn.speaker}, 0.8)
-            )  # fmt: skip
+            out.append(_companys(ctx, "PARTNERS_WITH", name, "Company", m, PARTNER_RULE, turn))
     return out

@@ -40,6 +40,7 @@ budget allows it, never cancelled for budget once started.
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import logging
@@ -996,19 +997,21 @@ class ModelTier:
                    p.reason) for p in proposals])  # fmt: skip
         return [p.cand for p in proposals if p.cand is not None]
 
+    def _check_reason(self, p: Proposal, w: Window, ctx: DocContext) -> str:
+        """Why the checks drop a proposal ("" if they keep it), on a copy (no model)."""
+        if p.cand is None:
+            return p.reason
+        probe = copy.copy(p.cand)
+        probe.props = dict(p.cand.props)
+        _, st = self.verifier.verify([probe], w.text, ctx, repair=True)
+        return next(iter(st.dropped), "")
+
     def _rejected(self, proposals: list[Proposal], w: Window, ctx: DocContext
                   ) -> list[tuple[Proposal, str]]:  # fmt: skip
         """The proposals the checks reject, with the first reason (no model)."""
-        import copy
-
         out = []
         for p in proposals:
-            reason = p.reason
-            if p.cand is not None:
-                probe = copy.copy(p.cand)
-                probe.props = dict(p.cand.props)
-                _, st = self.verifier.verify([probe], w.text, ctx, repair=True)
-                reason = next(iter(st.dropped), "")
+            reason = self._check_reason(p, w, ctx)
             if reason and reason != "duplicate":
                 out.append((p, reason))
         return out
@@ -1018,14 +1021,7 @@ class ModelTier:
         """What the checks reject, in the critic's format (rule names of ``Issue``)."""
         issues = []
         for i, p in enumerate(proposals, start=1):
-            reason = p.reason
-            if p.cand is not None:
-                import copy
-
-                probe = copy.copy(p.cand)
-                probe.props = dict(p.cand.props)
-                _, st = self.verifier.verify([probe], w.text, ctx, repair=True)
-                reason = next(iter(st.dropped), "")
+            reason = self._check_reason(p, w, ctx)
             if not reason or reason == "duplicate":
                 continue
             rule = reason.split(":")[0]

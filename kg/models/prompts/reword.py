@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
@@ -104,14 +105,23 @@ def _shot_answer(rewordings: tuple[str, ...]) -> str:
     return json.dumps({"rewordings": list(rewordings)}, ensure_ascii=False)
 
 
+def _english_turn(question: str) -> str:
+    return f"Question: {question}"
+
+
+def _conversation(rules: str, question: str, turn: Callable[[str], str]) -> list[ChatMessage]:
+    """The rules, the fixed shots (a prefix the server caches), then the question."""
+    msgs: list[ChatMessage] = [system(rules)]
+    for fresh, plain in SHOTS:
+        msgs.append(user(turn(fresh)))
+        msgs.append(assistant(_shot_answer(plain)))
+    msgs.append(user(turn(question)))
+    return msgs
+
+
 @prompt("cypher", "reword", version=1, inputs=("question",))
 def reword_v1(ctx: Context) -> list[ChatMessage]:
-    msgs: list[ChatMessage] = [system(RULES)]
-    for fresh, plain in SHOTS:
-        msgs.append(user(f"Question: {fresh}"))
-        msgs.append(assistant(_shot_answer(plain)))
-    msgs.append(user(f"Question: {ctx['question']}"))
-    return msgs
+    return _conversation(RULES, ctx["question"], _english_turn)
 
 
 RULES_V2 = (
@@ -134,12 +144,7 @@ RULES_V2 = (
 def reword_v2(ctx: Context) -> list[ChatMessage]:
     """v1 let the model answer a Chinese question in English, where it mistranslated names
     (blind_test4: 41 of 60 rewordings dropped by the anchor check); v2 keeps the language."""
-    msgs: list[ChatMessage] = [system(RULES_V2)]
-    for fresh, plain in SHOTS:
-        msgs.append(user(f"Question: {fresh}"))
-        msgs.append(assistant(_shot_answer(plain)))
-    msgs.append(user(f"Question: {ctx['question']}"))
-    return msgs
+    return _conversation(RULES_V2, ctx["question"], _english_turn)
 
 
 _ZH = re.compile(r"[\u3400-\u9fff]")
@@ -156,9 +161,4 @@ def _turn(question: str) -> str:
 @prompt("cypher", "reword", version=3, inputs=("question",))
 def reword_v3(ctx: Context) -> list[ChatMessage]:
     """v2's rules and shots; each question framed in its own language (``_turn``)."""
-    msgs: list[ChatMessage] = [system(RULES_V2)]
-    for fresh, plain in SHOTS:
-        msgs.append(user(_turn(fresh)))
-        msgs.append(assistant(_shot_answer(plain)))
-    msgs.append(user(_turn(ctx["question"])))
-    return msgs
+    return _conversation(RULES_V2, ctx["question"], _turn)
