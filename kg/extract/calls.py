@@ -314,16 +314,20 @@ def _filer_table() -> dict[str, str]:
     return {t: r["name"] for r in rows["filers"] for t in r["tickers"]}
 
 
-def call_company(hint: str, title: str, text: str, known: Any = None) -> CallCompany | None:
+def call_company(
+    hint: str, title: str, text: str, known: Any = None, turns: list[Turn] | None = None
+) -> CallCompany | None:
     """The company of a call transcript when the user gave no name (or only a ticker):
     the header's "Name (TICKER)", the operator's welcome, the ticker's name in a table the
     project holds (``known(ticker)``: the bundled dictionary; then the 10-K cover pages),
     a name in the transcript that spells the ticker, else the ticker itself. None for a
-    document that is no call (no call title and no transcript)."""
+    document that is no call (no call title and no transcript). ``turns``: the text's
+    ``transcript_turns`` when the caller read them already (read here otherwise)."""
     head = f"{title}\n{text[:OPENING]}"
     titled = TITLE_TICKER.match(title or "")
     is_call = bool(titled) or re.search(_CALL_WORDS, head, re.I) is not None
-    turns = transcript_turns(text) if not is_call else []
+    given = turns is not None
+    turns = turns if turns is not None else (transcript_turns(text) if not is_call else [])
     if not is_call and not turns:
         return None
     named = _HEADER_NAMED.search(head)
@@ -348,7 +352,7 @@ def call_company(hint: str, title: str, text: str, known: Any = None) -> CallCom
     ):
         return CallCompany(welcome.group("name"), ticker, "header")
     if ticker:
-        turns = turns or transcript_turns(text)
+        turns = turns if given else turns or transcript_turns(text)
         speakers = {w for t in turns for w in t.speaker.split()}
         if name := _passing_name(ticker, text, speakers):
             return CallCompany(name, ticker, "transcript")

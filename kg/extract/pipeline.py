@@ -223,6 +223,11 @@ def news_names(
 MIN_GUESS_CHARS = 600
 
 
+def doc_lang(doc: ExtractDoc, text: str) -> str:
+    """The document's language: its own field, else read from the text."""
+    return doc.lang if doc.lang in ("en", "zh") else detect_lang(text)
+
+
 class Extractor:
     """Chunk, propose, verify; LLM optional (``client=None``: LLM-free only)."""
 
@@ -265,8 +270,9 @@ class Extractor:
         entry = self.index.get(ticker)
         return entry.name if entry is not None and entry.label == "Company" else ""
 
-    def context(self, doc: ExtractDoc, text: str) -> DocContext:
-        lang = doc.lang if doc.lang in ("en", "zh") else detect_lang(text)
+    def context(self, doc: ExtractDoc, text: str, turns: list[Turn] | None = None) -> DocContext:
+        """``turns``: the text's transcript turns when ``extract`` read them already."""
+        lang = doc_lang(doc, text)
         hint = doc.company or (doc.entities[0] if doc.entities else "")
         main, main_label, aliases = "", "", [hint] if hint else []
         if hint:
@@ -280,7 +286,7 @@ class Extractor:
                 aliases.append(entry.id if entry else res.id)
             elif entry is None and (not _ID_LIKE.match(hint) or _NAME_LIKE.match(hint)):
                 main = hint  # a name the dictionary does not know yet ("IQVIA" too)
-        if not main and (call := call_company(hint, doc.title, text, self._listed_name)):
+        if not main and (call := call_company(hint, doc.title, text, self._listed_name, turns)):
             main, aliases = call.name, [*aliases, call.ticker]  # a call's company (calls.py)
         aliases += short_names(main) if main else []
         if not main and (
@@ -415,13 +421,15 @@ class Extractor:
         started = time.perf_counter()
         done = self._chunked.pop(id(doc), None)
         text, chunks = done or await asyncio.to_thread(self.chunks_of, doc)
-        ctx = await asyncio.to_thread(self.context, doc, text)
+        # the transcript's turns, read once: the call's company (context) and its figures
+        read = doc_lang(doc, text) == "en" and doc.kind != "social"
+        turns = await asyncio.to_thread(transcript_turns, text) if read else []
+        ctx = await asyncio.to_thread(self.context, doc, text, turns if read else None)
         result = DocResult(doc, ctx)
         version = self.prompt_version(mode)
         llm_chunks = 0
         fye_note = fiscal_note(doc.title, doc.text)
         until = report_end(doc.text) if doc.kind == "filing" else None
-        turns = transcript_turns(text) if ctx.lang == "en" and doc.kind != "social" else []
         result.turns = turns
         for chunk in chunks:
             key = chunk_key(chunk, version)
