@@ -139,7 +139,8 @@ def ask(
     """
     settings = Settings()
     use_llm = settings.query.revise if revise is None else revise
-    use_reword = settings.query.reword if reword is None else reword
+    # default: reword where a model is served (never loading one in-process by default)
+    asked_reword = settings.query.reword if reword is None else reword
     at = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else None
     try:
         known = datetime.fromisoformat(as_of.replace("Z", "+00:00")) if as_of else None
@@ -154,7 +155,7 @@ def ask(
             revise=use_llm,
             llm_url=ep.llm_base_url,
             ensure_sample=temporary,
-            reword=use_reword,
+            reword=bool(ep.llm_base_url) if asked_reword is None else asked_reword,
         ) as qa:
             return await qa.ask(question, revise=use_llm, now=at, as_of=known)
 

@@ -318,10 +318,12 @@ class QuerySettings(BaseModel):
     """The query service (kg/cypher, serving/): NL -> Cypher, API limits, alerts stream."""
 
     revise: bool = False  # LLM revision when no candidate returns rows (slow on a CPU LLM)
-    # the model rewords an abstained question, the rules read it (kg/cypher/reword.py):
-    # off by default (docs/query.md, "The model rewords, the rules read"); policy agree |
-    # confident | pair; the model's time per question
-    reword: bool = False
+    # the model rewords an abstained question, the rules read it (kg/cypher/reword.py;
+    # docs/query.md, "The model rewords, the rules read"). None (default): on where a model
+    # is served (`livekg up`'s model server or llm.base_url), never loading one in-process;
+    # true: on (the CLI may then load the model in-process); false: off. Policy agree |
+    # confident | pair; the model's time per question (one or two rewordings)
+    reword: bool | None = None
     reword_policy: Literal["agree", "confident", "pair"] = "pair"
     reword_budget_s: float = 30.0
     rank_with_embeddings: bool = True  # FinQA ranking; off: the synthesizer's prior only

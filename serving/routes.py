@@ -32,6 +32,9 @@ def services(request: Request) -> Services:
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=1000)
     revise: bool | None = Field(None, description="LLM revision (default: query.revise)")
+    reword: bool | None = Field(
+        None, description="an abstained question reworded by the served model (query.reword)"
+    )
     as_of: datetime | None = Field(
         None,
         description="answer as the graph knew it at this ISO time (knowledge time; relative "
@@ -121,7 +124,7 @@ async def ask(body: AskRequest, request: Request) -> AskResult:
         qa = await services(request).qa()
     except ServiceUnavailable as exc:
         raise HTTPException(503, str(exc)) from exc
-    result = await qa.ask(body.question, revise=body.revise, as_of=body.as_of)
+    result = await qa.ask(body.question, revise=body.revise, as_of=body.as_of, reword=body.reword)
     metrics.ASK_ANSWERS.labels(result.method).inc()
     return result
 

@@ -9,11 +9,11 @@ import logging
 import time
 from typing import Any
 
-from core.runtime_state import endpoints
+from core.runtime_state import endpoints, read_state, running_service
 from core.settings import Settings
 from kg.cypher import CypherQA, LLMReviser
 from kg.cypher.hybrid import RetrievalAnswerer
-from kg.cypher.reword import LLMReworder
+from kg.cypher.reword import ServedReworder
 from kg.graph.store import open_store
 from kg.graph.store.base import GraphStore
 from kg.models.embed import make_embedder
@@ -51,6 +51,7 @@ class Services:
         self._qa_built = 0.0
         self._lock = asyncio.Lock()
         self._llm: Any = None
+        self._rewords: ServedReworder | None = None
         self._warming: asyncio.Task[None] | None = None
         self._warm_finished = False
         self._refreshing: asyncio.Task[None] | None = None
@@ -152,13 +153,27 @@ class Services:
             url = None
         self._llm = make_llm_client(self.settings, url, priority="interactive")
 
-    def _reworder(self) -> LLMReworder | None:
-        """The model's rewordings of abstained questions (``query.reword``, off by default)."""
-        if not self.settings.query.reword:
+    def _reworder(self) -> ServedReworder | None:
+        """The model's rewordings of abstained questions (``query.reword``; default: where
+        a model is served, looked up per question; never a model loaded in-process here)."""
+        if self.settings.query.reword is False:
             return None
-        if self._llm is None:
-            self._reviser_llm()
-        return LLMReworder(self._llm)
+        # the budget bounds the call: no retry, no wait past it
+        s = self.settings.with_overrides(
+            llm={"max_retries": 0, "timeout_s": self.settings.query.reword_budget_s}
+        )
+        self._rewords = ServedReworder(
+            self._model_url,
+            lambda url: make_llm_client(s, url, priority="interactive"),
+        )
+        return self._rewords
+
+    def _model_url(self) -> str | None:
+        """The served model's base URL: configured, or the stack's running model server."""
+        if self.settings.llm.base_url:
+            return self.settings.llm.base_url
+        state = read_state(self.settings.state_file)
+        return state.llm_base_url if state and running_service(state, "llm") else None
 
     async def feeds(self) -> LiveFeeds:
         if self._feeds is None:
@@ -188,3 +203,5 @@ class Services:
         if self._llm is not None:
             with contextlib.suppress(Exception):
                 await self._llm.aclose()
+        if self._rewords is not None:
+            await self._rewords.aclose()

@@ -75,7 +75,7 @@ async def warm_routes(client: httpx.AsyncClient, questions: tuple[str, ...]) -> 
         await client.get(path)
     for question in questions:
         # no LLM revision: a revision takes the model server seconds, and is not the path
-        r = await client.post("/ask", json={"question": question, "revise": False})
+        r = await client.post("/ask", json={"question": question, "revise": False, "reword": False})
         if r.status_code != 200:
             log.warning("warm-up question got %s: %s", r.status_code, r.text[:200])
 

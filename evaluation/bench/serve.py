@@ -96,7 +96,7 @@ async def run_serve_bench(
         graph={"graph_name": f"livekg_bench_serve_{tag}", "falkordb_url": ep.falkordb_url},
         kafka={"bootstrap_servers": ep.kafka_bootstrap, "topic_prefix": prefix},
         api={"api_keys": ["bench-key"]},
-        query={"revise": False, "rate_limit_per_min": 0},
+        query={"revise": False, "reword": False, "rate_limit_per_min": 0},  # rule path
     )
     create_topics(ep.kafka_bootstrap, partitions=s.kafka.topic_partitions, prefix=prefix)
     store = open_store(s, ep.falkordb_url)

@@ -58,7 +58,7 @@ from kg.cypher.reading import (
     sentence,
 )
 from kg.cypher.respell import Respeller
-from kg.cypher.reword import REWORD_BUDGET_S, Policy, Reworder, second_reading
+from kg.cypher.reword import REWORD_BUDGET_S, Policy, Reworder, reachable, second_reading
 from kg.cypher.schema_view import relevant_schema
 from kg.cypher.synth import Synthesizer
 from kg.graph.ontology import default_ontology
@@ -368,6 +368,8 @@ class CypherQA:
         first = await self._read(question, revise=revise, now=now, as_of=as_of, compose=compose)
         use = self.reworder is not None if reword is None else reword
         if not use or self.reworder is None or first.status == "answered" or first.time is None:
+            return first  # an answered question never waits for the model
+        if not reachable(self.reworder):  # no model served: abstain as the rules did, now
             return first
         second: AskResult = await second_reading(
             self,

@@ -27,6 +27,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -38,7 +39,7 @@ from kg.cypher.coverage import same_rows
 from kg.cypher.frame import read_frame
 from kg.cypher.lexicon import to_simplified
 from kg.cypher.reading import THRESHOLD
-from kg.models.prompts.reword import MAX_REWORDINGS, Rewordings, reword_v3
+from kg.models.prompts.reword import MAX_REWORDINGS, Rewordings, reword_again_v1, reword_v3
 
 # ``CypherQA`` and its ``AskResult`` (kg/cypher/qa.py imports this module, so they are
 # named here only as types of the arguments: no import back)
@@ -58,6 +59,13 @@ _PUNCT = re.compile(r"[\W_]+")
 
 class Reworder(Protocol):
     async def reword(self, question: str) -> list[str]: ...
+
+
+def reachable(reworder: Any) -> bool:
+    """Whether ``reworder`` has a model to ask now (a ``ServedReworder`` looks; any other
+    reworder is taken as wired on purpose)."""
+    check = getattr(reworder, "available", None)
+    return bool(check()) if callable(check) else True
 
 
 class LLMReworder:
@@ -81,9 +89,106 @@ class LLMReworder:
             return []
         return clean(question, out.rewordings)
 
+    async def reword_again(self, question: str, before: list[str]) -> list[str]:
+        """A second rewording in other words (``cypher.reword_again``): the first call's
+        conversation with its answer, then "another one", so a server's prefix cache
+        serves all but the new turn. Empty when the model fails or repeats itself."""
+        try:
+            out = await self.llm.structured(
+                reword_again_v1(question=to_simplified(question), before=before),
+                Rewordings,
+                prompt_name="cypher.reword_again",
+                max_tokens=self.max_tokens,
+                max_repairs=0,
+            )
+        except LivekgError as exc:
+            log.info("second rewording failed: %s", exc)
+            return []
+        seen = {_words(b) for b in before}
+        return [t for t in clean(question, out.rewordings) if _words(t) not in seen]
+
+
+class ServedReworder:
+    """Rewordings from a model that is *served* (the stack's model server, or a configured
+    LLM base URL), looked up at each abstained question: a server that comes up after the
+    API is used once it answers; with none, no rewording at once (no model is ever loaded
+    in-process on a request's path). ``find_url`` returns the base URL or None;
+    ``make_llm(url)`` builds the client (one per URL, kept)."""
+
+    def __init__(self, find_url: Callable[[], str | None], make_llm: Callable[[str], Any]) -> None:
+        self.find_url, self.make_llm = find_url, make_llm
+        self._url: str | None = None
+        self._inner: LLMReworder | None = None
+        self._old: list[Any] = []
+
+    def _reworder(self) -> LLMReworder | None:
+        try:
+            url = self.find_url()
+        except Exception as exc:  # no stack state: as good as no model
+            log.debug("no model URL: %s", exc)
+            url = None
+        if not url:
+            return None
+        if self._inner is None or url != self._url:
+            if self._inner is not None:
+                self._old.append(self._inner.llm)
+            self._url, self._inner = url, LLMReworder(self.make_llm(url))
+        return self._inner
+
+    def available(self) -> bool:
+        return self._reworder() is not None
+
+    async def reword(self, question: str) -> list[str]:
+        r = self._reworder()
+        return await r.reword(question) if r is not None else []
+
+    async def reword_again(self, question: str, before: list[str]) -> list[str]:
+        r = self._reworder()
+        return await r.reword_again(question, before) if r is not None else []
+
+    async def aclose(self) -> None:
+        llms = [*self._old, *([self._inner.llm] if self._inner is not None else [])]
+        for llm in llms:
+            close = getattr(llm, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception as exc:  # closing is best effort
+                    log.debug("closing a reword client: %s", exc)
+        self._old, self._inner, self._url = [], None, None
+
 
 def _words(text: str) -> str:
     return _PUNCT.sub("", text.casefold())
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
+# words whose loss or gain changes no reading: a rewording that differs from its question
+# only by these and by dropped words is a deletion
+_FILLER = frozenset(
+    "the a an is are was were be do does did of to for in on at by pls please plz thanks "
+    "thx lol hey hi ok okay just so 的 了 吗 呢 啊 吧 呀 哦 嘛 是 请 下".split()
+)
+
+
+def _content(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(to_simplified(text).casefold()) if t not in _FILLER]
+
+
+def only_deletes(question: str, text: str) -> bool:
+    """Whether ``text`` is ``question`` with some words dropped (after case, script,
+    punctuation and filler words are normalised): no word of its own, in the question's
+    order. Such a rewording reads the words the reader already placed, so the reading it
+    makes sure is no new evidence (blind_test5: "how many sessions did sofr print last
+    month lol" -> "How many sessions did the SOFR print last month?", 0.76 -> 0.88, wrong)."""
+    mine, theirs = _content(question), iter(_content(text))
+    want = next(theirs, None)
+    for tok in mine:
+        if want is None:
+            break
+        if tok == want:
+            want = next(theirs, None)
+    return want is None
 
 
 def clean(question: str, texts: list[str]) -> list[str]:
@@ -166,6 +271,8 @@ class Try:
     kept: bool
     why: str = ""
     result: AskResult | None = None
+    deletion: bool = False  # only the question's words, some dropped: cannot pair
+    round: int = 1  # 1: the first rewording call, 2: the second ("another wording")
 
     @property
     def confident(self) -> bool:
@@ -181,6 +288,7 @@ class SecondReading:
     tries: list[Try] = field(default_factory=list)
     model_ms: float = 0.0
     timed_out: bool = False
+    calls: int = 0
 
 
 def _conf(r: AskResult) -> float:
@@ -209,7 +317,8 @@ def decide(policy: Policy, first: AskResult, tries: list[Try], *, floor: float =
         return next((t for t in kept if t.confident and _agrees(first, t.result)), None)
     if policy == "pair":
         least = floor or PAIR_FLOOR
-        sure = [t for t in kept if _conf(t.result) >= least]
+        # a deletion is the question's own words: it reads as the question does
+        sure = [t for t in kept if _conf(t.result) >= least and not t.deletion]
         for t in sure:
             if _conf(first) >= least and rows_of(first) and _agrees(first, t.result):
                 return t
@@ -228,30 +337,61 @@ async def read_rewordings(
     now: datetime,
     as_of: datetime | None,
     budget_s: float,
+    again: Callable[[list[Try]], bool] | None = None,
 ) -> SecondReading:
-    """The model's rewordings (within ``budget_s``), anchor-checked, each read by the rules."""
+    """The model's rewordings (within ``budget_s``), anchor-checked, each read by the rules.
+    ``again(tries)``: whether to ask the model for another wording after the first call's
+    tries (when the reworder can and the budget left is at least the first call's time);
+    None: never."""
     out = SecondReading()
     t0 = time.perf_counter()
-    try:
-        texts = await asyncio.wait_for(reworder.reword(question), budget_s)
-    except TimeoutError:
-        texts, out.timed_out = [], True
-        log.info("rewording ran past %.1f s", budget_s)
-    out.model_ms = round((time.perf_counter() - t0) * 1000, 3)
-    if not texts:
-        return out
-    mine = await anchors_of(qa, question, now)
-    for text in texts:
-        why = mine.problem(await anchors_of(qa, text, now))
-        if why is not None:
-            out.tries.append(Try(text, kept=False, why=why))
-            continue
+    mine: Anchors | None = None
+
+    async def call(coro: Any, left: float) -> list[str] | None:
         try:
-            res = await qa.ask(text, now=now, as_of=as_of, revise=False, reword=False)
-        except LivekgError as exc:
-            out.tries.append(Try(text, kept=False, why=f"reading failed: {exc}"))
-            continue
-        out.tries.append(Try(text, kept=True, result=res))
+            return list(await asyncio.wait_for(coro, left))
+        except TimeoutError:
+            out.timed_out = True
+            log.info("rewording ran past %.1f s", budget_s)
+            return None
+        finally:
+            out.calls += 1
+
+    async def read(texts: list[str], rnd: int) -> None:
+        nonlocal mine
+        if mine is None:
+            mine = await anchors_of(qa, question, now)
+        for text in texts:
+            why = mine.problem(await anchors_of(qa, text, now))
+            if why is not None:
+                out.tries.append(Try(text, kept=False, why=why, round=rnd))
+                continue
+            try:
+                res = await qa.ask(text, now=now, as_of=as_of, revise=False, reword=False)
+            except LivekgError as exc:
+                out.tries.append(Try(text, kept=False, why=f"reading failed: {exc}", round=rnd))
+                continue
+            out.tries.append(
+                Try(text, kept=True, result=res, deletion=only_deletes(question, text), round=rnd)
+            )
+
+    texts = await call(reworder.reword(question), budget_s)
+    first_s = time.perf_counter() - t0
+    await read(texts or [], 1)
+    more = getattr(reworder, "reword_again", None)
+    left = budget_s - (time.perf_counter() - t0)
+    if (
+        texts is not None
+        and more is not None
+        and again is not None
+        and left >= first_s
+        and again(out.tries)
+    ):
+        t1 = time.perf_counter()
+        texts2 = await call(more(question, texts or [question]), left)
+        first_s += time.perf_counter() - t1
+        await read(texts2 or [], 2)
+    out.model_ms = round(first_s * 1000, 3)
     return out
 
 
@@ -282,17 +422,28 @@ async def second_reading(
     now: datetime,
     as_of: datetime | None,
     budget_s: float,
+    twice: bool = True,
 ) -> AskResult:
     """``first`` (an abstained rule reading) answered through a rewording when the
-    policy allows, else ``first`` with the rewording's timings."""
+    policy allows, else ``first`` with the rewording's timings. ``twice``: when the first
+    rewording decides nothing and the budget allows, a second one in other words."""
     t0 = time.perf_counter()
-    got = await read_rewordings(qa, question, reworder, now=now, as_of=as_of, budget_s=budget_s)
+    got = await read_rewordings(
+        qa,
+        question,
+        reworder,
+        now=now,
+        as_of=as_of,
+        budget_s=budget_s,
+        again=(lambda tries: decide(policy, first, tries) is None) if twice else None,
+    )
     chosen = decide(policy, first, got.tries)
     res = answer_from(first, chosen, question) if chosen is not None else first
     timings = dict(first.timings)
     timings["reword_model_ms"] = got.model_ms
     timings["reword_ms"] = round((time.perf_counter() - t0) * 1000, 3)
     timings["rewordings_kept"] = float(sum(t.kept for t in got.tries))
+    timings["reword_calls"] = float(got.calls)
     if got.timed_out:
         timings["reword_timed_out"] = 1.0
     timings["total_ms"] = round(first.timings.get("total_ms", 0.0) + timings["reword_ms"], 3)

@@ -11,8 +11,17 @@ from core.errors import LivekgError
 from kg.cypher import CypherQA
 from kg.cypher.qa import AskResult
 from kg.cypher.reading import Abstention, Interpretation, ReadFields
-from kg.cypher.reword import Anchors, LLMReworder, Try, anchors_of, clean, decide
-from kg.models.prompts.reword import SHOTS, Rewordings, reword_v3
+from kg.cypher.reword import (
+    Anchors,
+    LLMReworder,
+    ServedReworder,
+    Try,
+    anchors_of,
+    clean,
+    decide,
+    only_deletes,
+)
+from kg.models.prompts.reword import SHOTS, Rewordings, reword_again_v1, reword_v3
 from tests.fakes.universe_lexicon import NOW, universe_lexicon
 from tests.unit.test_cypher_reading import RowsStore
 
@@ -179,7 +188,8 @@ async def test_an_abstained_question_is_answered_through_its_rewording_and_says_
 async def test_a_rewording_that_loses_a_name_is_not_read_and_the_answer_abstains() -> None:
     qa = qa_with(["Which companies are there?"])
     res = await qa.ask(CASUAL, now=NOW)
-    assert qa._fake.calls == 1  # type: ignore[attr-defined]
+    # the first decided nothing: another wording was asked (the fake repeats itself)
+    assert qa._fake.calls == 2 and res.timings["reword_calls"] == 2  # type: ignore[attr-defined]
     assert res.status == "abstained" and res.timings["rewordings_kept"] == 0
     assert res.interpretation is not None and res.interpretation.source == "rules"
 
@@ -197,3 +207,93 @@ async def test_a_model_failure_or_a_slow_model_leaves_the_answer_abstained() -> 
     qa = CypherQA(RowsStore(ICBC), universe_lexicon(), reworder=Slow(), reword_budget_s=0.05)  # type: ignore[arg-type]
     res = await qa.ask(CASUAL, now=NOW)
     assert res.status == "abstained" and res.timings.get("reword_timed_out") == 1.0
+
+
+# -- better evidence: deletions, a second wording ----------------------------------------
+
+
+def test_a_rewording_that_only_drops_words_is_a_deletion_and_cannot_pair() -> None:
+    q = "how many sessions did sofr print last month lol"
+    assert only_deletes(q, "How many sessions did the SOFR print last month?")
+    assert only_deletes("工行是哪个行业的啊", "工行是哪个行业？")
+    assert not only_deletes(q, "How many trading days did SOFR print last month?")
+    assert not only_deletes("banking names pls", "Which companies are banks?")
+    same = result("abstained", ICBC, 0.76)
+    deletion = Try("d", kept=True, result=result("answered", ICBC, 0.88), deletion=True)
+    assert decide("pair", same, [deletion]) is None
+    other = Try("o", kept=True, result=result("answered", ICBC, 0.9))
+    assert decide("pair", same, [deletion, other]) is other  # a true second wording pairs
+    assert decide("agree", same, [deletion]) is deletion  # agree reads it as before
+
+
+class TwoLLM(FakeLLM):
+    """A first rewording, then ``again`` when asked for another one."""
+
+    def __init__(self, first: list[str], again: list[str]) -> None:
+        super().__init__(first)
+        self.again = again
+
+    async def structured(self, msgs: list[Any], model: type, **kw: Any) -> Rewordings:
+        out = await super().structured(msgs, model, **kw)
+        if kw.get("prompt_name") == "cypher.reword_again":
+            return Rewordings.model_construct(rewordings=self.again)
+        return out
+
+
+async def test_two_rewordings_that_read_alike_answer_when_the_first_alone_does_not() -> None:
+    llm = TwoLLM(["Which companies are in the banking industry?"], [PLAIN])
+    qa = CypherQA(RowsStore(ICBC), universe_lexicon(), reworder=LLMReworder(llm))  # type: ignore[arg-type]
+    res = await qa.ask(CASUAL, now=NOW)
+    assert llm.calls == 2 and res.timings["rewordings_kept"] == 2
+    assert res.status == "answered" and res.interpretation is not None
+    assert res.interpretation.source == "rewording"
+    # the second call is the first conversation, its answer, then "another one"
+    assert llm.last[: 1 + 2 * len(SHOTS)] == reword_v3(question=CASUAL)[:-1]
+    assert llm.last[-1] == reword_again_v1(question="x", before=["y"])[-1]
+    # with too little budget left after the first call, no second one
+    slow = TwoLLM(["Which companies are in the banking industry?"], [PLAIN])
+    qa = CypherQA(
+        RowsStore(ICBC), universe_lexicon(), reworder=LLMReworder(slow), reword_budget_s=0.0
+    )  # type: ignore[arg-type]
+    await qa.ask(CASUAL, now=NOW)
+    assert slow.calls <= 1
+
+
+# -- on where the model is served --------------------------------------------------------
+
+
+async def test_with_no_model_served_an_abstained_question_abstains_without_a_model() -> None:
+    url: list[str | None] = [None]
+    made: list[str] = []
+    llm = FakeLLM([PLAIN])
+
+    def make(u: str) -> FakeLLM:
+        made.append(u)
+        return llm
+
+    served = ServedReworder(lambda: url[0], make)
+    qa = CypherQA(RowsStore(ICBC), universe_lexicon(), reworder=served, reword_policy="agree")  # type: ignore[arg-type]
+    res = await qa.ask(CASUAL, now=NOW)
+    assert res.status == "abstained" and "reword_ms" not in res.timings
+    assert made == [] and llm.calls == 0  # no client, no model: nothing loaded
+    url[0] = "http://127.0.0.1:1/v1"  # the stack's model server came up after the API
+    res = await qa.ask(CASUAL, now=NOW)
+    assert made == ["http://127.0.0.1:1/v1"] and llm.calls == 1
+    assert res.status == "answered" and res.interpretation is not None
+    assert res.interpretation.text.startswith("reworded as")
+    assert (await qa.ask(PLAIN, now=NOW)).status == "answered" and llm.calls == 1
+
+
+async def test_the_api_rewords_only_where_a_model_is_served(tmp_path: Any) -> None:
+    from core.settings import Settings
+    from serving.services import Services
+
+    s = Settings(data_dir=tmp_path).with_overrides(llm={"base_url": ""})
+    served = Services(s)._reworder()
+    assert served is not None and not served.available()  # default: on, none served
+    assert await served.reword(CASUAL) == []
+    off = Services(s.with_overrides(query={"reword": False}))._reworder()
+    assert off is None
+    there = Services(s.with_overrides(llm={"base_url": "http://127.0.0.1:1/v1"}))._reworder()
+    assert there is not None and there.available()
+    await there.aclose()

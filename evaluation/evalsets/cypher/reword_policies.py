@@ -11,12 +11,20 @@ decided on the same rewordings, so the model runs once per question for all of t
 rerun with other policies or anchor rules costs no model time. Prints one JSON object:
 per policy accuracy, answered, answered wrong (and share), plus "rules" (no rewording),
 the model's seconds and how many rewordings were kept.
+
+Each policy is decided on three sets of tries (``VARIANTS``): ``P`` the first rewording
+alone as before this pass (a deletion may pair), ``P|del`` the first rewording with the
+deletion rule (``only_deletes``: a rewording that only drops words cannot pair), and
+``P|del|again`` with a second rewording ("another wording", ``reword_again``) asked for
+every abstained question (``--again``; the product asks it only when the first decides
+nothing and the budget allows, which answers the same).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import time
 import uuid
@@ -29,7 +37,15 @@ from evaluation.scorers.cypher_fixture import load_graph, load_sample_day
 from kg.cypher import CypherQA
 from kg.cypher.coverage import same_rows
 from kg.cypher.hybrid import RetrievalAnswerer
-from kg.cypher.reword import POLICIES, LLMReworder, clean, decide, read_rewordings, rows_of
+from kg.cypher.reword import (
+    POLICIES,
+    LLMReworder,
+    Try,
+    clean,
+    decide,
+    read_rewordings,
+    rows_of,
+)
 from kg.graph.store import open_store
 from kg.graph.store.falkor import FalkorStore
 from kg.models.embed import make_embedder
@@ -39,6 +55,15 @@ from ops.runtime import services
 PAIR_FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7)
 # variants: agree, else a confident rewording; pair with other floors
 EXTRA = ("confident_or_agree", *(f"pair@{f}" for f in PAIR_FLOORS))
+VARIANTS = ("", "|del", "|del|again")  # see the module's text
+
+
+def variant_tries(tries: list[Try], variant: str) -> list[Try]:
+    """The tries a variant decides on."""
+    out = [t for t in tries if t.round == 1 or "again" in variant]
+    if "del" not in variant:  # as before this pass: a deletion may pair
+        out = [dataclasses.replace(t, deletion=False) for t in out]
+    return out
 
 
 def _append(path: Path, rec: dict[str, Any]) -> None:
@@ -52,12 +77,16 @@ class Cached:
     def __init__(self, inner: LLMReworder, path: Path | None) -> None:
         self.inner, self.path = inner, path
         self.seen: dict[str, list[str]] = {}
+        self.again: dict[str, list[str]] = {}
         self.model_s = 0.0
         self.calls = 0
         if path is not None and path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 d = json.loads(line)
-                self.seen[d["question"]] = d["rewordings"]
+                if "again" in d:
+                    self.again[d["question"]] = d["again"]
+                else:
+                    self.seen[d["question"]] = d["rewordings"]
 
     async def reword(self, question: str) -> list[str]:
         if question in self.seen:  # cleaned again: the rules of ``clean`` may have changed
@@ -70,6 +99,20 @@ class Cached:
         if self.path is not None:
             with self.path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps({"question": question, "rewordings": out}, ensure_ascii=False))
+                f.write("\n")
+        return out
+
+    async def reword_again(self, question: str, before: list[str]) -> list[str]:
+        if question in self.again:
+            return clean(question, self.again[question])
+        t0 = time.perf_counter()
+        out = await self.inner.reword_again(question, before)
+        self.model_s += time.perf_counter() - t0
+        self.calls += 1
+        self.again[question] = out
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"question": question, "again": out}, ensure_ascii=False))
                 f.write("\n")
         return out
 
@@ -106,6 +149,7 @@ async def run(
                     got = await read_rewordings(
                         qa, it.question, reworder, now=first.time.now, as_of=None,
                         budget_s=args.budget_s,
+                        again=(lambda _tries: True) if args.again else None,
                     )  # fmt: skip
                     rec["model_ms"] = got.model_ms
                     for t in got.tries:
@@ -113,8 +157,10 @@ async def run(
                         rec["tries"].append(
                             {
                                 "text": t.text,
+                                "round": t.round,
                                 "kept": t.kept,
                                 "why": t.why,
+                                "deletion": t.deletion,
                                 "status": r.status if r else None,
                                 "confidence": r.interpretation.confidence
                                 if r and r.interpretation
@@ -123,20 +169,20 @@ async def run(
                                 "same_as_first": bool(r) and same_rows(rows_of(first), t.rows()),
                             }
                         )
-                    for p in POLICIES:
-                        c = decide(p, first, got.tries)
-                        rec["decisions"][p] = (
-                            None if c is None else rows_match(it.expected, c.rows())
-                        )
-                    for fl in PAIR_FLOORS:
-                        c = decide("pair", first, got.tries, floor=fl)
-                        rec["decisions"][f"pair@{fl}"] = (
-                            None if c is None else rows_match(it.expected, c.rows())
-                        )
-                    c = decide("agree", first, got.tries) or decide("confident", first, got.tries)
-                    rec["decisions"]["confident_or_agree"] = (
-                        None if c is None else rows_match(it.expected, c.rows())
-                    )
+
+                    def judge(c: Try | None, expected: Any = it.expected) -> bool | None:
+                        return None if c is None else rows_match(expected, c.rows())
+
+                    for v in VARIANTS:
+                        tries = variant_tries(got.tries, v)
+                        for p in POLICIES:
+                            rec["decisions"][p + v] = judge(decide(p, first, tries))
+                        for fl in PAIR_FLOORS:
+                            rec["decisions"][f"pair@{fl}{v}"] = judge(
+                                decide("pair", first, tries, floor=fl)
+                            )
+                        c = decide("agree", first, tries) or decide("confident", first, tries)
+                        rec["decisions"]["confident_or_agree" + v] = judge(c)
                 out_lines.append(rec)
                 if args.out:  # as it goes: a long run can be summarised before it ends
                     _append(Path(args.out), rec)
@@ -157,7 +203,8 @@ def summarize(lines: list[dict[str, Any]], model_s: float, calls: int) -> dict[s
     res["abstained_rows_right"] = sum(r["rows_ok"] for r in abst)
     res["rewordings"] = sum(len(r["tries"]) for r in abst)
     res["kept"] = sum(t["kept"] for r in abst for t in r["tries"])
-    for policy in ("rules", *POLICIES, *EXTRA):
+    names = [p + v for v in VARIANTS for p in (*POLICIES, *EXTRA)]
+    for policy in ("rules", *names):
         right = answered = 0
         for r in lines:
             if r["status"] == "answered":
@@ -186,6 +233,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=60.0)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--again", action="store_true", help="a second rewording for each")
     ap.add_argument("--summarize", action="store_true", help="QUESTIONS is an --out file")
     args = ap.parse_args()
     if args.summarize:  # the policies of an --out file again, no model and no graph

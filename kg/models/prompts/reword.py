@@ -162,3 +162,27 @@ def _turn(question: str) -> str:
 def reword_v3(ctx: Context) -> list[ChatMessage]:
     """v2's rules and shots; each question framed in its own language (``_turn``)."""
     return _conversation(RULES_V2, ctx["question"], _turn)
+
+
+def _again_turn(question: str) -> str:
+    """The ask for a second wording, in the question's language."""
+    if _ZH.search(question):
+        return (
+            "再换一种说法改写同一个问题：用不同的词，名称、数字、日期和所问的不变（用简体中文）。"
+        )
+    return (
+        "Give another rewording of the same question in other words: the same names, "
+        "numbers, dates and the same thing asked."
+    )
+
+
+@prompt("cypher", "reword_again", version=1, inputs=("question", "before"))
+def reword_again_v1(ctx: Context) -> list[ChatMessage]:
+    """A second wording (issue 44: two rewordings can pair with each other): v3's
+    conversation with its answer ``before``, then "another one, in other words". The prefix
+    up to the first answer is the first call's, so a server's prefix cache serves it."""
+    question = ctx["question"]
+    msgs = _conversation(RULES_V2, question, _turn)
+    msgs.append(assistant(_shot_answer(tuple(ctx["before"]))))
+    msgs.append(user(_again_turn(question)))
+    return msgs
