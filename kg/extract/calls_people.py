@@ -7,7 +7,7 @@ an analyst's "our" is his firm's. The role must be an officer's title; "our frie
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kg.extract.calls import Turn
 from kg.extract.types import Candidate, Component, DocContext
@@ -71,7 +71,7 @@ def call_people(
 ) -> list[Candidate]:
     """The officers management introduces as the company's in the chunk ``text``, or hands
     the word to by role ("my CFO, Jason")."""
-    end = start + len(text) if end is None else end
+    end = _chunk_end(text, (start, end))
     if not ctx.main_entity:
         return []
     out: list[Candidate] = []
@@ -161,27 +161,54 @@ def _companys(
                      Component.PATTERN, rule, None, {"speaker": turn.speaker}, 0.8)  # fmt: skip
 
 
+def _named_by_management(
+    text: str,
+    ctx: DocContext,
+    turns: list[Turn],
+    span: tuple[int, int | None],
+    finds: Callable[[str, int, int], Iterator[tuple[re.Match[str], str]]],
+    fact: tuple[str, str, str],
+    *,
+    once: bool = True,
+) -> list[Candidate]:
+    """The company's ``fact`` (relation, tail type, rule) for each name ``finds`` reads in a
+    management turn of the chunk ``text`` that starts at ``span[0]``; each name ``once``."""
+    start, end = span[0], _chunk_end(text, span)
+    if not ctx.main_entity:
+        return []
+    relation, kind, rule = fact
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for turn, a, b in _management_spans(turns, start, end):
+        for m, name in finds(text, a, b):
+            if name == ctx.main_entity or (once and name in seen):
+                continue
+            seen.add(name)
+            out.append(_companys(ctx, relation, name, kind, m, rule, turn))
+    return out
+
+
+def _chunk_end(text: str, span: tuple[int, int | None]) -> int:
+    """The chunk's end offset: given, or its start plus its length."""
+    return span[0] + len(text) if span[1] is None else span[1]
+
+
+def _place_names(text: str, a: int, b: int) -> Iterator[tuple[re.Match[str], str]]:
+    for pattern in PLACE_LISTS:
+        for m in pattern.finditer(text, a, b):
+            before = re.split(r"[.!?]\s", text[max(a, m.start() - 60) : m.start()])[-1]
+            if _OTHERS.search(before):
+                continue  # "like every other company in the U.S., we're": not its market
+            for name in _places(m.group("list")):
+                yield m, name
+
+
 def call_places(
     text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
 ) -> list[Candidate]:
     """The company's places of business management names in the chunk ``text``."""
-    end = start + len(text) if end is None else end
-    if not ctx.main_entity:
-        return []
-    out: list[Candidate] = []
-    seen: set[str] = set()
-    for turn, a, b in _management_spans(turns, start, end):
-        for pattern in PLACE_LISTS:
-            for m in pattern.finditer(text, a, b):
-                before = re.split(r"[.!?]\s", text[max(a, m.start() - 60) : m.start()])[-1]
-                if _OTHERS.search(before):
-                    continue  # "like every other company in the U.S., we're": not its market
-                for name in _places(m.group("list")):
-                    if name in seen or name == ctx.main_entity:
-                        continue
-                    seen.add(name)
-                    out.append(_companys(ctx, "OPERATES_IN", name, "Region", m, PLACE_RULE, turn))
-    return out
+    fact = ("OPERATES_IN", "Region", PLACE_RULE)
+    return _named_by_management(text, ctx, turns, (start, end), _place_names, fact)
 
 
 # -- brands and platforms management calls its own --------------------------------------
@@ -196,23 +223,18 @@ PRODUCT_NAMED = re.compile(
 _NOT_PRODUCTS = frozenset("company group u.s. us north south east west global new".split())
 
 
+def _product_names(text: str, a: int, b: int) -> Iterator[tuple[re.Match[str], str]]:
+    for m in PRODUCT_NAMED.finditer(text, a, b):
+        if m.group("name").casefold() not in _NOT_PRODUCTS:
+            yield m, m.group("name")
+
+
 def call_products(
     text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
 ) -> list[Candidate]:
     """The brands and platforms management names as the company's in the chunk ``text``."""
-    end = start + len(text) if end is None else end
-    if not ctx.main_entity:
-        return []
-    out: list[Candidate] = []
-    seen: set[str] = set()
-    for turn, a, b in _management_spans(turns, start, end):
-        for m in PRODUCT_NAMED.finditer(text, a, b):
-            name = m.group("name")
-            if name in seen or name.casefold() in _NOT_PRODUCTS or name == ctx.main_entity:
-                continue
-            seen.add(name)
-            out.append(_companys(ctx, "PRODUCES", name, "Product", m, PRODUCT_RULE, turn))
-    return out
+    fact = ("PRODUCES", "Product", PRODUCT_RULE)
+    return _named_by_management(text, ctx, turns, (start, end), _product_names, fact)
 
 
 # -- partners management names as its own --------------------------------------------------
@@ -225,18 +247,16 @@ PARTNER_NAMED = re.compile(
 )
 
 
+def _partner_names(text: str, a: int, b: int) -> Iterator[tuple[re.Match[str], str]]:
+    for m in PARTNER_NAMED.finditer(text, a, b):
+        name = m.group("name").rstrip(".")
+        if name.casefold() not in _NOT_PRODUCTS:
+            yield m, name
+
+
 def call_partners(
     text: str, ctx: DocContext, turns: list[Turn], start: int = 0, end: int | None = None
 ) -> list[Candidate]:
     """The partners management names as the company's in the chunk ``text``."""
-    end = start + len(text) if end is None else end
-    if not ctx.main_entity:
-        return []
-    out: list[Candidate] = []
-    for turn, a, b in _management_spans(turns, start, end):
-        for m in PARTNER_NAMED.finditer(text, a, b):
-            name = m.group("name").rstrip(".")
-            if name == ctx.main_entity or name.casefold() in _NOT_PRODUCTS:
-                continue
-            out.append(_companys(ctx, "PARTNERS_WITH", name, "Company", m, PARTNER_RULE, turn))
-    return out
+    fact = ("PARTNERS_WITH", "Company", PARTNER_RULE)
+    return _named_by_management(text, ctx, turns, (start, end), _partner_names, fact, once=False)
