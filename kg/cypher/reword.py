@@ -329,6 +329,23 @@ def decide(policy: Policy, first: AskResult, tries: list[Try], *, floor: float =
     raise ValueError(f"unknown rewording policy {policy!r}")
 
 
+def worth_again(policy: Policy, first: AskResult, tries: list[Try]) -> bool:
+    """Whether a second wording could still decide: the first decided nothing and, for
+    ``pair``, a reading is already there to pair with (the original or a kept, sure,
+    non-deletion rewording at ``PAIR_FLOOR``): one new reading alone cannot pair."""
+    if decide(policy, first, tries) is not None:
+        return False
+    if policy != "pair":
+        return True
+    if _conf(first) >= PAIR_FLOOR and rows_of(first):
+        return True
+    return any(
+        t.kept and t.result is not None and t.rows() and not t.deletion
+        and _conf(t.result) >= PAIR_FLOOR
+        for t in tries
+    )  # fmt: skip
+
+
 async def read_rewordings(
     qa: CypherQA,
     question: str,
@@ -435,7 +452,7 @@ async def second_reading(
         now=now,
         as_of=as_of,
         budget_s=budget_s,
-        again=(lambda tries: decide(policy, first, tries) is None) if twice else None,
+        again=(lambda tries: worth_again(policy, first, tries)) if twice else None,
     )
     chosen = decide(policy, first, got.tries)
     res = answer_from(first, chosen, question) if chosen is not None else first

@@ -15,9 +15,10 @@ the model's seconds and how many rewordings were kept.
 Each policy is decided on three sets of tries (``VARIANTS``): ``P`` the first rewording
 alone as before this pass (a deletion may pair), ``P|del`` the first rewording with the
 deletion rule (``only_deletes``: a rewording that only drops words cannot pair), and
-``P|del|again`` with a second rewording ("another wording", ``reword_again``) asked for
-every abstained question (``--again``; the product asks it only when the first decides
-nothing and the budget allows, which answers the same).
+``P|del|again`` with a second rewording ("another wording", ``reword_again``) asked as the
+product asks it under ``pair`` (``--again``; ``worth_again``: the first decided nothing and
+a reading is there to pair with). So ``pair|del|again`` is the product's; ``agree`` and
+``confident`` with ``|again`` only see the second wordings ``pair`` asked for.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from kg.cypher.reword import (
     decide,
     read_rewordings,
     rows_of,
+    worth_again,
 )
 from kg.graph.store import open_store
 from kg.graph.store.falkor import FalkorStore
@@ -149,7 +151,11 @@ async def run(
                     got = await read_rewordings(
                         qa, it.question, reworder, now=first.time.now, as_of=None,
                         budget_s=args.budget_s,
-                        again=(lambda _tries: True) if args.again else None,
+                        again=(
+                            (lambda tries, f=first: worth_again("pair", f, tries))
+                            if args.again
+                            else None
+                        ),
                     )  # fmt: skip
                     rec["model_ms"] = got.model_ms
                     for t in got.tries:
