@@ -39,7 +39,13 @@ from kg.cypher.coverage import same_rows
 from kg.cypher.frame import read_frame
 from kg.cypher.lexicon import to_simplified
 from kg.cypher.reading import THRESHOLD
-from kg.models.prompts.reword import MAX_REWORDINGS, Rewordings, reword_again_v1, reword_v3
+from kg.models.prompts.reword import (
+    MAX_REWORDINGS,
+    Rewordings,
+    RewordingsZh,
+    reword_again_v1,
+    reword_v3,
+)
 
 # ``CypherQA`` and its ``AskResult`` (kg/cypher/qa.py imports this module, so they are
 # named here only as types of the arguments: no import back)
@@ -52,6 +58,7 @@ Policy = Literal["agree", "confident", "pair"]
 POLICIES: tuple[Policy, ...] = ("agree", "confident", "pair")
 MAX_REWORDING_CHARS = 300
 PAIR_FLOOR = 0.6  # see docs/query.md, "The model rewords, the rules read"
+ZH_GRAMMAR = False  # see docs/query.md, "On where the model is served"
 REWORD_BUDGET_S = 30.0  # the model's time per question; past it the answer stays abstained
 _ZH = re.compile(r"[\u3400-\u9fff]")
 _PUNCT = re.compile(r"[\W_]+")
@@ -71,15 +78,20 @@ def reachable(reworder: Any) -> bool:
 class LLMReworder:
     """Rewordings from the configured LLM (structured output, one short JSON object)."""
 
-    def __init__(self, llm: Any, *, max_tokens: int = 160) -> None:
+    def __init__(self, llm: Any, *, max_tokens: int = 160, zh_grammar: bool = ZH_GRAMMAR) -> None:
+        """``zh_grammar``: a Chinese question's rewording must be Chinese (``RewordingsZh``)."""
         self.llm = llm
         self.max_tokens = max_tokens
+        self.zh_grammar = zh_grammar
+
+    def _schema(self, question: str) -> type[Rewordings] | type[RewordingsZh]:
+        return RewordingsZh if self.zh_grammar and _ZH.search(question) else Rewordings
 
     async def reword(self, question: str) -> list[str]:
         try:
             out = await self.llm.structured(
                 reword_v3(question=to_simplified(question)),
-                Rewordings,
+                self._schema(question),
                 prompt_name="cypher.reword",
                 max_tokens=self.max_tokens,
                 max_repairs=0,
@@ -96,7 +108,7 @@ class LLMReworder:
         try:
             out = await self.llm.structured(
                 reword_again_v1(question=to_simplified(question), before=before),
-                Rewordings,
+                self._schema(question),
                 prompt_name="cypher.reword_again",
                 max_tokens=self.max_tokens,
                 max_repairs=0,

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from core.errors import LivekgError
 from kg.cypher import CypherQA
 from kg.cypher.qa import AskResult
@@ -21,7 +23,13 @@ from kg.cypher.reword import (
     decide,
     only_deletes,
 )
-from kg.models.prompts.reword import SHOTS, Rewordings, reword_again_v1, reword_v3
+from kg.models.prompts.reword import (
+    SHOTS,
+    Rewordings,
+    RewordingsZh,
+    reword_again_v1,
+    reword_v3,
+)
 from tests.fakes.universe_lexicon import NOW, universe_lexicon
 from tests.unit.test_cypher_reading import RowsStore
 
@@ -297,3 +305,21 @@ async def test_the_api_rewords_only_where_a_model_is_served(tmp_path: Any) -> No
     there = Services(s.with_overrides(llm={"base_url": "http://127.0.0.1:1/v1"}))._reworder()
     assert there is not None and there.available()
     await there.aclose()
+
+
+async def test_the_chinese_grammar_asks_a_chinese_question_for_a_chinese_rewording() -> None:
+    seen: list[type] = []
+
+    class Spy(FakeLLM):
+        async def structured(self, msgs: list[Any], model: type, **kw: Any) -> Rewordings:
+            seen.append(model)
+            return await super().structured(msgs, model, **kw)
+
+    on = LLMReworder(Spy(["工商银行属于哪个行业？"]), zh_grammar=True)
+    assert await on.reword("工行是哪个行业的啊") == ["工商银行属于哪个行业？"]
+    await on.reword(CASUAL)
+    await LLMReworder(Spy([]), zh_grammar=False).reword("工行是哪个行业的啊")
+    assert seen == [RewordingsZh, Rewordings, Rewordings]
+    assert RewordingsZh(rewordings=["DR007本周几天高于1.4%？"])
+    with pytest.raises(ValueError):
+        RewordingsZh(rewordings=["Which industry is ICBC in?"])

@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import re
 import time
 import uuid
 from pathlib import Path
@@ -54,6 +55,7 @@ from kg.models.embed import make_embedder
 from kg.models.llm import make_llm_client
 from ops.runtime import services
 
+_ZH = re.compile(r"[\u3400-\u9fff]")
 PAIR_FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7)
 # variants: agree, else a confident rewording; pair with other floors
 EXTRA = ("confident_or_agree", *(f"pair@{f}" for f in PAIR_FLOORS))
@@ -135,7 +137,10 @@ async def run(
             lexicon = await CypherQA.load_lexicon(store)
             hybrid = RetrievalAnswerer(store, embedder) if embedder is not None else None
             qa = CypherQA(store, lexicon, embedder=embedder, hybrid=hybrid)
-            reworder = Cached(LLMReworder(llm), Path(args.cache) if args.cache else None)
+            inner = LLMReworder(llm, zh_grammar=args.zh_grammar)
+            reworder = Cached(inner, Path(args.cache) if args.cache else None)
+            if args.zh_only:  # the Chinese questions alone (a probe of the Chinese path)
+                items = [it for it in items if _ZH.search(it.question)]
             for it in items[: args.limit or None]:
                 first = await qa.ask(it.question, revise=False, now=it.now, reword=False)
                 ok0 = rows_match(it.expected, rows_of(first))
@@ -240,6 +245,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--again", action="store_true", help="a second rewording for each")
+    ap.add_argument("--zh-grammar", action="store_true", help="Chinese rewordings by grammar")
+    ap.add_argument("--zh-only", action="store_true", help="only the Chinese questions")
     ap.add_argument("--summarize", action="store_true", help="QUESTIONS is an --out file")
     args = ap.parse_args()
     if args.summarize:  # the policies of an --out file again, no model and no graph

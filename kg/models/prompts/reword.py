@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from kg.models.prompts.base import ChatMessage, Context, assistant, prompt, system, user
 
@@ -36,6 +37,20 @@ class Rewordings(BaseModel):
     # No max_length on the strings: llama.cpp makes a length bound one grammar step per
     # character; kg.cypher.reword drops long ones.
     rewordings: list[str] = Field(min_length=1, max_length=MAX_REWORDINGS)
+
+
+# A Chinese question's rewording in Chinese, by the grammar (llama.cpp's server turns a
+# string pattern into its grammar; a short Latin lead such as "DR007" or "US 10Y" may come
+# first, then a CJK character must): v3's Chinese frame alone left 39 of 61 in English.
+ZH_PATTERN = '^[A-Za-z0-9.%/ ]{0,12}[\u4e00-\u9fff][^"\\\\]*$'  # the CJK range as characters
+
+
+class RewordingsZh(BaseModel):
+    """``Rewordings`` whose strings must be Chinese (``ZH_PATTERN``)."""
+
+    rewordings: list[Annotated[str, StringConstraints(pattern=ZH_PATTERN)]] = Field(
+        min_length=1, max_length=MAX_REWORDINGS
+    )
 
 
 RULES = (
