@@ -43,7 +43,7 @@ from kg.models.prompts.reword import (
     MAX_REWORDINGS,
     Rewordings,
     RewordingsZh,
-    reword_again_v1,
+    reword_again_v2,
     reword_v3,
 )
 
@@ -103,11 +103,11 @@ class LLMReworder:
 
     async def reword_again(self, question: str, before: list[str]) -> list[str]:
         """A second rewording in other words (``cypher.reword_again``): the first call's
-        conversation with its answer, then "another one", so a server's prefix cache
-        serves all but the new turn. Empty when the model fails or repeats itself."""
+        rules and shots (a server's prefix cache serves them), then the question with the
+        wording to differ from. Empty when the model fails or repeats itself."""
         try:
             out = await self.llm.structured(
-                reword_again_v1(question=to_simplified(question), before=before),
+                reword_again_v2(question=to_simplified(question), before=before),
                 self._schema(question),
                 prompt_name="cypher.reword_again",
                 max_tokens=self.max_tokens,

@@ -27,7 +27,7 @@ from kg.models.prompts.reword import (
     SHOTS,
     Rewordings,
     RewordingsZh,
-    reword_again_v1,
+    reword_again_v2,
     reword_v3,
 )
 from tests.fakes.universe_lexicon import NOW, universe_lexicon
@@ -255,9 +255,10 @@ async def test_two_rewordings_that_read_alike_answer_when_the_first_alone_does_n
     assert llm.calls == 2 and res.timings["rewordings_kept"] == 2
     assert res.status == "answered" and res.interpretation is not None
     assert res.interpretation.source == "rewording"
-    # the second call is the first conversation, its answer, then "another one"
+    # the second call is the first's rules and shots, then the question, "other words"
     assert llm.last[: 1 + 2 * len(SHOTS)] == reword_v3(question=CASUAL)[:-1]
-    assert llm.last[-1] == reword_again_v1(question="x", before=["y"])[-1]
+    first = "Which companies are in the banking industry?"
+    assert llm.last[-1] == reword_again_v2(question=CASUAL, before=[first])[-1]
     # with too little budget left after the first call, no second one
     slow = TwoLLM(["Which companies are in the banking industry?"], [PLAIN])
     qa = CypherQA(
