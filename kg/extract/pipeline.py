@@ -42,7 +42,9 @@ from kg.extract.table_text import scan as scan_flat_tables
 from kg.extract.table_text import scan_aligned as scan_aligned_tables
 from kg.extract.tables import (
     caption_before,
+    display_name,
     fiscal_note,
+    registrant,
     render_table,
     report_end,
     table_context,
@@ -286,6 +288,12 @@ class Extractor:
                 aliases.append(entry.id if entry else res.id)
             elif entry is None and (not _ID_LIKE.match(hint) or _NAME_LIKE.match(hint)):
                 main = hint  # a name the dictionary does not know yet ("IQVIA" too)
+        if not main and doc.kind == "filing" and (filer := registrant(text)):
+            # a 10-K's cover page names its registrant: the filer, whatever the hint was
+            res = self.index.resolve(filer, "Organization")
+            main = res.name if res.canonical else display_name(filer)
+            main_label = res.label if res.canonical else "Company"
+            aliases += [filer] if filer != main else []
         if not main and (call := call_company(hint, doc.title, text, self._listed_name, turns)):
             main, aliases = call.name, [*aliases, call.ticker]  # a call's company (calls.py)
         aliases += short_names(main) if main else []
@@ -423,6 +431,7 @@ class Extractor:
         text, chunks = done or await asyncio.to_thread(self.chunks_of, doc)
         # the transcript's turns, read once: the call's company (context) and its figures
         read = doc_lang(doc, text) == "en" and doc.kind != "social"
+        read = read and not (doc.kind == "filing" and registrant(text))  # a 10-K: no speakers
         turns = await asyncio.to_thread(transcript_turns, text) if read else []
         ctx = await asyncio.to_thread(self.context, doc, text, turns if read else None)
         result = DocResult(doc, ctx)

@@ -82,6 +82,8 @@ class Drop:
     REPEATED_CHANGE = "repeated_change"  # a second change column of the same two periods
     FUTURE = "future_period"  # a column after the report's end: a maturity schedule
     MISALIGNED = "misaligned_row"  # the row has a different number of cells
+    METRIC_GENERIC = "metric_generic"  # "Total", "Other" with no section or title over it
+    PART_UNNAMED = "part_unnamed"  # one segment's table ("% of total company revenues")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +220,45 @@ def report_end(text: str) -> date | None:
         return date(int(m.group(3)), month, int(m.group(2)))
     except ValueError:
         return None
+
+
+_REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrants?\b", re.I)
+_FILE_NO = re.compile(r"(?i)^.*?\b(?:file\s+)?(?:number|no\.?)\s*:?\s*[\d-]+\s*")
+_RULE = re.compile(r"_{2,}|\u2014{2,}|-{3,}")
+
+
+def registrant(text: str) -> str:
+    """The filer a 10-K or 10-Q names on its cover page: the line just above "(Exact name
+    of registrant as specified in its charter)"; "" when the opening does not say it."""
+    m = _REGISTRANT.search(text[:20_000])
+    if not m:
+        return ""
+    above = [ln for ln in (_RULE.sub(" ", x).strip() for x in text[: m.start()].splitlines()) if ln]
+    if not above:
+        return ""
+    name = " ".join(_FILE_NO.sub("", above[-1]).split()).strip(" ,;:")
+    ok = 2 <= len(name) <= 80 and re.search(r"[A-Za-z]{2}", name) and not name.endswith(")")
+    return name if ok else ""
+
+
+_NAME_WORD = re.compile(r"[A-Z][A-Z'.]*")
+_SMALL_WORDS = frozenset({"INC", "THE", "AND", "CO", "LTD", "OF", "FOR"})
+
+
+def display_name(name: str) -> str:
+    """A name printed in capitals ("AMAZON.COM, INC.") as written in prose ("Amazon.com,
+    Inc."); words of three letters or fewer stay ("IBM", "PLC"), but for "Inc", "The",
+    "Co"...; a name with any lowercase letter is kept as printed."""
+    if any(ch.islower() for ch in name):
+        return name
+
+    def word(m: re.Match[str]) -> str:
+        w = m.group()
+        bare = w.rstrip(".")
+        keep = len(bare) <= 3 and bare not in _SMALL_WORDS
+        return w if keep else w[0] + w[1:].lower()
+
+    return _NAME_WORD.sub(word, name)
 
 
 def _label_note(end_year: int, month: int, text: str) -> str:
@@ -548,10 +589,16 @@ _ROW_SCALE = re.compile(r"\s*\((?:[$€£¥]\s*)?in\s+(?:thousands|millions|bill
 MAX_TITLE_WORDS = 6
 
 
-def table_title(caption: str, context: str, v: TableVocab) -> str:
+# a page's running head, not a table's title: "Table of Contents", "Index", a page number
+_PAGE_HEAD = re.compile(r"^(?:table\s+of\s+contents|index|page\s+\d+|\d+)$", re.I)
+
+
+def table_title(caption: str, context: str, v: TableVocab, names: tuple[str, ...] = ()) -> str:
     """A short title over the table ("Revenues", "Loss From Operations"): the caption rows
-    first, then the lines just above it; "" when none is short and plain enough."""
+    first, then the lines just above it; "" when none is short and plain enough. A page's
+    running head ("Table of Contents") and the filer's own name (``names``) are no title."""
     lead = re.compile(v.title_lead, re.I) if v.title_lead else None
+    own = {" ".join(n.casefold().replace(".", "").split()) for n in names if n}
     for part in [*reversed(caption.split(" / ")), *reversed(context.split(" / "))]:
         text = _PARENS.sub(" ", part)
         m = lead.search(text) if lead else None
@@ -559,6 +606,8 @@ def table_title(caption: str, context: str, v: TableVocab) -> str:
         text = " ".join(text.split()).strip(" :.-—")
         words = text.split()
         if not words or len(words) > MAX_TITLE_WORDS or not _LETTERS.search(text):
+            continue
+        if _PAGE_HEAD.match(text) or " ".join(text.casefold().replace(".", "").split()) in own:
             continue
         if _scale(text, v) or parse_period(text) or _PERIOD_WORDS.search(text):
             continue
@@ -573,11 +622,32 @@ def _names_a_metric(label: str, v: TableVocab) -> bool:
     )
 
 
+def _generic(label: str, v: TableVocab) -> bool:
+    """A row label that alone names nothing: "Total", "Other", "Balance at end of period"."""
+    key = label.casefold().strip(" :.")
+    return key in v.generic_row_labels or (key.startswith("total") and len(key) <= 6)
+
+
+# a row stating the share of the row above in a total ("Percentage of total revenue"): it
+# names no metric of its own; "% of total company revenues" also says the table is one part
+# (segment) of the company, which its rows do not name
+_SHARE_ROW = re.compile(
+    r"^(?:as\s+a\s+)?(?:%|percent(?:age)?)\s+of\s+(?:the\s+)?(?:total\s+)?"
+    r"(?:company\s+|consolidated\s+)?(?:net\s+)?(?:revenues?|sales)\b",
+    re.I,
+)
+_PART_ROW = re.compile(r"(?:%|percent(?:age)?)\s+of\s+total\s+company\b", re.I)
+# Schedule I of a 10-K: the registrant alone, not the consolidated group
+_PARENT_ONLY = re.compile(
+    r"parent\s+company\s+only|condensed\s+financial\s+information\s+of\s+(?:the\s+)?registrant",
+    re.I,
+)
+
+
 def _metric_name(label: str, section: str, v: TableVocab, *, repeated: bool = False) -> str:
     """The row label, under its section when alone it names nothing ("Total", "Other") or
     when the same label sits under several sections ("Granted" under RSUs and PSUs)."""
-    key = label.casefold().strip(" :.")
-    generic = key in v.generic_row_labels or (key.startswith("total") and len(key) <= 6)
+    generic = _generic(label, v)
     if section and (generic or repeated):
         return f"{section}: {label}"
     return label
@@ -692,7 +762,7 @@ def read_frame(
         "",
     )
     section = ""
-    title = table_title(frame.caption, context, v)
+    title = table_title(frame.caption, context, v, (ctx.main_entity, *ctx.aliases))
     if not title and aligned:
         # "Approximate square footage (in millions)" over the one value column of a table
         # whose rows are places: the column names what the rows measure
@@ -701,6 +771,11 @@ def read_frame(
         if len(names) == 1 and not any(parse_period(n) for n in names):
             title = names.pop()
     out.title = title
+    labels_all = [strip_footnotes(r[0].text, v) for r in frame.body if r]
+    if any(_PART_ROW.search(lb) for lb in labels_all):
+        out.dropped[Drop.PART_UNNAMED] += len(amounts)  # whose part? the rows do not say
+        return out
+    parent_only = bool(_PARENT_ONLY.search(around))
     instant_re = v.instant_re()
     labels = Counter(strip_footnotes(r[0].text, v).casefold() for r in frame.body if r)
     pending: list[list[str]] = []  # a header repeated inside the body ("As of ... 2018")
@@ -768,9 +843,18 @@ def read_frame(
             if paren and row_currency:
                 label = label.replace(paren.group(0), "").strip() or label
         instant = out.statement == "balance_sheet" or bool(instant_re and instant_re.search(label))
+        if _SHARE_ROW.match(label):
+            out.dropped[Drop.SHARE_OF_TOTAL] += n_amounts  # the share of the row above
+            continue
         metric = _metric_name(label, section, v, repeated=labels[label.casefold()] > 1)
-        if title and not _names_a_metric(label, v):
+        bare = metric == label and _generic(label, v)  # "Total" under no section
+        if title and (bare or not _names_a_metric(label, v)):
             metric = f"{title}: {metric}"  # "Revenues: Commercial Airplanes", not a bare name
+        elif bare:
+            out.dropped[Drop.METRIC_GENERIC] += n_amounts
+            continue
+        if parent_only:
+            metric = f"Parent company only: {metric}"
         cents = bool(_CENTS.search(label))
         row_day = _row_day(label)
         row_cands: list[Candidate] = []
