@@ -410,6 +410,8 @@ class ExtractTierSettings(BaseModel):
     # grammar-constrained JSON: None = only with vLLM (llama.cpp's grammar over Qwen's 151k
     # tokens was most of a call's time here); False: examples + per-fact validation
     constrained: bool | None = None
+    # the second check of each kept fact, by another call (quote | blind | off; model_tier)
+    confirm: str = "quote"
 
 
 class ExtractSettings(BaseModel):

@@ -71,6 +71,7 @@ from kg.models.prompts.extract import (
     ExtractionSchema,
     ModelFact,
     RelationSignature,
+    confirm_v1,
     correct_v3,
     critique_v3,
     fact_model,
@@ -85,6 +86,7 @@ log = logging.getLogger("livekg.extract.critique")
 PROMPT_VERSION_V3 = f"{facts_v3.id}+{critique_v3.id}+{correct_v3.id}"
 PROMPT_VERSION_V4 = f"{slots_v4.id}+{revise_v4.id}"
 PROMPT_VERSION = f"{PROMPT_VERSION_V4}|{PROMPT_VERSION_V3}"  # what a window's seen-key names
+CONFIRM_FORMS = ("quote", "blind", "off")
 
 
 def uses_slots(profile: str, lang: str) -> bool:
@@ -700,6 +702,110 @@ def _plain(slots: dict[str, list[Any]]) -> dict[str, list[Any]]:
             for k, items in slots.items() if items}  # fmt: skip
 
 
+# -- the second check: one kept fact asked about on its own (issue 42) ---------------------------
+
+# a period the sentence itself gives (a quarter, a year, a month, "ended", "a year earlier")
+_PERIOD_CUE = re.compile(
+    r"\b(?:quarters?|quarterly|years?|yearly|annual\w*|fiscal|FY\s?\d*|Q[1-4]|H[12]|halfs?|"
+    r"half-year|months?|weeks?|period|ended|ending|(?:19|20)\d\d|January|February|March|April|"
+    r"May|June|July|August|September|October|November|December|year-ago|year-earlier|"
+    r"year-to-date|YTD)\b|季度|年|月",
+    re.I,
+)
+_METRIC_STOP = frozenset(
+    "the a an of for and or in on to at by its their from with total full year quarter "
+    "company group".split()
+)
+_NONE = re.compile(r"^\W*(?:none|no|n/a|not stated|no sentence)\b", re.I)
+_LABEL = re.compile(r"^\s*(?:sentence|answer|quote)\s*:\s*", re.I)
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]+", name.casefold())
+            if len(w) >= 3 and w not in _METRIC_STOP] or [norm(name)]  # fmt: skip
+
+
+def _names(name: str, sentence: str) -> bool:
+    """A name or one of its content words (stem: first five letters) in the sentence."""
+    text = sentence.casefold()
+    return _find(name, sentence) or any((w[:5] if w.isascii() else w) in text for w in _words(name))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One kept fact as the second check asks about it: the claim (value given), the
+    blind question (value withheld), and what the quoted sentence must hold."""
+
+    claim: str
+    blind: str
+    value: str  # as written ("" when the fact has none)
+    words: tuple[str, ...]  # names the sentence must name (each: itself or a content word)
+    period: bool  # a figure of a company: the sentence must give its period
+
+
+def claim_of(cand: Candidate, row: dict[str, str] | None) -> Claim:
+    """The question the second check asks about ``cand`` (``row``: the model's answer row
+    it came from, for the value and period as written)."""
+    row = row or {}
+    value = (row.get("value") or str(cand.props.get("raw") or cand.props.get("val") or "")).strip()
+    said = (row.get("period") or "").strip()
+    when = f" for {said}" if said else ""
+    h, r, t = cand.head, cand.relation, cand.tail
+    if r == "DISCLOSES" and value:
+        return Claim(f"Does the text state that {h}'s {t}{when} was {value}?",
+                     f"What was {h}'s {t}{when}?", value, (t,), True)  # fmt: skip
+    if r == "HAS_VALUE":
+        return Claim(f"Does the text state that {h} was {value}?",
+                     f"What was the level of {h}?", value, (h,), False)  # fmt: skip
+    if r == "SETS_POLICY":
+        at = f" at {value}" if value else ""
+        return Claim(f"Does the text state that {h} set {t}{at}?",
+                     f"What did {h} decide about {t}?", value, (h, t), False)  # fmt: skip
+    if r in ("EXECUTIVE_OF", "HAS_CEO", "HAS_CHAIRMAN"):
+        person, org = (h, t) if r == "EXECUTIVE_OF" else (t, h)
+        return Claim(f"Does the text state that {person} works for {org}?",
+                     f"Who does {person} work for?", "", (person, org), False)  # fmt: skip
+    if r == "INVOLVED_IN":
+        return Claim(f"Does the text state that {h} is involved in {t}?",
+                     f"What event is {h} involved in?", "", (t,), False)  # fmt: skip
+    if r == "PRODUCES":
+        return Claim(f"Does the text state that {h} makes or sells {t}?",
+                     f"What products or services does {h} offer?", "", (t,), False)  # fmt: skip
+    if r == "OPERATES_IN":
+        return Claim(f"Does the text state that {h} does business in {t}?",
+                     f"Where does {h} do business?", "", (t,), False)  # fmt: skip
+    words = r.lower().replace("_", " ")
+    return Claim(f"Does the text state that {h} {words} {t}?",
+                 f"What does {h} {words}?", value, (t,), False)  # fmt: skip
+
+
+def _qnorm(text: str) -> str:
+    return norm(text.translate(_QUOTES))
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                         "\u2013": "-", "\u2014": "-"})  # fmt: skip
+
+
+def check_quote(answer: str, window: str, claim: Claim) -> str:
+    """Why the second check's answer does not confirm the claim ("" when it does): the
+    answer is NONE; the quoted sentence is not in the window; it lacks the value, a name
+    or metric word of the fact, or (a company's figure) a period of its own."""
+    text = _LABEL.sub("", " ".join(str(answer).split())).strip().strip("\"'`“”")
+    if not text or _NONE.match(text):
+        return "none"
+    quote, hay = _qnorm(text), _qnorm(window)
+    if (quote not in hay and quote.rstrip(".") not in hay) or len(quote) < 12:
+        return "not_in_text"
+    if claim.value and not _find(claim.value, text):
+        return "no_value"
+    if not all(_names(w, text) for w in claim.words):
+        return "no_name"
+    if claim.period and not _PERIOD_CUE.search(text):
+        return "no_period"
+    return ""
+
+
 # -- the tier ------------------------------------------------------------------------------------
 
 
@@ -715,13 +821,14 @@ class TierStats:
     dropped: Counter[str] = field(default_factory=Counter)
     rounds: int = 0
     model_s: float = 0.0
+    confirm_calls: int = 0  # the second check's calls (one per fact the checks kept)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "docs": self.docs, "windows": self.windows, "skipped_seen": self.skipped_seen,
             "calls": self.calls, "errors": dict(self.errors), "proposed": self.proposed,
             "kept": self.kept, "dropped": dict(self.dropped), "reflection_rounds": self.rounds,
-            "model_s": round(self.model_s, 2),
+            "model_s": round(self.model_s, 2), "confirm_calls": self.confirm_calls,
         }  # fmt: skip
 
 
@@ -746,6 +853,7 @@ class ModelTier:
         limits: TierLimits | None = None,
         seen_limit: int = 100_000,
         constrained: bool | None = None,
+        confirm: str = "quote",
         **limit_overrides: int,
     ) -> None:
         """``limits`` (or single ones by name: ``max_windows=2``) bound the work of a
@@ -771,6 +879,9 @@ class ModelTier:
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._seen_limit = seen_limit
         self.raw: list[str] = []  # the model's answers as written (the last 50; diagnosis)
+        # the second check of every kept fact (``confirm_v1``): quote | blind | off
+        self.confirm = confirm if confirm in CONFIRM_FORMS else "quote"
+        self.confirms: list[dict[str, Any]] = []  # its questions and verdicts (the last 200)
 
     def forget_seen(self) -> None:
         """Forget which windows were read, so a retried batch reads them again."""
@@ -828,15 +939,22 @@ class ModelTier:
         day = ctx.event_time.date().isoformat() if ctx.event_time else header_date(header)
         version = PROMPT_VERSION_V4 if uses_slots(profile, ctx.lang) else PROMPT_VERSION_V3
         kept = 0
-        for w in windows:
+        read = []  # every window first, then the second checks: a served model's prompt
+        for w in windows:  # cache keeps the slot prompt's prefix across a document's windows
             self.stats.windows += 1
             cr = result.chunks[w.chunk_pos]
             run = LLMRun()
-            cands = await self._window(run, w, ctx, profile, schema, header, day)
+            rows: dict[int, dict[str, str]] = {}  # id(candidate) -> the model's row
+            cands = await self._window(run, w, ctx, profile, schema, header, day, rows)
             self._remember(w.text)
             verified, vstats = self.verifier.verify(cands, w.text, ctx, repair=True)
             known = {fact_key(v.cand) for v in cr.verified}
             new = [v for v in verified if fact_key(v.cand) not in known]
+            read.append((w, cr, run, rows, new, vstats))
+        for w, cr, run, rows, new, vstats in read:
+            if self.confirm != "off":  # evidence from another call: the fact on its own
+                new = [v for v in new if await self._confirmed(run, v.cand, rows.get(id(v.cand)),
+                                                               w, ctx)]  # fmt: skip
             vstats.kept = len(new)
             result.stats.merge(vstats)
             for v in new:  # spans: window -> chunk
@@ -893,11 +1011,57 @@ class ModelTier:
             run.latency_s += took
             self.stats.model_s += took
 
+    async def _confirmed(self, run: LLMRun, cand: Candidate, row: dict[str, str] | None,
+                         w: Window, ctx: DocContext, form: str = "") -> bool:  # fmt: skip
+        """The second check: ``cand`` asked about on its own (``confirm_v1``, a fresh
+        conversation, the window alone), kept only when the answer quotes a sentence of
+        the window that holds its value, its names and (a company figure) its period."""
+        form = form or self.confirm
+        claim = claim_of(cand, row)
+        question = claim.blind if form == "blind" else claim.claim
+        try:
+            answer = await self._ask_text(run, confirm_v1({"text": w.text, "question": question}),
+                                          confirm_v1.id, 80)  # fmt: skip
+            why = check_quote(answer, w.text, claim)
+        except LLMUnavailable:
+            raise
+        except LLMError as exc:  # no answer: no second evidence, no fact
+            self.stats.errors[type(exc).__name__] += 1
+            answer, why = "", "error"
+        self.stats.confirm_calls += 1
+        if why:
+            self.stats.dropped[f"unconfirmed:{why}"] += 1
+        self.confirms.append({"doc_id": ctx.doc_id, "form": form, "question": question,
+                              "answer": str(answer)[:400], "why": why or "confirmed",
+                              "fact": [cand.head, cand.relation, cand.tail,
+                                       str(cand.props.get("value", "")),
+                                       str(cand.props.get("period", ""))]})  # fmt: skip
+        del self.confirms[:-200]
+        log.info("tier confirm %s", self.confirms[-1])
+        return not why
+
+    async def _ask_text(self, run: LLMRun, messages: list, name: str, max_tokens: int) -> str:
+        """One free-text model call under the budget (counted like ``_ask``)."""
+        run.calls += 1
+        self.stats.calls += 1
+        started = time.perf_counter()
+        try:
+            return str(await self.budget.call(
+                lambda: self.client.chat(messages, prompt_name=name, max_tokens=max_tokens)
+            ))  # fmt: skip
+        finally:
+            took = time.perf_counter() - started
+            run.latency_s += took
+            self.stats.model_s += took
+
     async def _window(self, run: LLMRun, w: Window, ctx: DocContext, profile: str,
-                      schema: ExtractionSchema, header: str, day: str
+                      schema: ExtractionSchema, header: str, day: str,
+                      answered: dict[int, dict[str, str]] | None = None,
                       ) -> list[Candidate]:  # fmt: skip
+        """The window's candidates; ``answered`` gets each one's answer row (by ``id``)."""
+        answered = {} if answered is None else answered
         if uses_slots(profile, ctx.lang):
-            return await self._slot_window(run, w, ctx, profile, header, day)
+            return await self._slot_window(run, w, ctx, profile, header, day, answered)
         shots = _SHOTS_OF.get(profile, profile)
         common: dict[str, Any] = {"text": w.text, "schema": schema, "profile": shots,
                                   "main_entity": ctx.main_entity or None,
@@ -923,10 +1087,12 @@ class ModelTier:
         log.info("tier proposals doc=%s window=%d+%d %s", ctx.doc_id, w.chunk_pos, w.offset,
                  [(p.row["head"], p.row["relation"], p.row["tail"], p.row.get("value", ""),
                    p.reason) for p in proposals])  # fmt: skip
+        answered.update({id(p.cand): p.row for p in proposals if p.cand is not None})
         return [p.cand for p in proposals if p.cand is not None]
 
     async def _slot_window(self, run: LLMRun, w: Window, ctx: DocContext, profile: str,
-                           header: str, day: str) -> list[Candidate]:  # fmt: skip
+                           header: str, day: str, rows: dict[int, dict[str, str]] | None = None
+                           ) -> list[Candidate]:  # fmt: skip
         """``extract.slots.v4``: the profile's slots, as rows, through the checks; with
         reflection, what the checks reject goes back as the critic's issues to
         ``extract.revise.v4`` until none remains or ``n_max`` rounds."""
@@ -995,6 +1161,8 @@ class ModelTier:
         log.info("tier slots doc=%s window=%d+%d %s", ctx.doc_id, w.chunk_pos, w.offset,
                  [(p.row["head"], p.row["relation"], p.row["tail"], p.row.get("value", ""),
                    p.reason) for p in proposals])  # fmt: skip
+        if rows is not None:
+            rows.update({id(p.cand): p.row for p in proposals if p.cand is not None})
         return [p.cand for p in proposals if p.cand is not None]
 
     def _check_reason(self, p: Proposal, w: Window, ctx: DocContext) -> str:
@@ -1065,6 +1233,7 @@ def make_tier(extractor: Any, client: Any, cfg: Any) -> ModelTier:
     return ModelTier(
         extractor, client, budget=ModelBudget(cfg.share_cores, cfg.threads), mode=mode,
         limits=limits, constrained=getattr(cfg, "constrained", None),
+        confirm=getattr(cfg, "confirm", "quote"),
     )  # fmt: skip
 
 

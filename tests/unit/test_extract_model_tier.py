@@ -49,6 +49,7 @@ SLOT_MARGIN = {"metric": "adjusted operating margin", "value": "14.2%", "company
 def _tier(responses: Any, **kw: Any) -> tuple[Extractor, ModelTier, FakeLLM]:
     ex = Extractor(index=bundled_index(), use_nlp=False)
     llm = FakeLLM(responses)
+    kw.setdefault("confirm", "off")  # the second check has its own tests (test_extract_tier_confirm)
     ex.tier = ModelTier(ex, llm, **kw)
     return ex, ex.tier, llm
 

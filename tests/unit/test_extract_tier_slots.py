@@ -47,6 +47,7 @@ NO_VALUE = {"metric": "gross margin", "value": "", "company": "Brontide Foods"}
 def _tier(responses: Any, **kw: Any) -> tuple[Extractor, ModelTier, FakeLLM]:
     ex = Extractor(index=bundled_index(), use_nlp=False)
     llm = FakeLLM(responses)
+    kw.setdefault("confirm", "off")  # the second check has its own tests (test_extract_tier_confirm)
     ex.tier = ModelTier(ex, llm, **kw)
     return ex, ex.tier, llm
 

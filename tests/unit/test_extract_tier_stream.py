@@ -51,7 +51,8 @@ def _batch(*docs: CleanDocument) -> Decoded[CleanDocument]:
 
 
 def test_only_the_tiers_new_facts_go_out() -> None:
-    stage = _stage(FakeLLM({"extract.slots": {"figures": [MARGIN]}}))
+    said = "At Brontide Foods, adjusted operating margin came in around 14.2% in the fourth quarter"
+    stage = _stage(FakeLLM({"extract.slots": {"figures": [MARGIN]}, "extract.confirm": said}))
     out = asyncio.run(stage.handle(_batch(_doc(1, CALL))))
     triples = out.outputs[KG_TRIPLES.name]
     assert [(t.head, t.relation, t.tail) for t in triples] == [
