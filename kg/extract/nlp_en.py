@@ -163,7 +163,10 @@ _BAD_ORG = re.compile(
 COMPANY_SUFFIX = re.compile(r"\b(?:Inc|Corporation|Corp|Company|Co|Ltd|plc|LLC)\b\.?")
 # plural "X and Y segments" name the company's own segments only after these words
 PLURAL_SEGMENTS = re.compile(r"\b(?:our|its|reportable|operating|business)\b", re.I)
-_BAD_SEG = {"Our", "The", "Each", "This", "Other", "All", "Operating", "Reportable", "Business"}
+_BAD_SEG = set(
+    "Our The Each This Other All Operating Reportable Business For In As At By From Its These "
+    "Such Total Reports".split()
+)  # "For" / "Total" / "Reports" open a phrase before "segment", never a segment's name
 
 
 @lru_cache(maxsize=1)
