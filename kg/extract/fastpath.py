@@ -18,6 +18,7 @@ from kg.extract.figures import (
 )
 from kg.extract.patterns import PATTERNS, REFS, ROLE_MAP, Out, Pattern
 from kg.extract.types import Candidate, Component, DocContext
+from kg.extract.zh import dateline_day, item_day, item_of, settle_period
 
 MAIN = "@main"
 # Capitalised words that start a sentence or clause and are no part of a name
@@ -323,6 +324,7 @@ def extract_patterns(
         return out
     header = f"{ctx.title}\n{text[:HEADER_CHARS]}"
     day = ctx.event_time.date().isoformat() if ctx.event_time else header_date(header)
+    day = day or (dateline_day(text) if lang == "zh" else "")  # "路透北京8月31日" (zh.py)
     for a, b in sentence_spans(text):
         sent, sent_low = text[a:b], low[a:b]
         spoken = [(x, y, s) for x, y, s in answers or () if x < b and a < y]
@@ -382,6 +384,10 @@ def _from_match(
     found = _groups(m, pattern)
     if found is None:
         return []
+    item, sent = "", where[0]
+    if pattern.lang == "zh":  # a wrap's list item, not its whole sentence (zh.item_of)
+        item = item_of(where[0], m.start(), m.end())
+        where = (item, where[1], item_day(item, where[2]))
     out: list[Candidate] = []
     groups = found
     valid_from = None
@@ -416,6 +422,9 @@ def _from_match(
             sub = {**groups, **item}
             ispan = (each_at + im.start(), each_at + im.end())
             out.extend(_emit(pattern.item_outs, sub, ispan, pattern, ctx, valid_from, where))
+    said = item_of(sent[: m.end()], m.start(), m.end()) if item else ""
+    for c in out if item else ():  # a figure of a month or quarter (zh.settle_period)
+        settle_period(c.props, said, where[2])
     return out
 
 

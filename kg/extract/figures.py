@@ -621,9 +621,11 @@ def complete_zh(props: dict[str, str | float], sentence: str, doc_date: str) -> 
     document's day) and its numbers: ``val`` 1.68% -> ``value`` 1.68 ``unit`` %, ``amt``
     1000亿元 -> ``amount_value`` 1e11 CNY, ``chg`` with its unit (bp)."""
     m = _ZH_DATE.search(sentence)
-    year = m.group("y") if m and m.group("y") else (doc_date[:4] if doc_date else "")
+    year = m.group("y") if m and m.group("y") else (doc_date[:4] if doc_date[:4].isdigit() else "")
     if m and year:
         props["date"] = f"{year}-{int(m.group('m')):02d}-{int(m.group('d')):02d}"
+    elif m and doc_date.startswith("--"):  # a dateline without its year: "--MM-DD" as said
+        props["date"] = f"--{int(m.group('m')):02d}-{int(m.group('d')):02d}"
     elif doc_date:
         props["date"] = doc_date
     raw_val = str(props.get("val") or props.get("spval") or "")

@@ -77,3 +77,96 @@ def test_commentary_units_are_not_all_basis_points() -> None:
     props = {"chg": "3"}
     complete_zh(props, "", "")
     assert props["unit"] == "bp"  # a bare move in a bond wrap is in basis points
+
+
+def test_a_date_belongs_to_its_own_list_item() -> None:
+    """A wrap's numbered list: the "9月27日" of item ④ is not item ③'s date (sixth session)."""
+    got = facts(
+        "5、【债券重大事件】③“19青江银行二级01”、“21东岭01”将全额赎回④“20云川02”9月27日复牌。"
+    )
+    redeemed = [p for k, p in got.items() if k[0] == "21东岭01"]
+    assert redeemed and all(p["date"] == "2024-09-19" for p in redeemed)
+    from kg.extract.zh import item_of
+
+    sent = "③“21东岭01”将全额赎回④“20云川02”9月27日复牌。"
+    assert item_of(sent, 1, 9) == "③“21东岭01”将全额赎回"
+    assert "9月27日" in item_of(sent, 13, 20)
+
+
+def test_respectively_after_a_ranking_and_whereas() -> None:
+    got = facts(
+        "此外，青禾转债、北辰转2、云帆转债涨幅居前，分别涨7.15%、4.79%、4.6%；远山转债则跌9.84%跌幅最大。"
+    )
+    assert got[("云帆转债", "HAS_VALUE", "4.6%")]["value"] == 4.6
+    assert ("青禾转债", "HAS_VALUE", "7.15%") in got
+    assert got[("远山转债", "HAS_VALUE", "9.84%")]["dir"] == "跌"
+
+
+def test_an_index_name_of_split_characters_is_one_name() -> None:
+    """万得可转债等权指数: four words with the wraps' dictionary, not six (the verifier's limit
+    is five); kg/data/zh_market_words.json."""
+    from kg.extract.verify import MAX_WORDS, word_count
+
+    assert word_count("万得可转债等权指数") <= MAX_WORDS
+    assert word_count("30年期“24特别国债01”收益率") <= 9
+
+
+def test_an_issue_carries_its_date_and_amount() -> None:
+    from kg.extract.zh import extract_zh
+
+    got = {
+        (c.head, c.relation, c.tail): c.props
+        for c in extract_zh("3、财政部将于9月26日招标发行总额300亿元91天期记账式贴现国债。", CTX)
+    }
+    act = got[("财政部", "SETS_POLICY", "91天期记账式贴现国债")]
+    assert act["date"] == "2024-09-26"
+    assert (act["amount_value"], act["amount_unit"]) == (3e10, "CNY")
+
+
+def test_a_wire_dateline_without_its_year() -> None:
+    """"路透北京8月31日": the year from a full date of the text in the week before (a photo
+    caption), else the day as said ("--08-31"); a weekday of a dated brief is counted back."""
+    from kg.extract.zh import dateline_day, item_day
+
+    assert dateline_day("### 焦点\n路透上海/北京8月31日 - 正文。2018年8月30日，北京，图片说明。") == (
+        "2018-08-31"
+    )
+    assert dateline_day("### 焦点\n路透东京9月7日 - 正文。资料图片：2017年6月") == "--09-07"
+    assert dateline_day("1、【债市综述】银行间资金偏宽松") == ""
+    assert item_day("美国股市周五收低", "2018-09-08") == "2018-09-07"
+    assert item_day("官员将在下周三继续会晤", "2018-09-08") == "2018-09-08"
+    assert item_day("美元周五上涨", "--09-01") == ""
+    got = {
+        (c.head, c.relation, c.tail): c.props
+        for c in extract_patterns(
+            "### 《路透早报》--9月8日\n--------\n  [重大数据或新闻]\n  2018年9月6日，纽约，图片说明。\n\n"
+            "--美国股市周五收低，星海工业指数下跌79.33点，或0.31%，至25,916.54点。\n\n"
+            "德国10年期公债收益率升近4个基点，报0.386%。",
+            DocContext(doc_id="brief", lang="zh"),
+            "zh",
+        )
+    }
+    assert got[("星海工业指数", "HAS_VALUE", "25,916.54点")]["date"] == "2018-09-07"  # 周五
+    assert got[("德国10年期公债收益率", "HAS_VALUE", "0.386%")]["date"] == "2018-09-07"  # brief
+
+
+def test_a_figure_of_a_month_or_quarter_takes_that_period() -> None:
+    from kg.extract.zh import dateline_day, settle_period
+
+    def period(item: str, day: str) -> dict:
+        props: dict = {"value": 0.4, "date": day}
+        settle_period(props, item, day)
+        return props
+
+    assert period("8月平均时薪较前月增长0.4%", "2018-09-07") == {"value": 0.4, "period": "2018-08"}
+    assert period("第二季美国经济环比增长年率为4.2%", "2018-09-06")["period"] == "2018-Q2"
+    assert period("12月工业产出增长0.4%", "2019-01-05")["period"] == "2018-12"
+    assert period("本月，布兰特原油涨4.3%", "2018-08-31")["period"] == "2018-08"
+    assert period("7月家庭支出较上年同期增长0.1%", "--09-07")["period"] == "--07"
+    # a day, a tenor or no month: the document's day stays
+    assert period("30年期主力合约涨0.22%", "2024-08-21") == {"value": 0.4, "date": "2024-08-21"}
+    assert "period" not in period("“20云川02”8月27日复牌，涨0.4%", "2024-08-23")
+    assert "period" not in period("“24特别国债09”下行1.9bp报2.164%，创2005年2月底以来新低", "2024-09-19")
+    # a morning brief of a Saturday tells Friday's session; without the year, no day
+    assert dateline_day("### 《路透早报》--9月8日\n---\n  2018年9月6日，平壤，图片说明") == "2018-09-07"
+    assert dateline_day("### 《路透早报》--9月1日\n  资料图片：2017年6月") == ""
