@@ -609,10 +609,46 @@ def table_title(caption: str, context: str, v: TableVocab, names: tuple[str, ...
             continue
         if _PAGE_HEAD.match(text) or " ".join(text.casefold().replace(".", "").split()) in own:
             continue
+        if text[0].islower():  # "es by Service Offering": a line cut mid-word, no title
+            continue
         if _scale(text, v) or parse_period(text) or _PERIOD_WORDS.search(text):
             continue
-        return text
+        return _subject(text) or text
+    # no short title: the subject of the sentence just above the table ("Revenue by
+    # geographic area for fiscal 2024, 2023 and 2022 were as follows:")
+    for part in [*reversed(caption.split(" / ")), *reversed(context.split(" / "))]:
+        text = " ".join(_PARENS.sub(" ", part).split())
+        if not text or _scale(text, v):
+            continue
+        return _subject(text)
     return ""
+
+
+def _subject(text: str) -> str:
+    """ "X were as follows:" / "X consisted of the following:" -> X, without its period."""
+    m = _AS_FOLLOWS.search(text)
+    if m is None or (m.start("subj") == 0 and text[0].islower()):  # cut mid-word
+        return ""
+    subject = _SUBJECT_TAIL.sub("", " ".join(m.group("subj").split())).strip(" ,/")
+    if not subject or len(subject.split()) > MAX_SUBJECT_WORDS or not _LETTERS.search(subject):
+        return ""
+    return subject[0].upper() + subject[1:]
+
+
+MAX_SUBJECT_WORDS = 12
+_AS_FOLLOWS = re.compile(
+    r"(?:^|[.;:]\s+)(?:the\s+|our\s+)?(?P<subj>[A-Za-z][^.;:]{2,160}?)\s+(?:were|was|are|is|"
+    r"consisted|consist|consists|totaled|included)\s+(?:as\s+follows|of\s+the\s+following)"
+    r"\s*:?\s*$",
+    re.I,
+)
+# "... for fiscal 2024, 2023 and 2022", "... at December 31", "... as of January 31, 2025"
+_SUBJECT_TAIL = re.compile(
+    r"\s+(?:for|during|in|at|as\s+of|on)\s+(?:the\s+)?(?:fiscal|years?|periods?|quarters?|"
+    r"[A-Z][a-z]+\s+\d|\d{4}|december|january|february|march|april|may|june|july|august|"
+    r"september|october|november|each)\b.*$",
+    re.I,
+)
 
 
 def _names_a_metric(label: str, v: TableVocab) -> bool:
