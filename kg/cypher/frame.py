@@ -27,7 +27,7 @@ from kg.cypher.lexicon import (
     triggers,
 )
 from kg.cypher.shapes import ShapeName as S
-from kg.cypher.units import Comparison, TimeWindow, Units, aggregation
+from kg.cypher.units import Comparison, TimeWindow, Units, aggregation, untimed
 from kg.graph.ontology import default_ontology
 
 ROW_LIMIT = 200
@@ -244,6 +244,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
     # "using the days on which both were published" says which days count, not that the
     # question asks for days: the phrase is no period or point-in-time question word
     unboth = question if not both else question[: both.start()] + question[both.end() :]
+    unboth = untimed(unboth)  # "which day ... in the first half", "all of last month"
     if hit(trig["close_vs_open"]["up"]) or hit(trig["close_vs_open"]["down"]):
         daily = "close_open"
     ln = hit(trig["last_n"]["patterns"])

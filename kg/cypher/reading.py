@@ -283,6 +283,9 @@ def sentence(frame: Frame, f: ReadFields) -> str:
     named = [e for e in f.entities if e.used] or f.entities
     names = [("非" if zh else "not ") + e.name if e.negated else e.name for e in named]
     when = _time_text(f.time, zh)
+    if frame.tail_days and when:  # "the last 4 trading days of august"
+        n = frame.tail_days
+        when = f"{when}的最后{n}个交易日" if zh else f"the last {n} trading days {when}"
     agg = AGG_WORDS.get(f.aggregate or "", (f.aggregate or "", f.aggregate or ""))[int(zh)]
     conds = [_cond_zh(x) if zh else x for x in f.filters]
     if f.kind in ("series", "when"):

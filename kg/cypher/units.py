@@ -251,6 +251,38 @@ def _month_span(kind: str, g: dict[str, Any], now: datetime) -> tuple[datetime, 
     return _month_start(year, a), end
 
 
+def _year_word(w: str | None, now: datetime) -> int | None:
+    """The year a word names: 去年 / last year, 今年 / this year, 前年, 2023(年)."""
+    if not w:
+        return None
+    w = w.strip().rstrip("年").strip()
+    rel = {"去": -1, "last year": -1, "今": 0, "this year": 0, "前": -2}
+    return now.year + rel[w] if w in rel else int(w)
+
+
+def _month_years(g: dict[str, Any], now: datetime) -> tuple[datetime, datetime] | None:
+    """[start, end) of a month range whose ends may name their years (``month_years``):
+    a missing year is the latest that keeps the range in order and begun by now."""
+    if g.get("ma"):
+        a, b = _MONTHS[g["ma"][:3].lower()], _MONTHS[g["mb"][:3].lower()]
+    else:
+        a = int(g["a"]) if g.get("a") else _CN_MONTHS.get(g.get("ca") or "", 0)
+        b = int(g["b"]) if g.get("b") else _CN_MONTHS.get(g.get("cb") or "", 0)
+    if not (1 <= a <= 12 and 1 <= b <= 12):
+        return None
+    ya, yb = _year_word(g.get("ya"), now), _year_word(g.get("yb"), now)
+    if yb is None and ya is not None:
+        yb = ya if a <= b else ya + 1
+    if yb is None:
+        yb = now.year if _month_start(now.year, b) <= now else now.year - 1
+    if ya is None:
+        ya = yb if a <= b else yb - 1
+    start, last = _month_start(ya, a), _month_start(yb, b)
+    if last < start or start > now:
+        return None
+    return start, _month_start(yb + 1, 1) if b == 12 else _month_start(yb, b + 1)
+
+
 _WEEKDAYS = {
     **{
         d: i
@@ -296,6 +328,10 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
                 a, b = _date(m, "a"), _date(m, "b")
                 if a and b:
                     return TimeWindow(kind, _ms(a), _ms(b + DAY), m.group())
+            elif kind == "month_years":
+                span = _month_years(m.groupdict(), now)
+                if span is not None:
+                    return TimeWindow(kind, _ms(span[0]), _ms(span[1]), m.group())
             elif kind == "since":
                 days = [d for d in day_mentions(text, now) if 0 <= d[0] - m.end() <= 2]
                 if days:
@@ -378,6 +414,26 @@ def time_window(question: str, now: datetime) -> TimeWindow | None:
             elif kind == "today":
                 return TimeWindow(kind, _ms(today), None, m.group())
     return None
+
+
+# Windows whose phrases hold words that also ask a fold or a period ("the FIRST half",
+# "LAST month", "the LAST 4 trading days of august"): inside the phrase they are the window's.
+_WORDY_WINDOWS = frozenset(
+    {"month_tail", "month_range", "quarter", "last_days", "prev_week", "last_week"}
+    | {"last_month", "past_month"}
+)
+
+
+def untimed(text: str) -> str:
+    """``text`` with every phrase of a window that holds a fold or period word
+    blanked (same length), so "first", "last" and "month" there ask nothing of their own."""
+    out = list(text)
+    for kind, pats in _compiled()["times"]:
+        if kind in _WORDY_WINDOWS:
+            for p in pats:
+                for m in p.finditer(text):
+                    out[m.start() : m.end()] = " " * (m.end() - m.start())
+    return "".join(out)
 
 
 def aggregation(question: str, skip: tuple[str, ...] = ()) -> str | None:

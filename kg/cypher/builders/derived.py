@@ -23,6 +23,13 @@ _DAYS = re.compile(
     r"\b(days?|sessions?|dates?|closes?|closing|closed)\b|天|日子|交易日|收盘|收在", re.I
 )
 
+# The last n days of the window on which both series have a value (``frame.tail_days``).
+_TAIL = (
+    "WITH collect({day: day, v: v}) AS dv\n"
+    "UNWIND (CASE WHEN size(dv) > $tail_days THEN dv[size(dv) - $tail_days..] ELSE dv END) AS r\n"
+    "WITH r.day AS day, r.v AS v ORDER BY day\n"
+)
+
 
 class DerivedBuilder:
     """Mixin of ``Synthesizer`` (after ``SeriesBuilder``, whose ``_window_where`` it uses)."""
@@ -71,6 +78,10 @@ class DerivedBuilder:
         else:
             fold = f"{cond}RETURN v AS value ORDER BY day DESC LIMIT 1"
             what = "latest"
+        if frame.tail_days:  # "over the last 4 trading days of august": the window's last n days
+            params["tail_days"] = frame.tail_days
+            fold = _TAIL + fold
+            what = f"{what}, last {frame.tail_days} days"
         pick = "vs[0]" if frame.daily == "open" else "vs[size(vs) - 1]"
         cy = render(
             S.SERIES_SPREAD_DAILY,

@@ -31,7 +31,7 @@ from kg.cypher.frame import (
 from kg.cypher.lexicon import Lexicon, Sense, triggers
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
-from kg.cypher.units import TimeWindow
+from kg.cypher.units import TimeWindow, untimed
 from kg.graph.ontology import Ontology
 
 
@@ -585,9 +585,10 @@ class SeriesBuilder:
             desc = shape(S.SERIES_WHEN_RANK).describe.format(period=period, name=name, what=agg)
             cy = f"{body}\n{ret}\nLIMIT {ROW_LIMIT}"
             return ReadingCandidate(cy, params, desc, prior + 1.0, "series", [aid])
-        if _any(trig["first"], frame.question):
+        asked = untimed(frame.question)  # "first half", "last month": the window's words
+        if _any(trig["first"], asked):
             order, limit = "k ASC", "\nLIMIT 1"
-        elif _any(trig["last"], frame.question):
+        elif _any(trig["last"], asked):
             order, limit = "k DESC", "\nLIMIT 1"
         elif agg is not None:
             order, limit = f"v {'DESC' if agg == 'max' else 'ASC'}, k", "\nLIMIT 1"

@@ -5,6 +5,7 @@ values and numeric filters, validity clauses, attributes, "which of the named on
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -27,6 +28,21 @@ from kg.cypher.lexicon import Lexicon, Sense, triggers
 from kg.cypher.shapes import ShapeName as S
 from kg.cypher.shapes import render, shape
 from kg.graph.ontology import Ontology
+
+# "other", "else": the anchor of the asked kind is not among the answers ("the other stocks the
+# fund holding Moutai owns")
+_OTHER = re.compile(r"\b(other|others|else|besides|another)\b|其他|其它|别的|另外|之外|以外", re.I)
+
+
+def _through_named(frame: Frame, target: str, pats: list[str], k: int) -> bool:
+    """Whether anchor ``k`` (of the asked kind) is reached through a node whose kind the
+    question names ("持有茅台的那个基金，一共持有几只票": the fund's holdings, Moutai among
+    them): the set is that node's, the anchor one of its members, unless the question says
+    "other" or "same" (then the anchor is excluded, as for "the same industry as X")."""
+    if frame.same_as or _OTHER.search(frame.question):
+        return False
+    m = re.search(rf"\(x{k}:(\w+)\)", " ".join(pats))
+    return m is not None and m.group(1) != target and m.group(1) in frame.concepts
 
 
 class SetsBuilder:
@@ -418,9 +434,10 @@ class SetsBuilder:
                     pats = [p.replace(node, f"(a{k}:Entity)") for p in pats]
                     params[f"a{k}"] = frame.either[a.key]
                     extra.append(f"a{k}.id IN $a{k}")
-            if same and not frame.include_anchor:
+            kept = [a for a in same if not _through_named(frame, target, pats, anchors.index(a))]
+            if kept and not frame.include_anchor:
                 extra.append(
-                    "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in same) + "]"
+                    "NOT t.id IN [" + ", ".join(f"$a{anchors.index(a)}" for a in kept) + "]"
                 )
             edges = self._edge_exists(frame, target, pats) + self._has_data(frame, target, params)
             slots = self._finish(frame, pats, [*negs, *edges], where, params, None, extra)
