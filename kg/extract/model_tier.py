@@ -787,16 +787,37 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
                          "\u2013": "-", "\u2014": "-"})  # fmt: skip
 
 
-def check_quote(answer: str, window: str, claim: Claim) -> str:
+def _located(answer: str, window: str) -> str:
+    """The window's sentence an answer retells (the blind form: "X raised its forecast to
+    at least $8" for "The insurer also raised its forecast to at least $8"): the one holding
+    the most of the answer's words, if it holds at least 60% of them; else ""."""
+    words = set(re.findall(r"\w+", _qnorm(answer)))
+    best, share = "", 0.0
+    for s, e in _sentences(window):
+        seg = window[s:e]
+        got = len(words & set(re.findall(r"\w+", _qnorm(seg)))) / max(1, len(words))
+        if got > share:
+            best, share = seg, got
+    return best if share >= 0.6 else ""
+
+
+def check_quote(answer: str, window: str, claim: Claim, locate: bool = False) -> str:
     """Why the second check's answer does not confirm the claim ("" when it does): the
     answer is NONE; the quoted sentence is not in the window; it lacks the value, a name
-    or metric word of the fact, or (a company's figure) a period of its own."""
-    text = _LABEL.sub("", " ".join(str(answer).split())).strip().strip("\"'`“”")
+    or metric word of the fact, or (a company's figure) a period of its own. ``locate``
+    (the blind form, where the model was not told the value): an answer that retells a
+    sentence rather than copying it counts when it holds the value itself and points to
+    one window sentence (``_located``), whose words are then checked."""
+    text = _LABEL.sub("", " ".join(str(answer).split())).strip().strip("\"'`\u201c\u201d")
     if not text or _NONE.match(text):
         return "none"
     quote, hay = _qnorm(text), _qnorm(window)
     if (quote not in hay and quote.rstrip(".") not in hay) or len(quote) < 12:
-        return "not_in_text"
+        if not (locate and claim.value and _find(claim.value, text)):
+            return "not_in_text"
+        text = _located(text, window)
+        if not text:
+            return "not_in_text"
     if claim.value and not _find(claim.value, text):
         return "no_value"
     if not all(_names(w, text) for w in claim.words):
@@ -1022,7 +1043,7 @@ class ModelTier:
         try:
             answer = await self._ask_text(run, confirm_v1({"text": w.text, "question": question}),
                                           confirm_v1.id, 80)  # fmt: skip
-            why = check_quote(answer, w.text, claim)
+            why = check_quote(answer, w.text, claim, locate=form == "blind")
         except LLMUnavailable:
             raise
         except LLMError as exc:  # no answer: no second evidence, no fact

@@ -121,3 +121,16 @@ def test_the_blind_form_asks_without_the_value() -> None:
                        confirm="blind")  # fmt: skip
     assert len(_kept(ex)) == 1
     assert "14.2" not in llm.calls[1].messages[-1].content.split("</text>")[1]
+
+
+def test_the_blind_form_may_retell_the_sentence_that_holds_the_value() -> None:
+    cand, row = _figure("net income", "$41 million")
+    claim = claim_of(cand, row)
+    retold = "Kestrel Mills' net income rose to $41 million in the second quarter."
+    # not a copy: refused as a quote, located as the window's sentence when told blind
+    assert check_quote(retold, WINDOW, claim) == "not_in_text"
+    assert check_quote(retold, WINDOW, claim, locate=True) == ""
+    # a retelling without the value, or of no sentence of the window, still is none
+    assert check_quote("Kestrel Mills' net income rose.", WINDOW, claim, locate=True)
+    invented = "Kestrel Mills earned $41 million from its new mill in Oslo last spring."
+    assert check_quote(invented, WINDOW, claim, locate=True) == "not_in_text"
