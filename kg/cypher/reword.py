@@ -171,7 +171,8 @@ class ServedReworder:
 
 
 def _words(text: str) -> str:
-    return _PUNCT.sub("", text.casefold())
+    """The words of ``text``, in simplified script, without case and punctuation."""
+    return _PUNCT.sub("", to_simplified(text).casefold())
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[\u3400-\u9fff]")
@@ -205,8 +206,9 @@ def only_deletes(question: str, text: str) -> bool:
 
 def clean(question: str, texts: list[str]) -> list[str]:
     """Distinct, non-empty rewordings of sane length whose words differ from the
-    question's: a copy with other punctuation is no second reading (blind_dev6: two
-    "rewordings" only added "？" and read as the question did)."""
+    question's: a copy with other punctuation or script is no second reading (blind_dev6:
+    two "rewordings" only added "？"; blind_test4 with the Chinese grammar: traditional
+    questions copied in simplified characters)."""
     seen = {_words(question)}
     out: list[str] = []
     for t in texts:

@@ -126,6 +126,7 @@ def test_rewordings_are_cleaned_of_repeats_the_question_itself_and_runaways() ->
     got = clean(q, ["Banking names, pls?", "", "Which banks?", "which banks", "x" * 400])
     assert got == ["Which banks?"]
     assert clean("DR007 昨天的报价是多少", ["DR007昨天的报价是多少？"]) == []
+    assert clean("上個禮拜美國10年債平均收市幾多？", ["上个礼拜美国10年债平均收市几多？"]) == []
 
 
 # -- the policies ------------------------------------------------------------------------
