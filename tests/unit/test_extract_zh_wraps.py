@@ -170,3 +170,16 @@ def test_a_figure_of_a_month_or_quarter_takes_that_period() -> None:
     # a morning brief of a Saturday tells Friday's session; without the year, no day
     assert dateline_day("### 《路透早报》--9月8日\n---\n  2018年9月6日，平壤，图片说明") == "2018-09-07"
     assert dateline_day("### 《路透早报》--9月1日\n  资料图片：2017年6月") == ""
+
+
+def test_funding_rates_worded_around_the_number() -> None:
+    got = facts(
+        "银行间市场资金面继续收敛，隔夜利率进一步上行至1.78%上方。"
+        "MLF错期续做，隔夜回购加权利率上行超17bp。2年期国债收益率下行超3bp。"
+    )
+    assert got[("隔夜利率", "HAS_VALUE", "1.78%")]["near"] == "上方"
+    over = got[("隔夜回购加权利率", "HAS_VALUE", "上行超17bp")]
+    assert (over["value"], over["unit"], over["bound"]) == (17.0, "bp", "超")
+    assert got[("2年期国债收益率", "HAS_VALUE", "下行超3bp")]["value"] == 3.0
+    # a range of tenors is no one tenor: nothing for "10年期"
+    assert not facts("5-10年期国债收益率上行超1bp。")
