@@ -584,6 +584,10 @@ def _kind(m: Mention) -> str:
     return ents[0].label if ents else (vals[0].key if vals else "")
 
 
+# A name right after one of these is the object of a preposition, never a clause's subject.
+_PREPOSITIONS = frozenset({"in", "on", "at", "from", "of", "for", "to", "by", "within", "across"})
+
+
 def _negated_subjects(tokens: list[str], mentions: list[Mention]) -> tuple[set[str], set[int]]:
     """ "companies E Fund Blue Chip does NOT hold", "张坤的基金没有持有的深交所股票": a negated
     relation word with no object named after it (nothing, or a Chinese "的" that makes it a
@@ -614,6 +618,9 @@ def _negated_subjects(tokens: list[str], mentions: list[Mention]) -> tuple[set[s
         if not negs or j is None or mentions[j].end > negs[-1]:
             continue
         subject = mentions[j]
+        lead = [t for t in tokens[max(0, subject.start - 3) : subject.start] if t != "the"]
+        if lead and lead[-1] in _PREPOSITIONS:
+            continue  # "institutions in the US have no chairman": the US is no subject
         if any(x.start > negs[-1] and (x.of("entity") or x.of("value")) for x in mentions[:k]):
             continue  # "没在深交所上市": the object named between, as Chinese orders it
         gap = tokens[subject.end : m.start]

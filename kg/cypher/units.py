@@ -449,6 +449,15 @@ _MONTH_WORD = re.compile(
 )
 
 
+def _compared_before(text: str, at: int) -> bool:
+    """Whether a comparison trigger ends just before position ``at`` ("less than 10 ...")."""
+    for _op, pats in _compiled()["comparisons"]:
+        for p in pats:
+            if any(at - m.end() <= 2 for m in p.finditer(text, max(0, at - 40), at)):
+                return True
+    return False
+
+
 def comparisons(question: str) -> list[Comparison]:
     """Comparison triggers followed (within a few characters) by a number."""
     text = _normalize(question)
@@ -459,6 +468,8 @@ def comparisons(question: str) -> list[Comparison]:
             for m in p.finditer(text):
                 if m.start() in taken:
                     continue
+                if op == "=" and _compared_before(text, m.start()):
+                    continue  # "less than 10 years tenor": the comparison word says how
                 taken.add(m.start())
                 if op in (">=", "<=") and _EXCLUSIVE.match(text, m.end()):
                     op = op[0]  # "4%以上（不含4%）": the bound itself excluded

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from test_cypher_compose import best, frame
 
+from kg.cypher.respell import _phrases
 from kg.cypher.units import time_window, untimed
 
 THU = datetime(2024, 9, 19, tzinfo=UTC)
@@ -86,3 +87,34 @@ def test_a_chain_through_a_named_node_keeps_the_anchor_unless_other(
     c = best(question)
     assert "(x0:Fund)" in c.cypher
     assert ("NOT t.id IN" in c.cypher) is excluded
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("Magkano po yung close ng SOFR nung Monday?", "how much close sofr monday?"),
+        ("Ilang banks po ang naka-list sa NYSE?", "how many banks list in nyse?"),
+        ("Anong bonds yung nagta-track ng CPI?", "what bonds track cpi?"),
+    ],
+)
+def test_taglish_function_words_by_grammar(typed: str, read: str) -> None:
+    text = typed
+    for pat, words in _phrases():
+        text = pat.sub(words, text)
+    assert " ".join(text.lower().split()) == read
+
+
+def test_a_comparison_word_before_a_number_of_years_beats_the_tenor_it_names() -> None:
+    assert [
+        (c.op, c.value) for c in frame("bonds with less than 5 years tenor").units.comparisons
+    ] == [("<", 5.0)]
+    assert [(c.op, c.value) for c in frame("bonds with a 5 yr tenor").units.comparisons] == [
+        ("=", 5.0)
+    ]
+
+
+def test_a_name_after_a_preposition_is_not_the_subject_of_a_negated_relation() -> None:
+    f = frame("which institutions in the US have no chairman on file")
+    assert "US" not in f.negated
+    f2 = frame("which companies does E Fund Blue Chip not hold")
+    assert f2.negated
