@@ -787,18 +787,21 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
                          "\u2013": "-", "\u2014": "-"})  # fmt: skip
 
 
-def _located(answer: str, window: str) -> str:
-    """The window's sentence an answer retells (the blind form: "X raised its forecast to
-    at least $8" for "The insurer also raised its forecast to at least $8"): the one holding
-    the most of the answer's words, if it holds at least 60% of them; else ""."""
+def _located(answer: str, window: str, value: str) -> str:
+    """The window's sentence an answer points to (the blind form: the model, not told the
+    value, answers "$8 per share" or retells "X raised its forecast to at least $8" for "The
+    insurer also raised its forecast to at least $8"): of the window's sentences holding
+    ``value``, the one sharing most words with the answer; "" when none holds it."""
     words = set(re.findall(r"\w+", _qnorm(answer)))
-    best, share = "", 0.0
+    best, share = "", -1.0
     for s, e in _sentences(window):
         seg = window[s:e]
+        if not _find(value, seg):
+            continue
         got = len(words & set(re.findall(r"\w+", _qnorm(seg)))) / max(1, len(words))
         if got > share:
             best, share = seg, got
-    return best if share >= 0.6 else ""
+    return best
 
 
 def check_quote(answer: str, window: str, claim: Claim, locate: bool = False) -> str:
@@ -806,18 +809,18 @@ def check_quote(answer: str, window: str, claim: Claim, locate: bool = False) ->
     answer is NONE; the quoted sentence is not in the window; it lacks the value, a name
     or metric word of the fact, or (a company's figure) a period of its own. ``locate``
     (the blind form, where the model was not told the value): an answer that retells a
-    sentence rather than copying it counts when it holds the value itself and points to
-    one window sentence (``_located``), whose words are then checked."""
+    sentence rather than copying it, or gives the bare value, counts when it holds the value
+    itself: the window's sentence with that value (``_located``) is then checked."""
     text = _LABEL.sub("", " ".join(str(answer).split())).strip().strip("\"'`\u201c\u201d")
     if not text or _NONE.match(text):
         return "none"
     quote, hay = _qnorm(text), _qnorm(window)
-    if (quote not in hay and quote.rstrip(".") not in hay) or len(quote) < 12:
-        if not (locate and claim.value and _find(claim.value, text)):
-            return "not_in_text"
-        text = _located(text, window)
+    if locate and claim.value and _find(claim.value, text):
+        text = _located(text, window, claim.value)  # the model found the value itself
         if not text:
             return "not_in_text"
+    elif (quote not in hay and quote.rstrip(".") not in hay) or len(quote) < 12:
+        return "not_in_text"
     if claim.value and not _find(claim.value, text):
         return "no_value"
     if not all(_names(w, text) for w in claim.words):

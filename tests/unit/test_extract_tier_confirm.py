@@ -132,5 +132,9 @@ def test_the_blind_form_may_retell_the_sentence_that_holds_the_value() -> None:
     assert check_quote(retold, WINDOW, claim, locate=True) == ""
     # a retelling without the value, or of no sentence of the window, still is none
     assert check_quote("Kestrel Mills' net income rose.", WINDOW, claim, locate=True)
-    invented = "Kestrel Mills earned $41 million from its new mill in Oslo last spring."
+    invented = "Kestrel Mills earned $44 million from its new mill in Oslo last spring."
     assert check_quote(invented, WINDOW, claim, locate=True) == "not_in_text"
+    # the bare value, found without being told: its sentence in the window is checked
+    assert check_quote("$41 million", WINDOW, claim, locate=True) == ""
+    revenue, row = _figure("total revenue", "$900 million")
+    assert check_quote("$900 million", WINDOW, claim_of(revenue, row), locate=True) == "no_period"
