@@ -183,3 +183,14 @@ def test_funding_rates_worded_around_the_number() -> None:
     assert got[("2年期国债收益率", "HAS_VALUE", "下行超3bp")]["value"] == 3.0
     # a range of tenors is no one tenor: nothing for "10年期"
     assert not facts("5-10年期国债收益率上行超1bp。")
+
+
+def test_a_market_amount_outstanding_or_issued() -> None:
+    got = facts("Wind数据显示，截至9月15日，银行同业存单实际发行规模已超22万亿元，同比增长超20%。")
+    level = got[("银行同业存单实际发行规模", "HAS_VALUE", "22万亿元")]
+    assert (level["value"], level["unit"], level["bound"], level["date"]) == (
+        2.2e13, "CNY", "超", "2024-09-15"
+    )
+    # an issue's own size is the issue's (zh.ISSUE), a fund's size no bond market's
+    assert not facts("财政部将于9月14日发行2024年第四期人民币国债，发行规模为90亿元。")
+    assert not facts("还有规模超120亿元的债基近1月下跌了0.36%。")
