@@ -469,6 +469,24 @@ class Proposal:
     reason: str = ""  # why it is no candidate
 
 
+_QUARTERLY = re.compile(r"\bq[1-4]\b|-q[1-4]\b|quarter|\b[1-4]q\b|季度", re.I)
+_HALF = re.compile(r"\bh[12]\b|-h[12]\b|half|半年", re.I)
+_YEARLY = re.compile(r"\byear|\bfy|annual|(?:19|20)\d\d|年", re.I)
+
+
+def period_kind(period: str) -> str:
+    """quarter | half | year | "" (none or another): what span a period names, as the
+    rules write it ("2023-Q4", "FY2013") or as the model read it ("the first quarter")."""
+    p = period.strip()
+    if not p or re.search(r"\bend\b|\bas of\b|末", p, re.I):  # a point in time, no span
+        return ""
+    if _QUARTERLY.search(p):
+        return "quarter"
+    if _HALF.search(p):
+        return "half"
+    return "year" if _YEARLY.search(p) else ""
+
+
 def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str, day: str,
                  profile: str) -> Proposal:  # fmt: skip
     """One model fact as a candidate with its evidence sentence and its figure read as
@@ -519,6 +537,11 @@ def to_candidate(row: dict[str, str], window: str, ctx: DocContext, header: str,
             if not props.get("period") and said and _find(said, window):
                 # the period the model read beside the figure, written in the window
                 props.update(period=normalise_period(said), period_source="model:window")
+            elif period_kind(said) and period_kind(str(props.get("period") or "")) not in (
+                "", period_kind(said)):  # fmt: skip
+                # two readings of the period (the model's, the rules') disagree in kind: a
+                # year's forecast stored on the quarter the sentence also names
+                return Proposal(row, None, "period_conflict")
         else:
             fig = parse_figure(value, context=sentence)
             if fig is not None:
@@ -686,6 +709,7 @@ def _slot_issue(p: Proposal, reason: str) -> str:
         "parties_apart": "the person and the organisation are not named in one sentence",
         "unsupported": "the text does not state it in these words",
         "forecast_not_fact": "it is someone else's forecast or estimate, not a fact",
+        "period_conflict": "the period is not the one the text gives for this figure",
     }.get(reason.split(":")[0], f"fails check {reason}")
     return f"{what}: {hint}"
 

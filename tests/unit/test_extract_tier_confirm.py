@@ -138,3 +138,23 @@ def test_the_blind_form_may_retell_the_sentence_that_holds_the_value() -> None:
     assert check_quote("$41 million", WINDOW, claim, locate=True) == ""
     revenue, row = _figure("total revenue", "$900 million")
     assert check_quote("$900 million", WINDOW, claim_of(revenue, row), locate=True) == "no_period"
+
+
+def test_the_models_period_and_the_rules_must_name_the_same_span() -> None:
+    from kg.extract.model_tier import period_kind, to_candidate
+    from kg.extract.types import DocContext
+
+    assert [period_kind(p) for p in ("2023-Q4", "the first quarter", "FY2013", "this year",
+                                     "first half", "the end of this year", "")] == [
+        "quarter", "quarter", "year", "year", "half", "", ""]  # fmt: skip
+    window = ("Kestrel Mills expects adjusted earnings of $3.90 a share this year, with "
+              "$1.02 in the current third quarter.")  # fmt: skip
+    ctx = DocContext(doc_id="k", main_entity="Kestrel Mills", main_type="Company")
+    row = {"head": "Kestrel Mills", "head_type": "Company", "relation": "DISCLOSES",
+           "tail": "adjusted earnings", "tail_type": "FinMetric", "value": "$3.90",
+           "period": "this year"}  # fmt: skip
+    p = to_candidate(row, window, ctx, "", "2013-08-06", "firms")
+    assert p.cand is None and p.reason == "period_conflict"  # the rules read the quarter
+    same = to_candidate({**row, "period": "the current third quarter", "value": "$1.02"},
+                        window, ctx, "", "2013-08-06", "firms")  # fmt: skip
+    assert same.cand is not None
