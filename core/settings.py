@@ -411,7 +411,7 @@ class ExtractTierSettings(BaseModel):
     # tokens was most of a call's time here); False: examples + per-fact validation
     constrained: bool | None = None
     # the second check of each kept fact, by another call (quote | blind | off; model_tier)
-    confirm: str = "quote"
+    confirm: str = "blind"
 
 
 class ExtractSettings(BaseModel):

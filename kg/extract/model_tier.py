@@ -901,7 +901,7 @@ class ModelTier:
         limits: TierLimits | None = None,
         seen_limit: int = 100_000,
         constrained: bool | None = None,
-        confirm: str = "quote",
+        confirm: str = "blind",
         **limit_overrides: int,
     ) -> None:
         """``limits`` (or single ones by name: ``max_windows=2``) bound the work of a
@@ -928,7 +928,7 @@ class ModelTier:
         self._seen_limit = seen_limit
         self.raw: list[str] = []  # the model's answers as written (the last 50; diagnosis)
         # the second check of every kept fact (``confirm_v1``): quote | blind | off
-        self.confirm = confirm if confirm in CONFIRM_FORMS else "quote"
+        self.confirm = confirm if confirm in CONFIRM_FORMS else "blind"
         self.confirms: list[dict[str, Any]] = []  # its questions and verdicts (the last 200)
 
     def forget_seen(self) -> None:
@@ -1281,7 +1281,7 @@ def make_tier(extractor: Any, client: Any, cfg: Any) -> ModelTier:
     return ModelTier(
         extractor, client, budget=ModelBudget(cfg.share_cores, cfg.threads), mode=mode,
         limits=limits, constrained=getattr(cfg, "constrained", None),
-        confirm=getattr(cfg, "confirm", "quote"),
+        confirm=getattr(cfg, "confirm", "blind"),
     )  # fmt: skip
 
 

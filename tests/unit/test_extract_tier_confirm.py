@@ -88,7 +88,8 @@ def _kept(ex: Extractor) -> list[Any]:
 
 
 def test_a_confirmed_fact_is_kept_after_a_fresh_question() -> None:
-    ex, tier, llm = _tier({"extract.slots": {"figures": [MARGIN]}, "extract.confirm": SAID})
+    ex, tier, llm = _tier({"extract.slots": {"figures": [MARGIN]}, "extract.confirm": SAID},
+                          confirm="quote")  # fmt: skip
     kept = _kept(ex)
     assert [(t.head, t.tail, t.attributes["value"]) for t in kept] == [
         ("Brontide Foods", "adjusted operating margin", 14.2)
@@ -121,6 +122,8 @@ def test_the_blind_form_asks_without_the_value() -> None:
                        confirm="blind")  # fmt: skip
     assert len(_kept(ex)) == 1
     assert "14.2" not in llm.calls[1].messages[-1].content.split("</text>")[1]
+    ex, tier, _ = _tier({"extract.slots": {"figures": [MARGIN]}, "extract.confirm": "14.2%"})
+    assert len(_kept(ex)) == 1 and tier.confirm == "blind"  # the default; the bare value
 
 
 def test_the_blind_form_may_retell_the_sentence_that_holds_the_value() -> None:
