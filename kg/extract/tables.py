@@ -680,12 +680,43 @@ _PARENT_ONLY = re.compile(
 )
 
 
+def _common_size(body: list[list[Cell]]) -> bool:
+    """An income statement as percentages of revenue: a revenue (or sales, or total) row
+    reads 100 % in every column and no amount of the table is money; its rows are shares
+    of revenue, not the metrics' values."""
+    parsed = [[parse_amount(c.text) for c in row[1:]] for row in body if row]
+    if any(a.currency for row in parsed for a in row if a):
+        return False
+    for row, amounts in zip((r for r in body if r), parsed, strict=True):
+        found = [a for a in amounts if a]
+        if (
+            len(found) >= 2
+            and _HUNDRED_ROW.match(row[0].text)
+            and all(a.percent and abs(a.value - 100) < 1e-9 for a in found)
+        ):
+            return True
+    return False
+
+
+_HUNDRED_ROW = re.compile(r"^\s*(?:total\s+|net\s+)*(?:revenues?|sales)\b", re.I)
+# a section that says what its rows' amounts are: "Changes in operating assets and
+# liabilities: Inventories" is a change, "Deferred tax liabilities: Equity investments" a tax
+# item, never the balance the row label names alone
+_QUALIFYING_SECTION = re.compile(
+    r"^(?:changes?\s+in\b|\(?increase\)?\s*(?:/\s*)?\(?decrease\)?|\(?decrease\)?\s*(?:/\s*)?"
+    r"\(?increase\)?|net\s+changes?\s+in\b|deferred\s+(?:income\s+)?tax\s+(?:assets|liabilities))",
+    re.I,
+)
+
+
 def _metric_name(label: str, section: str, v: TableVocab, *, repeated: bool = False) -> str:
-    """The row label, under its section when alone it names nothing ("Total", "Other") or
-    when the same label sits under several sections ("Granted" under RSUs and PSUs)."""
+    """The row label, under its section when alone it names nothing ("Total", "Other"),
+    when the same label sits under several sections ("Granted" under RSUs and PSUs), or
+    when the section says what the amounts are ("Changes in operating assets and
+    liabilities", "Deferred tax liabilities")."""
     generic = _generic(label, v)
-    if section and (generic or repeated):
-        return f"{section}: {label}"
+    if section and (generic or repeated or _QUALIFYING_SECTION.match(section)):
+        return f"{section.rstrip(' :–—-')}: {label}"
     return label
 
 
@@ -810,6 +841,9 @@ def read_frame(
     labels_all = [strip_footnotes(r[0].text, v) for r in frame.body if r]
     if any(_PART_ROW.search(lb) for lb in labels_all):
         out.dropped[Drop.PART_UNNAMED] += len(amounts)  # whose part? the rows do not say
+        return out
+    if _common_size(frame.body):
+        out.dropped[Drop.SHARE_OF_TOTAL] += len(amounts)  # "Revenue 100.0 %": shares of it
         return out
     parent_only = bool(_PARENT_ONLY.search(around))
     instant_re = v.instant_re()

@@ -104,3 +104,26 @@ def test_a_page_head_or_the_filers_name_is_no_title() -> None:
     assert table_title("Table of Contents", "", v) == ""
     assert table_title("Freight revenue / Table of Contents", "", v) == "Freight revenue"
     assert table_title("Quillon Corp", "", v, ("Quillon Corp.",)) == ""
+
+
+def test_an_income_statement_as_percentages_of_revenue_is_no_fact() -> None:
+    rows = (
+        HEAD + "<tr><td>Revenue</td><td>100.0 %</td><td>100.0 %</td></tr>"
+        "<tr><td>Cost of revenue</td><td>25.0</td><td>27.3</td></tr>"
+        "<tr><td>Net income</td><td>55.8 %</td><td>48.9 %</td></tr>"
+    )
+    read = _read(rows, "Fiscal Year Summary")
+    assert read.candidates == []
+    assert read.dropped["pct_of_total_column"] == 6
+
+
+def test_a_section_saying_what_the_amounts_are_names_them() -> None:
+    rows = (
+        HEAD + "<tr><td>Net income</td><td>$ 900</td><td>$ 800</td></tr>"
+        "<tr><td>Changes in operating assets and liabilities:</td><td></td><td></td></tr>"
+        "<tr><td>Inventories</td><td>420</td><td>(1,681)</td></tr>"
+    )
+    read = _read(rows, "Consolidated Statements of Cash Flows / (in millions)")
+    tails = {c.tail for c in read.candidates}
+    assert "Changes in operating assets and liabilities: Inventories" in tails
+    assert "Inventories" not in tails
