@@ -72,7 +72,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
         "answer_bp",
     ),
     "spread": ("spread", "spread_names", "pair_names", "difference", "both_days"),
-    "set": ("same_as", "same_as_group", "include_anchor", "prefix", "exists"),
+    "set": ("same_as", "same_as_group", "include_anchor", "prefix", "exists", "union"),
 }
 _SKIP_KEYS = {"between", "series", "words", "groups", "labels", "strip", "pronouns"}
 _NUMBER = re.compile(r"\d|^[零一二两三四五六七八九十百千万点]+$")

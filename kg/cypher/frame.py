@@ -301,7 +301,7 @@ def read_frame(question: str, tokens: list[str], mentions: list[Mention], units:
         when,
         negated=_negated(tokens, mentions),
         bare_relations=bare,
-        either=_alternatives(tokens, mentions),
+        either=_alternatives(tokens, mentions, question),
         sequence=_sequence(tokens, mentions),
         include_anchor=hit(trig["include_anchor"]["patterns"]) is not None,
         most=most,
@@ -419,6 +419,7 @@ def _trigger_spans(text: str) -> list[tuple[int, int]]:
         "prefix",
         "fall",
         "mom",
+        "union",
     ):
         pats.extend(trig[key]["patterns"])
     pats.extend(trig["dates"]["patterns"])
@@ -651,14 +652,18 @@ def _sequence(tokens: list[str], mentions: list[Mention]) -> tuple[tuple[str, ..
     return tuple(out)
 
 
-def _alternatives(tokens: list[str], mentions: list[Mention]) -> dict[str, list[str]]:
+def _alternatives(
+    tokens: list[str], mentions: list[Mention], question: str = ""
+) -> dict[str, list[str]]:
     """Entities of one kind joined by "or" ("Liquor or Insurance", "石油石化或者煤炭"), or by
     "and" where every relation the question names holds one value ("bonds MOF and CDB
-    issue", "美国财政部和财政部发行的债券": a bond has one issuer, so it is either): the first
-    one's id -> the ids of the group."""
+    issue", "美国财政部和财政部发行的债券": a bond has one issuer, so it is either), or by "and"
+    when the question takes them as one set ("put together", "加起来"): the first one's id ->
+    the ids of the group."""
     words = set(triggers()["either"]["tokens"])
     rels = {s.key for m in mentions for s in m.of("relation")}
-    if rels and rels <= default_ontology().functional_relation_types:
+    union = _any(triggers()["union"]["patterns"], question or " ".join(tokens))
+    if union or (rels and rels <= default_ontology().functional_relation_types):
         words |= set(triggers()["either"]["and_tokens"])
     out: dict[str, list[str]] = {}
     ents = [(m, m.of("entity")[0]) for m in mentions if m.of("entity")]

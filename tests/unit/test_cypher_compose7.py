@@ -118,3 +118,40 @@ def test_a_name_after_a_preposition_is_not_the_subject_of_a_negated_relation() -
     assert "US" not in f.negated
     f2 = frame("which companies does E Fund Blue Chip not hold")
     assert f2.negated
+
+
+def test_a_quarter_or_half_written_against_chinese_characters() -> None:
+    w = time_window("美债2年期收益率q3的最高值", THU)
+    assert w is not None and w.kind == "quarter"
+    assert (_day(w.start_ms), _day(w.end_ms)) == ("2024-07-01", "2024-10-01")
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("the 2y since the first of March", "the 2y since march 1"),
+        ("SOFR on the 3rd of june", "sofr on june 3"),
+    ],
+)
+def test_a_day_of_a_month_said_with_of(typed: str, read: str) -> None:
+    text = typed
+    for pat, words in _phrases():
+        text = pat.sub(words, text)
+    assert text.lower() == read
+
+
+def test_aint_is_a_negation() -> None:
+    assert frame("which banks ain't listed in the US").negated
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how many companies are in the Banks and Insurance industries put together",
+        "银行和保险行业加起来一共有几家公司",
+    ],
+)
+def test_two_groups_taken_together_are_their_union(question: str) -> None:
+    f = frame(question)
+    assert f.either and len(next(iter(f.either.values()))) == 2
+    assert not frame("how many companies are in the Banks and Insurance industries").either
