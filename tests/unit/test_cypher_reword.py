@@ -154,13 +154,13 @@ def test_confident_takes_a_confident_rewording_even_when_it_differs() -> None:
 
 
 def test_pair_answers_when_two_readings_find_the_same_rows_and_both_clear_the_floor() -> None:
-    first = result("abstained", [{"id": "X"}], 0.4)
+    first = result("abstained", [{"id": "X"}], 0.3)
     a = Try("a", kept=True, result=result("abstained", ICBC, 0.6))
     b = Try("b", kept=True, result=result("answered", ICBC, 0.95))
     low = Try("l", kept=True, result=result("abstained", ICBC, 0.3))
     assert decide("pair", first, [a, b]) is b  # two rewordings agree: the surer one
     assert decide("pair", first, [low, a]) is None  # one of the two is below the floor
-    assert decide("pair", first, [b]) is None  # the original (0.4) is below the floor
+    assert decide("pair", first, [b]) is None  # the original (0.3) is below the floor
     same = result("abstained", ICBC, 0.6)
     t = Try("t", kept=True, result=result("abstained", ICBC, 0.65))
     assert decide("pair", same, [t]) is t  # the original and its rewording agree
