@@ -262,9 +262,8 @@ async def test_two_rewordings_that_read_alike_answer_when_the_first_alone_does_n
     assert llm.last[-1] == reword_again_v2(question=CASUAL, before=[first])[-1]
     # with too little budget left after the first call, no second one
     slow = TwoLLM(["Which companies are in the banking industry?"], [PLAIN])
-    qa = CypherQA(
-        RowsStore(ICBC), universe_lexicon(), reworder=LLMReworder(slow), reword_budget_s=0.0
-    )  # type: ignore[arg-type]
+    store: Any = RowsStore(ICBC)
+    qa = CypherQA(store, universe_lexicon(), reworder=LLMReworder(slow), reword_budget_s=0.0)
     await qa.ask(CASUAL, now=NOW)
     assert slow.calls <= 1
 

@@ -30,6 +30,7 @@ import json
 import re
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +157,7 @@ async def run(
                     got = await read_rewordings(
                         qa, it.question, reworder, now=first.time.now, as_of=None,
                         budget_s=args.budget_s,
-                        again=(
-                            (lambda tries, f=first: worth_again("pair", f, tries))
-                            if args.again
-                            else None
-                        ),
+                        again=partial(worth_again, "pair", first) if args.again else None,
                     )  # fmt: skip
                     rec["model_ms"] = got.model_ms
                     for t in got.tries:
