@@ -87,37 +87,34 @@ class LLMReworder:
     def _schema(self, question: str) -> type[Rewordings] | type[RewordingsZh]:
         return RewordingsZh if self.zh_grammar and _ZH.search(question) else Rewordings
 
-    async def reword(self, question: str) -> list[str]:
+    async def _rewordings(self, question: str, prompt: Any, name: str) -> list[str] | None:
+        """The model's rewordings for ``prompt``, or None when the call fails (logged)."""
         try:
             out = await self.llm.structured(
-                reword_v3(question=to_simplified(question)),
+                prompt,
                 self._schema(question),
-                prompt_name="cypher.reword",
+                prompt_name=name,
                 max_tokens=self.max_tokens,
                 max_repairs=0,
             )
         except LivekgError as exc:
-            log.info("rewording failed: %s", exc)
-            return []
-        return clean(question, out.rewordings)
+            log.info("%s failed: %s", name, exc)
+            return None
+        return list(out.rewordings)
+
+    async def reword(self, question: str) -> list[str]:
+        prompt = reword_v3(question=to_simplified(question))
+        got = await self._rewordings(question, prompt, "cypher.reword")
+        return [] if got is None else clean(question, got)
 
     async def reword_again(self, question: str, before: list[str]) -> list[str]:
         """A second rewording in other words (``cypher.reword_again``): the first call's
         rules and shots (a server's prefix cache serves them), then the question with the
         wording to differ from. Empty when the model fails or repeats itself."""
-        try:
-            out = await self.llm.structured(
-                reword_again_v2(question=to_simplified(question), before=before),
-                self._schema(question),
-                prompt_name="cypher.reword_again",
-                max_tokens=self.max_tokens,
-                max_repairs=0,
-            )
-        except LivekgError as exc:
-            log.info("second rewording failed: %s", exc)
-            return []
+        prompt = reword_again_v2(question=to_simplified(question), before=before)
+        got = await self._rewordings(question, prompt, "cypher.reword_again")
         seen = {_words(b) for b in before}
-        return [t for t in clean(question, out.rewordings) if _words(t) not in seen]
+        return [t for t in clean(question, got or []) if _words(t) not in seen]
 
 
 class ServedReworder:
