@@ -93,33 +93,32 @@ class Cached:
                 else:
                     self.seen[d["question"]] = d["rewordings"]
 
+    async def _record(
+        self, question: str, store: dict[str, list[str]], key: str, call: Any
+    ) -> list[str]:
+        """Await the model's ``call`` for ``question``: timed, counted, kept in ``store`` and
+        appended to the cache file under ``key``."""
+        t0 = time.perf_counter()
+        out: list[str] = await call
+        self.model_s += time.perf_counter() - t0
+        self.calls += 1
+        store[question] = out
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"question": question, key: out}, ensure_ascii=False))
+                f.write("\n")
+        return out
+
     async def reword(self, question: str) -> list[str]:
         if question in self.seen:  # cleaned again: the rules of ``clean`` may have changed
             return clean(question, self.seen[question])
-        t0 = time.perf_counter()
-        out = await self.inner.reword(question)
-        self.model_s += time.perf_counter() - t0
-        self.calls += 1
-        self.seen[question] = out
-        if self.path is not None:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"question": question, "rewordings": out}, ensure_ascii=False))
-                f.write("\n")
-        return out
+        return await self._record(question, self.seen, "rewordings", self.inner.reword(question))
 
     async def reword_again(self, question: str, before: list[str]) -> list[str]:
         if question in self.again:
             return clean(question, self.again[question])
-        t0 = time.perf_counter()
-        out = await self.inner.reword_again(question, before)
-        self.model_s += time.perf_counter() - t0
-        self.calls += 1
-        self.again[question] = out
-        if self.path is not None:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"question": question, "again": out}, ensure_ascii=False))
-                f.write("\n")
-        return out
+        call = self.inner.reword_again(question, before)
+        return await self._record(question, self.again, "again", call)
 
 
 async def run(
